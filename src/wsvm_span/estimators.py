@@ -1,0 +1,235 @@
+"""Estimators of the test error computed from ONE trained model (method.md sections 2-4).
+
+All values are fractions of l, with theta(t) = 1 for t >= 0 (ties count as errors).
+``analyse_spans`` does the work shared by the span-rule and the span bound and returns
+every intermediate quantity (per-SV S_p^2, Lemma 1 per in-bound SV, k, m, n*, S, D,
+timings); the scalar functions are thin views of it.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .enclosing_ball import enclosing_ball_diameter
+from .kernels import kernel_radius2
+from .qp import qp_solver_name
+from .span import (
+    BorderedInverse,
+    bordered_inverse,
+    box_limits,
+    box_span_qp,
+    closed_form_lambda,
+    lemma1_holds,
+    project_to_box_simplex,
+    unconstrained_span2,
+)
+from .svm import WeightedSVM
+from .validation import check_kernel
+
+
+@dataclass(frozen=True)
+class SpanAnalysis:
+    """Everything the span-rule and the span bound of one model are made of.
+
+    Per-SV arrays follow ``support`` (n,); per-in-bound-SV arrays follow ``inbound`` (n*,).
+
+    span2_rule : (n,) S_p^2 without box constraints (inf when undefined)
+    rule_errors : (n,) True where a_p S_p^2 - y_p f(x_p) >= 0 (a predicted LOO error)
+    lemma1 : (n*,) True where Lambda_p is non-empty
+    closed_form_feasible : (n*,) True where the closed-form lambda satisfies the box
+    span2_box : (n*,) box-constrained S_p^2; nan where Lambda_p is empty, or where the
+        QP was skipped because it provably cannot change S (unless ``all_box_spans``)
+    k : in-bound SVs with empty Lambda_p;  m : bounded SVs;  S : max box-constrained S_p
+    D : enclosing-ball diameter;  n_qp : box-constrained QPs solved
+    no_inbound : n* = 0 (the span is undefined; every SV is counted as an error)
+    ridge : ridge added to K_MM to factor Kt (0 unless singular)
+    """
+
+    l: int
+    support: np.ndarray
+    inbound: np.ndarray
+    bounded: np.ndarray
+    span2_rule: np.ndarray
+    rule_errors: np.ndarray
+    lemma1: np.ndarray
+    closed_form_feasible: np.ndarray
+    span2_box: np.ndarray
+    S: float
+    D: float
+    n_qp: int
+    qp_solver: str
+    ridge: float
+    span_rule: float
+    span_bound: float
+    t_span_rule: float
+    t_span_bound: float
+
+    @property
+    def n(self) -> int:
+        return int(self.support.shape[0])
+
+    @property
+    def n_star(self) -> int:
+        return int(self.inbound.shape[0])
+
+    @property
+    def m(self) -> int:
+        return int(self.bounded.shape[0])
+
+    @property
+    def k(self) -> int:
+        return int((~self.lemma1).sum())
+
+    @property
+    def no_inbound(self) -> bool:
+        return self.n_star == 0
+
+
+def analyse_spans(
+    model: WeightedSVM,
+    K,
+    *,
+    D: float | None = None,
+    qp_solver: str = "auto",
+    all_box_spans: bool = False,
+) -> SpanAnalysis:
+    """Span-rule and span bound of a trained model, with all intermediate quantities.
+
+    K : (l, l) training kernel the model was trained on. D : enclosing-ball diameter of
+    the training set (computed here when None; pass it to share it across a grid).
+    all_box_spans : solve the box-constrained QP for every in-bound SV whose closed form
+    violates the box, even when it cannot change S (for per-SV studies).
+    """
+    K = np.asarray(K, dtype=float)
+    l = model.n_train
+    if K.shape != (l, l):
+        raise ValueError(f"K must be the ({l}, {l}) training kernel of the model, got {K.shape}")
+    solver = qp_solver_name(qp_solver)
+    sv, M, B = model.support, model.inbound, model.bounded
+    a = model.alpha
+
+    # --- span-rule (Corollary 1): one factorization for all SVs ---------------------
+    t0 = time.perf_counter()
+    inverse = bordered_inverse(K[np.ix_(M, M)]) if M.size else None
+    span2, rule_errors = span_rule_errors(model, K, inverse)
+    span_rule = float(rule_errors.sum()) / l
+    t_closed = time.perf_counter() - t0
+
+    # --- span bound (Theorem 1): closed form first, QP only where the box binds ------
+    t1 = time.perf_counter()
+    if D is None:
+        D = enclosing_ball_diameter(K, solver=solver)
+    lemma1 = lemma1_holds(model)
+    feasible = np.zeros(M.size, dtype=bool)
+    span2_box = np.full(M.size, np.nan)
+    pos_in_sv = np.searchsorted(sv, M)
+    pending = []  # (upper bound of S_p^2, j) for SVs that need the QP
+    for j, p in enumerate(M):
+        if not lemma1[j]:
+            continue
+        lam = closed_form_lambda(model, inverse, p)
+        _, lb, ub = box_limits(model, p)
+        slack = 1e-9 * np.maximum(np.abs(lb), np.abs(ub)) + 1e-12
+        if np.all(lam >= lb - slack) and np.all(lam <= ub + slack):
+            feasible[j] = True
+            span2_box[j] = span2[pos_in_sv[j]]
+        else:
+            pending.append((_feasible_upper_bound(model, K, p, lam, lb, ub), j))
+    best = float(np.nanmax(span2_box, initial=-np.inf)) if feasible.any() else -np.inf
+    n_qp = 0
+    for upper, j in sorted(pending, reverse=True):
+        # The closed form (a lower bound) is infeasible here; a feasible lambda gives an
+        # upper bound. If even that cannot beat the current max, S does not depend on it.
+        if upper <= best and not all_box_spans:
+            continue
+        res = box_span_qp(model, K, M[j], solver=solver)
+        n_qp += 1
+        if res.status == "optimal":
+            span2_box[j] = res.objective
+            best = max(best, res.objective)
+        elif res.status == "infeasible":
+            raise RuntimeError(
+                f"span QP infeasible for in-bound SV {M[j]} although Lemma 1 holds; "
+                "the SVM solution is not accurate enough (lower the training tolerance)"
+            )
+        else:
+            raise RuntimeError(f"span QP for in-bound SV {M[j]} failed: {res.status}")
+    nonempty = lemma1
+    k = int((~nonempty).sum())
+    S = float(np.sqrt(best)) if nonempty.any() else 0.0
+    weight = np.maximum(D, 1.0 / np.sqrt(model.C[M[nonempty]]))
+    span_bound = (S * float(np.sum(weight * a[M[nonempty]])) + k + B.size) / l
+    t_box = time.perf_counter() - t1
+
+    return SpanAnalysis(
+        l=l, support=sv, inbound=M, bounded=B, span2_rule=span2, rule_errors=rule_errors,
+        lemma1=lemma1, closed_form_feasible=feasible, span2_box=span2_box, S=S, D=float(D),
+        n_qp=n_qp, qp_solver=solver, ridge=inverse.ridge if inverse else 0.0,
+        span_rule=span_rule, span_bound=float(span_bound),
+        t_span_rule=t_closed, t_span_bound=t_closed + t_box,
+    )
+
+
+def _feasible_upper_bound(model, K, p, lam, lb, ub) -> float:
+    """An upper bound of the box-constrained S_p^2: its objective at a feasible lambda."""
+    x = project_to_box_simplex(lam, lb, ub)
+    if x is None:
+        return np.inf
+    M = model.inbound
+    others = M[M != p]
+    Kr = K[np.ix_(others, others)]
+    return float(K[p, p] - 2.0 * x @ K[others, p] + x @ Kr @ x)
+
+
+def span_rule(model: WeightedSVM, K) -> float:
+    """Span-rule estimate of the LOO error (Corollary 1): #{SV p: a_p S_p^2 >= y_p f(x_p)} / l."""
+    _, errors = span_rule_errors(model, np.asarray(K, dtype=float))
+    return float(errors.sum()) / model.n_train
+
+
+def span_rule_errors(model: WeightedSVM, K, inverse: BorderedInverse | None = None):
+    """(S_p^2 without box, predicted LOO error) for every SV, in ``model.support`` order.
+
+    With no in-bound SV the span is undefined and every SV counts as an error.
+    """
+    sv, M = model.support, model.inbound
+    if M.size == 0:
+        return np.full(sv.size, np.inf), np.ones(sv.size, dtype=bool)
+    if inverse is None:
+        inverse = bordered_inverse(K[np.ix_(M, M)])
+    span2 = unconstrained_span2(model, K, inverse)
+    with np.errstate(invalid="ignore"):
+        errors = model.alpha[sv] * span2 - model.margins[sv] >= 0
+    return span2, errors
+
+
+def span_bound(model: WeightedSVM, K, *, D: float | None = None, qp_solver: str = "auto") -> float:
+    """Span bound of the LOO error for weighted SVM (Theorem 1); can exceed 1."""
+    return analyse_spans(model, K, D=D, qp_solver=qp_solver).span_bound
+
+
+def xi_alpha_bound(model: WeightedSVM, K=None, *, R2: float | None = None) -> float:
+    """xi-alpha bound: #{p: 2 a_p R^2 + xi_p - 1 >= 0} / l, R^2 = max K - min K."""
+    if R2 is None:
+        if K is None:
+            raise ValueError("xi_alpha_bound needs the training kernel K or R2")
+        R2 = kernel_radius2(K)
+    return float(np.sum(2.0 * model.alpha * R2 + model.slacks - 1.0 >= 0)) / model.n_train
+
+
+def sv_count_bound(model: WeightedSVM) -> float:
+    """n / l."""
+    return model.support.shape[0] / model.n_train
+
+
+def test_error(model: WeightedSVM, K_test, y_test) -> float:
+    """Error rate on held-out points; K_test: (m, l) test-by-train kernel; f = 0 counts as an error."""
+    K_test = check_kernel(K_test, name="K_test", square=False)
+    y_test = np.asarray(y_test, dtype=float)
+    if y_test.shape != (K_test.shape[0],):
+        raise ValueError(f"y_test has shape {y_test.shape}, expected ({K_test.shape[0]},)")
+    if not np.isin(y_test, (-1.0, 1.0)).all():
+        raise ValueError("y_test must hold labels in {-1, +1}")
+    return float(np.mean(-y_test * model.decision_function(K_test) >= 0))

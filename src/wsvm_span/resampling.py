@@ -1,0 +1,110 @@
+"""Estimators that retrain: stratified K-fold CV and the exact leave-one-out error.
+
+Both slice the ONE precomputed training kernel; nothing here recomputes kernel values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .svm import WeightedSVM, fit_svm
+from .validation import check_kernel, check_labels, check_weights
+
+
+def stratified_folds(y, k: int = 5, seed: int = 0) -> np.ndarray:
+    """Fold id in 0..k-1 for every point, stratified by class and fixed by ``seed``.
+
+    Within each class the points are shuffled and dealt round-robin, so the fold sizes of
+    a class differ by at most one. Returns an (l,) int array; the same (y, k, seed) gives
+    the same folds on any machine (numpy's PCG64 generator).
+    """
+    y = check_labels(y)
+    if not (isinstance(k, (int, np.integer)) and k >= 2):
+        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+    if k > y.shape[0]:
+        raise ValueError(f"k = {k} folds need at least {k} points, got {y.shape[0]}")
+    rng = np.random.default_rng(seed)
+    folds = np.empty(y.shape[0], dtype=np.int64)
+    offset = 0
+    for label in (-1.0, 1.0):
+        idx = np.flatnonzero(y == label)
+        idx = idx[rng.permutation(idx.size)]
+        folds[idx] = (np.arange(idx.size) + offset) % k
+        offset += idx.size  # continue the deal so small classes do not all start at fold 0
+    return folds
+
+
+def kfold_cv_error(
+    K, y, C, k: int = 5, seed: int = 0, *, folds=None, engine: str = "auto", tol: float = 1e-7
+) -> float:
+    """Stratified k-fold CV error: each fold model trained with the instance weights of
+    its training part, errors counted on the held-out part (f = 0 counts as an error).
+
+    ``folds`` ((l,) fold ids) overrides ``k``/``seed`` so a grid can share one split.
+    """
+    K = check_kernel(K)
+    l = K.shape[0]
+    y = check_labels(y, l)
+    C = check_weights(C, l)
+    folds = stratified_folds(y, k, seed) if folds is None else np.asarray(folds)
+    if folds.shape != (l,):
+        raise ValueError(f"folds must have shape ({l},), got {folds.shape}")
+    errors = 0
+    for fold in np.unique(folds):
+        held = np.flatnonzero(folds == fold)
+        train = np.flatnonzero(folds != fold)
+        y_tr = y[train]
+        if np.all(y_tr == y_tr[0]):
+            raise ValueError(f"fold {fold}'s training part holds a single class; use fewer folds")
+        model = fit_svm(K[np.ix_(train, train)], y_tr, C[train], engine=engine, tol=tol)
+        f = model.decision_function(K[np.ix_(held, train)])
+        errors += int(np.sum(-y[held] * f >= 0))
+    return errors / l
+
+
+@dataclass(frozen=True)
+class LeaveOneOut:
+    """Exact leave-one-out of a trained model, SV by SV (non-SVs are never LOO errors).
+
+    support : (n,) the SVs of the full model
+    decision_loo : (n,) f^p(x_p), the decision value of the model trained without x_p
+    sets_unchanged : (n,) True where, without x_p, the in-bound and bounded sets are those
+        of the full model minus p (the premise of Theorem 2)
+    error : fraction of l with y_p f^p(x_p) <= 0
+    """
+
+    support: np.ndarray
+    decision_loo: np.ndarray
+    sets_unchanged: np.ndarray
+    error: float
+
+
+def leave_one_out(model: WeightedSVM, K, *, engine: str = "auto") -> LeaveOneOut:
+    """Retrain without each SV of ``model`` (same weights, same tolerance) and classify it."""
+    K = check_kernel(K)
+    l = model.n_train
+    y, C = model.y, model.C
+    sv = model.support
+    f_loo = np.empty(sv.size)
+    unchanged = np.empty(sv.size, dtype=bool)
+    inbound, bounded = set(model.inbound.tolist()), set(model.bounded.tolist())
+    everyone = np.arange(l)
+    for t, p in enumerate(sv):
+        rest = np.delete(everyone, p)
+        if np.all(y[rest] == y[rest][0]):
+            # Removing p leaves one class: the reduced SVM is undefined, count an error.
+            f_loo[t] = -y[p]
+            unchanged[t] = False
+            continue
+        sub = fit_svm(K[np.ix_(rest, rest)], y[rest], C[rest], engine=engine, tol=model.tol)
+        f_loo[t] = float(K[p, rest][sub.support] @ sub.coef[sub.support] + sub.b)
+        unchanged[t] = (set(rest[sub.inbound].tolist()) == inbound - {p}
+                        and set(rest[sub.bounded].tolist()) == bounded - {p})
+    error = float(np.sum(-y[sv] * f_loo >= 0)) / l
+    return LeaveOneOut(support=sv, decision_loo=f_loo, sets_unchanged=unchanged, error=error)
+
+
+def loo_error(K, y, C, *, engine: str = "auto", tol: float = 1e-7) -> float:
+    """Exact leave-one-out error of the weighted SVM (K: (l, l), y: (l,), C: scalar or (l,))."""
+    return leave_one_out(fit_svm(K, y, C, engine=engine, tol=tol), K, engine=engine).error

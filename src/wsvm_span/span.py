@@ -1,0 +1,179 @@
+"""Spans of support vectors in weighted SVM (method.md sections 3 and 4).
+
+Notation: M = in-bound SVs (0 < a_i < C_i), B = bounded SVs (a_i = C_i). For an SV p,
+S_p^2 is the squared distance from phi(x_p) to an affine combination of the in-bound SVs
+(other than p):
+
+- without box constraints (span-rule, Corollary 1) it has a closed form from ONE
+  inverse of the bordered matrix Kt = [[K_MM, 1], [1', 0]]:
+  in-bound p: S_p^2 = 1 / (Kt^-1)_pp;  bounded p: S_p^2 = K_pp - v' Kt^-1 v, v = [K_Mp; 1];
+- with the box constraints 0 <= a_i + y_i y_p a_p lambda_i <= C_i (span bound, Theorem 1)
+  the closed form is kept when its lambda satisfies them and a QP is solved otherwise;
+  the feasible set Lambda_p is empty exactly when Lemma 1 fails.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+from .qp import QPResult, solve_qp
+from .svm import WeightedSVM
+
+#: relative ridge added to K_MM when the bordered matrix is singular or too
+#: ill-conditioned to factor (duplicate in-bound points, very wide kernels).
+#: It changes S_p^2 by about RIDGE * max(K_ii) * (1 + ||lambda||^2), and turns the
+#: legitimate S_p = 0 of a duplicated point into a value of that order.
+RIDGE = 1e-12
+
+
+@dataclass(frozen=True)
+class BorderedInverse:
+    """Kt^-1 for Kt = [[K_MM + ridge I, 1], [1', 0]] ((n*+1, n*+1)), and the ridge used."""
+
+    inverse: np.ndarray
+    ridge: float
+
+
+def bordered_inverse(K_MM) -> BorderedInverse:
+    """Invert the bordered kernel matrix of the in-bound SVs (symmetric indefinite).
+
+    Uses LAPACK's symmetric-indefinite solver (LDL'); falls back to a tiny ridge on
+    K_MM when the matrix is singular or numerically so.
+    """
+    K_MM = np.asarray(K_MM, dtype=float)
+    n = K_MM.shape[0]
+    scale = float(np.max(np.diag(K_MM), initial=1.0))
+    for ridge in (0.0, RIDGE * scale, 1e-9 * scale):
+        Kt = np.empty((n + 1, n + 1))
+        Kt[:n, :n] = K_MM
+        Kt[:n, :n].flat[:: n + 1] += ridge
+        Kt[n, :n] = Kt[:n, n] = 1.0
+        Kt[n, n] = 0.0
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", sla.LinAlgWarning)
+                inv = sla.solve(Kt, np.eye(n + 1), assume_a="sym", check_finite=False)
+        except (np.linalg.LinAlgError, sla.LinAlgWarning):
+            continue
+        if np.isfinite(inv).all():
+            return BorderedInverse(0.5 * (inv + inv.T), ridge)
+    raise np.linalg.LinAlgError("bordered kernel matrix of the in-bound SVs cannot be factored")
+
+
+def unconstrained_span2(model: WeightedSVM, K, inverse: BorderedInverse | None = None) -> np.ndarray:
+    """S_p^2 without box constraints for every SV, in the order of ``model.support``.
+
+    inf where the in-bound set offers no affine combination (n* = 0, or p is the only
+    in-bound SV). Returns an (n,) array.
+    """
+    K = np.asarray(K, dtype=float)
+    sv, M = model.support, model.inbound
+    n_star = M.shape[0]
+    s2 = np.full(sv.shape[0], np.inf)
+    if n_star == 0:
+        return s2
+    inv = (inverse or bordered_inverse(K[np.ix_(M, M)])).inverse
+    pos = np.searchsorted(sv, M)
+    diag = np.diag(inv)[:n_star]
+    with np.errstate(divide="ignore"):
+        # (Kt^-1)_pp = 1 / S_p^2 > 0; a non-positive value means no affine hull (n* = 1).
+        s2[pos] = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), np.inf)
+    others = np.setdiff1d(np.arange(sv.shape[0]), pos)
+    if others.size:
+        q = sv[others]
+        V = np.vstack([K[np.ix_(M, q)], np.ones((1, q.size))])
+        s2[others] = K[q, q] - np.einsum("ij,ij->j", V, inv @ V)
+    return np.maximum(s2, 0.0)
+
+
+def lemma1_holds(model: WeightedSVM) -> np.ndarray:
+    """Lemma 1 for every in-bound SV p: (n*,) bool, True where Lambda_p is non-empty.
+
+    sum_{in-bound i != p, y_i = y_p} C_i + y_p sum_{bounded i} y_i C_i >= 0.
+    """
+    M, B = model.inbound, model.bounded
+    y, C = model.y, model.C
+    same_class_total = {s: float(C[M][y[M] == s].sum()) for s in (-1.0, 1.0)}
+    bounded_signed = float(np.sum(y[B] * C[B]))
+    yp = y[M]
+    value = np.array([same_class_total[s] for s in yp]) - C[M] + yp * bounded_signed
+    scale = float(C[model.support].sum()) if model.support.size else 1.0
+    return value >= -1e-12 * scale
+
+
+def box_limits(model: WeightedSVM, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bounds on lambda_i, i in M \\ {p}, from 0 <= a_i + y_i y_p a_p lambda_i <= C_i.
+
+    Returns (others, lb, ub): the training indices M \\ {p} and their bounds.
+    """
+    M = model.inbound
+    others = M[M != p]
+    a, C, y = model.alpha, model.C, model.y
+    s = y[others] * y[p]
+    ap = a[p]
+    lb = np.where(s > 0, -a[others], a[others] - C[others]) / ap
+    ub = np.where(s > 0, C[others] - a[others], a[others]) / ap
+    return others, lb, ub
+
+
+def closed_form_lambda(model: WeightedSVM, inverse: BorderedInverse, p: int) -> np.ndarray:
+    """Minimiser lambda over M \\ {p} of the unconstrained span problem of in-bound p.
+
+    From the KKT system of min lambda' K_MM lambda s.t. 1'lambda = 0, lambda_p = -1:
+    lambda = -(column p of Kt^-1)[:n*] / (Kt^-1)_pp.
+    """
+    M = model.inbound
+    j = int(np.searchsorted(M, p))
+    col = inverse.inverse[: M.shape[0], j]
+    lam = -col / inverse.inverse[j, j]
+    return np.delete(lam, j)
+
+
+def box_span_qp(model: WeightedSVM, K, p: int, solver: str = "auto", box: bool = True) -> QPResult:
+    """S_p^2 of in-bound SV p by a QP over lambda_i, i in M \\ {p} (the original method).
+
+    minimize K_pp - 2 lambda' K_rp + lambda' K_rr lambda  s.t. sum lambda = 1 and, with
+    ``box``, the box constraints. The result's objective is S_p^2 (status "infeasible"
+    when Lambda_p is empty).
+    """
+    others, lb, ub = box_limits(model, p)
+    return _affine_distance_qp(K, p, others, lb if box else None, ub if box else None, solver)
+
+
+def affine_span_qp(model: WeightedSVM, K, p: int, solver: str = "auto") -> QPResult:
+    """Unconstrained S_p^2 of ANY SV p by a QP (reference for the closed form)."""
+    M = model.inbound
+    return _affine_distance_qp(K, p, M[M != p], None, None, solver)
+
+
+def _affine_distance_qp(K, p, others, lb, ub, solver) -> QPResult:
+    K = np.asarray(K, dtype=float)
+    n = others.shape[0]
+    if n == 0:
+        return QPResult(None, float("nan"), "infeasible", "none")
+    K_rr = K[np.ix_(others, others)]
+    res = solve_qp(2.0 * K_rr, -2.0 * K[others, p], np.ones((1, n)), [1.0], lb, ub, solver=solver)
+    if res.status != "optimal":
+        return res
+    return QPResult(res.x, max(res.objective + float(K[p, p]), 0.0), "optimal", res.solver)
+
+
+def project_to_box_simplex(v, lb, ub, iters: int = 100) -> np.ndarray | None:
+    """Euclidean projection of v onto {sum x = 1, lb <= x <= ub}; None if that set is empty.
+
+    x = clip(v - tau, lb, ub) with tau found by bisection (sum is monotone in tau).
+    """
+    if lb.sum() > 1.0 + 1e-12 or ub.sum() < 1.0 - 1e-12:
+        return None
+    lo = float(np.min(v - ub)) - 1.0
+    hi = float(np.max(v - lb)) + 1.0
+    for _ in range(iters):
+        tau = 0.5 * (lo + hi)
+        if np.clip(v - tau, lb, ub).sum() > 1.0:
+            lo = tau
+        else:
+            hi = tau
+    return np.clip(v - 0.5 * (lo + hi), lb, ub)

@@ -1,0 +1,86 @@
+"""Input checks shared by every public entry point.
+
+Each checker returns a clean float64 array or raises ``ValueError`` with a message
+that says what is wrong and how to fix it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def check_labels(y, n: int | None = None, *, name: str = "y") -> np.ndarray:
+    """Return ``y`` as a float64 vector in {-1, +1} holding both classes.
+
+    Raises ValueError for a wrong length, labels outside {-1, +1} or a single class.
+    """
+    y = np.asarray(y, dtype=float)
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of labels, got shape {y.shape}")
+    if n is not None and y.shape[0] != n:
+        raise ValueError(f"{name} has {y.shape[0]} labels but the kernel matrix has {n} rows")
+    bad = ~np.isin(y, (-1.0, 1.0))
+    if bad.any():
+        values = np.unique(y[bad])[:5]
+        raise ValueError(f"{name} must hold labels in {{-1, +1}}; found {values.tolist()}")
+    if np.all(y == y[0]):
+        raise ValueError(
+            f"{name} holds a single class ({int(y[0]):+d}) on {y.shape[0]} points; "
+            "an SVM needs both classes in its training set"
+        )
+    return y
+
+
+def check_kernel(K, *, name: str = "K", square: bool = True, symmetric: bool = True) -> np.ndarray:
+    """Return ``K`` as a finite float64 C-contiguous matrix.
+
+    ``square``/``symmetric`` are required for a training kernel (LIBSVM's dual assumes a
+    symmetric Gram matrix); test blocks are rectangular.
+    """
+    K = np.ascontiguousarray(K, dtype=float)
+    if K.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D kernel matrix, got shape {K.shape}")
+    if square and K.shape[0] != K.shape[1]:
+        raise ValueError(f"{name} must be square (l x l) for training, got shape {K.shape}")
+    if not np.isfinite(K).all():
+        raise ValueError(f"{name} contains NaN or inf; check the features and the kernel parameter")
+    if square and symmetric:
+        scale = max(1.0, float(np.abs(np.diag(K)).max(initial=0.0)))
+        asym = float(np.abs(K - K.T).max(initial=0.0))
+        if asym > 1e-10 * scale:
+            raise ValueError(
+                f"{name} is not symmetric (max |K - K'| = {asym:.3g}); a training kernel must be"
+                " the Gram matrix K_ij = K(x_i, x_j) of the training set"
+            )
+    return K
+
+
+def check_weights(C, n: int, *, name: str = "C") -> np.ndarray:
+    """Return per-instance weights C_i > 0 as a length-``n`` float64 vector.
+
+    A scalar is broadcast (standard soft-margin SVM, C_i = C).
+    """
+    C = np.asarray(C, dtype=float)
+    if C.ndim == 0:
+        C = np.full(n, float(C))
+    if C.ndim != 1 or C.shape[0] != n:
+        raise ValueError(f"{name} must be a scalar or a vector of length {n}, got shape {C.shape}")
+    if not np.isfinite(C).all():
+        raise ValueError(f"{name} contains NaN or inf")
+    if (C <= 0).any():
+        i = int(np.flatnonzero(C <= 0)[0])
+        raise ValueError(
+            f"{name} must be positive (C_i > 0 for every instance); {name}[{i}] = {C[i]!r}. "
+            "Drop zero-weight points from the training set instead"
+        )
+    return C
+
+
+def check_features(X, *, name: str = "X") -> np.ndarray:
+    """Return a finite float64 feature matrix of shape (n, d)."""
+    X = np.ascontiguousarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got shape {X.shape}")
+    if not np.isfinite(X).all():
+        rows = np.flatnonzero(~np.isfinite(X).all(axis=1))[:5]
+        raise ValueError(f"{name} contains NaN or inf (rows {rows.tolist()}...); clean or impute them")
+    return X
