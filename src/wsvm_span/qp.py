@@ -119,21 +119,23 @@ def _solve_clarabel(P, q, A_eq, b_eq, lb, ub, tol) -> QPResult:
     n_ineq = int(has_ub.sum() + has_lb.sum())
     if n_ineq:
         cones.append(clarabel.NonnegativeConeT(n_ineq))
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    settings.max_threads = 1
-    settings.tol_gap_abs = tol
-    settings.tol_gap_rel = tol
-    settings.tol_feas = tol
-    settings.max_iter = 200
     P_upper = sp.triu(sp.csc_matrix(P), format="csc")
-    solution = clarabel.DefaultSolver(P_upper, q, A, b, cones, settings).solve()
-    status = str(solution.status).split(".")[-1]
-    if status in ("Solved", "AlmostSolved"):
-        x = np.asarray(solution.x)
-        return QPResult(x, float(0.5 * x @ P @ x + q @ x), "optimal", "clarabel")
-    if status in ("PrimalInfeasible", "AlmostPrimalInfeasible"):
-        return QPResult(None, float("nan"), "infeasible", "clarabel")
+    status = "Unsolved"
+    # Badly scaled boxes (a_p tiny next to large C_i) can stall the interior point at the
+    # tightest tolerance: retry looser before giving up.
+    for attempt_tol in (tol, 1e-8, 1e-6):
+        settings = clarabel.DefaultSettings()
+        settings.verbose = False
+        settings.max_threads = 1
+        settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = attempt_tol
+        settings.max_iter = 300
+        solution = clarabel.DefaultSolver(P_upper, q, A, b, cones, settings).solve()
+        status = str(solution.status).split(".")[-1]
+        if status in ("Solved", "AlmostSolved"):
+            x = np.asarray(solution.x)
+            return QPResult(x, float(0.5 * x @ P @ x + q @ x), "optimal", "clarabel")
+        if status in ("PrimalInfeasible", "AlmostPrimalInfeasible"):
+            return QPResult(None, float("nan"), "infeasible", "clarabel")
     return QPResult(None, float("nan"), f"failed:{status}", "clarabel")
 
 

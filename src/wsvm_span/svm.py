@@ -95,8 +95,11 @@ def fit_svm(K, y, C, engine: str = "auto", tol: float = 1e-7) -> WeightedSVM:
     K : (l, l) symmetric kernel matrix of the training set
     y : (l,) labels in {-1, +1}, both classes present
     C : scalar or (l,) positive instance weights
-    engine : "auto" (libsvm-official when the weights are constant per class,
-        scikit-learn's LIBSVM otherwise), "libsvm" or "sklearn"
+    engine : "auto" (scikit-learn's LIBSVM), "sklearn" or "libsvm" (libsvm-official,
+        class weights only). Both are LIBSVM and give the same solution to tolerance;
+        "auto" takes scikit-learn's route because it handles every weighting and hands
+        the kernel to LIBSVM without rebuilding it as LIBSVM node lists on every call
+        (see benchmarks/bench_core.py for the measured ratio)
     tol : LIBSVM stopping tolerance (``-e``); keep it tight, the estimators read the
         computed y_p f(x_p) and the in-bound/bounded split from the solution
     """
@@ -120,10 +123,9 @@ def resolve_engine(engine: str, y, C) -> str:
     """The LIBSVM route that can train these weights ("libsvm" or "sklearn")."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    class_constant = is_class_constant(y, C)
     if engine == "auto":
-        return "libsvm" if class_constant else "sklearn"
-    if engine == "libsvm" and not class_constant:
+        return "sklearn"
+    if engine == "libsvm" and not is_class_constant(y, C):
         raise ValueError(
             "engine='libsvm' (libsvm-official) supports class weights only; these weights vary"
             " within a class: use engine='sklearn' or 'auto'"

@@ -1,0 +1,66 @@
+"""Kernel blocks and cache, the QP-solver switch, weighting schemes."""
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel as sk_rbf
+
+import wsvm_span as ws
+from wsvm_span import qp
+
+
+def test_rbf_matches_sklearn_and_is_symmetric():
+    rng = np.random.default_rng(0)
+    X, Z = rng.random((40, 6)), rng.random((15, 6))
+    np.testing.assert_allclose(ws.rbf_kernel(X, Z, 0.7), sk_rbf(X, Z, gamma=0.7), atol=1e-14)
+    K = ws.rbf_kernel(X, None, 0.7)
+    assert np.array_equal(K, K.T) and np.all(np.diag(K) == 1.0)
+
+
+def test_kernel_cache_computes_once():
+    rng = np.random.default_rng(1)
+    cache = ws.KernelCache(rng.random((30, 3)), 0.5, rng.random((7, 3)))
+    assert cache.train is cache.train
+    assert cache.test.shape == (7, 30)
+    assert cache.radius2 == pytest.approx(cache.train.max() - cache.train.min())
+    assert 0 < cache.diameter <= 2
+
+
+def test_mosek_without_license_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv(qp.LICENSE_ENV, str(tmp_path / "missing.lic"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    qp._mosek_usable.cache_clear()
+    try:
+        with pytest.raises(ws.SolverUnavailableError, match="MOSEKLM_LICENSE_FILE"):
+            ws.qp_solver_name("mosek")
+        assert ws.qp_solver_name("auto") == "clarabel"
+        assert "license" in ws.qp_fallback_reason()
+        spans_solver = ws.analyse_spans(*_tiny_model(), qp_solver="auto").qp_solver
+        assert spans_solver == "clarabel"
+    finally:
+        qp._mosek_usable.cache_clear()
+
+
+def _tiny_model():
+    x = np.array([[-1.0], [1.0], [0.2]])
+    y = np.array([-1.0, 1.0, 1.0])
+    K = ws.rbf_kernel(x, None, 1.0)
+    return ws.fit_svm(K, y, 1.0), K
+
+
+def test_clarabel_qp_hand_solved():
+    """min (x1^2 + x2^2) s.t. x1 + x2 = 1, 0.7 <= x1: optimum (0.7, 0.3)."""
+    res = ws.solve_qp(2 * np.eye(2), np.zeros(2), [[1.0, 1.0]], [1.0], lb=[0.7, -np.inf],
+                      solver="clarabel")
+    assert res.status == "optimal"
+    np.testing.assert_allclose(res.x, [0.7, 0.3], atol=1e-7)
+    bad = ws.solve_qp(2 * np.eye(2), np.zeros(2), [[1.0, 1.0]], [1.0], ub=[0.2, 0.2],
+                      solver="clarabel")
+    assert bad.status == "infeasible"
+
+
+def test_weighting_schemes_by_hand():
+    y = np.array([1.0, -1.0, 1.0])
+    np.testing.assert_array_equal(ws.class_weights(y, 4.0, 0.5), [4.0, 0.5, 4.0])
+    q = np.array([0.0, 0.5, 1.0])
+    w = ws.sigmoid_weights(q, A=2.0, B=0.5, C=8.0)
+    np.testing.assert_allclose(w, [8 / (1 + np.e), 4.0, 8 / (1 + np.exp(-1))])
+    assert ws.sigmoid_weights(np.array([0.0]), A=10.0, B=0.9, C=0.01)[0] == 0.01  # sigma floor

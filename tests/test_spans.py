@@ -1,0 +1,253 @@
+"""Span-rule and span bound against independent ground truth.
+
+Ground truths: brute-force leave-one-out (retraining LIBSVM without each SV), a general
+QP solver (Clarabel) for every S_p^2, a full QP for the enclosing ball, hand-solved cases.
+"""
+import numpy as np
+import pytest
+
+import wsvm_span as ws
+from conftest import make_problem
+from wsvm_span.span import affine_span_qp, box_span_qp, lemma1_holds
+
+RANDOM_CASES = [
+    (s, l, w) for s in range(8)
+    for l, w in ((40, "class"), (120, "class"), (90, "instance"), (200, "instance"), (30, "imbalanced"), (60, "imbalanced"))
+]
+
+
+@pytest.fixture(scope="module")
+def solved():
+    """Trained models with their span analysis and exact LOO, shared by the tests below."""
+    out = {}
+    for seed, l, weighting in RANDOM_CASES:
+        p = make_problem(seed, l, weighting)
+        model = ws.fit_svm(p.K, p.y, p.C, tol=1e-10)
+        spans = ws.analyse_spans(model, p.K, all_box_spans=True)
+        loo = ws.leave_one_out(model, p.K)
+        out[seed, l, weighting] = (p, model, spans, loo)
+    return out
+
+
+@pytest.mark.parametrize("case", RANDOM_CASES)
+def test_span_rule_identity_per_sv(solved, case):
+    """Theorem 2: y_p (f(x_p) - f^p(x_p)) = a_p S_p^2 for every SV whose LOO keeps the sets."""
+    p, model, spans, loo = solved[case]
+    sv = model.support
+    lhs = model.y[sv] * (model.decision_train[sv] - loo.decision_loo)
+    rhs = model.alpha[sv] * spans.span2_rule
+    keep = loo.sets_unchanged
+    # LIBSVM's margins are accurate to ~1e-8 x n C_max (single-precision kernel cache)
+    tol = 1e-6 * max(1.0, p.C.max())
+    assert np.all(np.abs(lhs[keep] - rhs[keep]) <= tol), np.abs(lhs[keep] - rhs[keep]).max()
+
+
+def test_identity_checked_on_enough_svs(solved):
+    checked = sum(int(loo.sets_unchanged.sum()) for *_, loo in solved.values())
+    assert checked >= 200  # the identity test above is not vacuous
+
+
+@pytest.mark.parametrize("case", RANDOM_CASES)
+def test_span_rule_equals_loo_when_sets_do_not_change(solved, case):
+    """Per SV: the span-rule's verdict is the exact LOO verdict when the premise holds."""
+    p, model, spans, loo = solved[case]
+    sv = model.support
+    loo_err = -model.y[sv] * loo.decision_loo >= 0
+    clear = loo.sets_unchanged & (np.abs(loo.decision_loo) > 1e-5 * max(1.0, p.C.max()))
+    np.testing.assert_array_equal(spans.rule_errors[clear], loo_err[clear])
+    if loo.sets_unchanged.all():
+        assert spans.span_rule == pytest.approx(loo.error)
+
+
+@pytest.mark.parametrize("case", RANDOM_CASES)
+def test_bounds_dominate_exact_loo(solved, case):
+    p, model, spans, loo = solved[case]
+    assert spans.span_bound >= loo.error - 1e-12
+    assert ws.xi_alpha_bound(model, p.K) >= loo.error - 1e-12
+    assert ws.sv_count_bound(model) >= loo.error
+
+
+@pytest.mark.parametrize("case", RANDOM_CASES[::3])
+def test_closed_form_equals_unconstrained_qp(solved, case):
+    p, model, spans, _ = solved[case]
+    for t, sv in enumerate(model.support):
+        res = affine_span_qp(model, p.K, sv)
+        if model.inbound.size <= 1 and sv in model.inbound:
+            continue
+        assert res.status == "optimal"
+        assert spans.span2_rule[t] == pytest.approx(res.objective, rel=1e-6, abs=1e-8)
+
+
+@pytest.mark.parametrize("case", RANDOM_CASES[::2])
+def test_box_qp_infeasible_exactly_when_lemma1_fails(solved, case):
+    p, model, spans, _ = solved[case]
+    for j, sv in enumerate(model.inbound):
+        res = box_span_qp(model, p.K, sv)
+        assert (res.status == "infeasible") == (not spans.lemma1[j]), (sv, res.status)
+        if spans.lemma1[j]:
+            # the box-constrained span equals the QP, and is >= the closed form
+            assert spans.span2_box[j] == pytest.approx(res.objective, rel=1e-6, abs=1e-8)
+            pos = np.searchsorted(model.support, sv)
+            assert spans.span2_box[j] >= spans.span2_rule[pos] - 1e-8
+
+
+def test_span_bound_recomputed_from_theorem_1(solved):
+    """Theorem 1 assembled independently from QP spans and a full enclosing-ball QP."""
+    p, model, spans, _ = solved[(1, 120, "class")]
+    M = model.inbound
+    ok = lemma1_holds(model)
+    qp = np.array([box_span_qp(model, p.K, i).objective for i in M[ok]])
+    S = np.sqrt(qp.max())
+    D = 2 * np.sqrt(full_enclosing_ball_radius2(p.K))
+    expected = (S * np.sum(np.maximum(D, 1 / np.sqrt(model.C[M[ok]])) * model.alpha[M[ok]])
+                + (~ok).sum() + model.bounded.size) / model.n_train
+    assert spans.span_bound == pytest.approx(expected, rel=1e-6)
+
+
+def test_pruned_box_qps_give_the_same_bound(solved):
+    for p, model, spans, _ in list(solved.values())[:10]:
+        pruned = ws.analyse_spans(model, p.K, D=spans.D)
+        assert pruned.S == pytest.approx(spans.S, rel=1e-9)
+        assert pruned.span_bound == pytest.approx(spans.span_bound, rel=1e-9)
+        assert pruned.n_qp <= spans.n_qp
+
+
+def full_enclosing_ball_radius2(K):
+    """The enclosing-ball QP on ALL points at once (no working set)."""
+    l = K.shape[0]
+    res = ws.solve_qp(2 * K, -np.diag(K), np.ones((1, l)), [1.0], lb=np.zeros(l), solver="clarabel")
+    assert res.status == "optimal"
+    return -res.objective
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_enclosing_ball_matches_full_qp(seed):
+    p = make_problem(seed, 150, d=4)
+    D = ws.enclosing_ball_diameter(p.K)
+    assert D == pytest.approx(2 * np.sqrt(full_enclosing_ball_radius2(p.K)), rel=1e-6)
+    assert D <= 2.0 + 1e-12
+
+
+def test_enclosing_ball_hand_solved():
+    """Linear kernel on 1-D points {-1, 0, 3}: the ball is [-1, 3], R = 2, D = 4."""
+    x = np.array([[-1.0], [0.0], [3.0]])
+    assert ws.enclosing_ball_diameter(x @ x.T) == pytest.approx(4.0, rel=1e-7)
+
+
+def test_hand_solved_two_points():
+    """x = -1 (y = -1), x = +1 (y = +1), linear kernel, C = 10.
+
+    w = 1, b = 0, a = (1/2, 1/2), both in-bound; S_p^2 = |x_1 - x_2|^2 = 4; the span-rule
+    gives 1/2 * 4 - 1 >= 0 for both (LOO leaves one class: both errors); Lambda_p = {lambda = 1}
+    touches the box (a_q - a_p = 0); D = 2; bound = (2 * 2 * (1/2 + 1/2)) / 2 = 2.
+    """
+    x = np.array([[-1.0], [1.0]])
+    y = np.array([-1.0, 1.0])
+    K = x @ x.T
+    model = ws.fit_svm(K, y, 10.0, tol=1e-12)
+    np.testing.assert_allclose(model.alpha, [0.5, 0.5], atol=1e-9)
+    assert abs(model.b) < 1e-9
+    spans = ws.analyse_spans(model, K)
+    np.testing.assert_allclose(spans.span2_rule, [4.0, 4.0], rtol=1e-9)
+    assert spans.span_rule == 1.0
+    assert spans.D == pytest.approx(2.0, rel=1e-7)
+    assert spans.lemma1.all()
+    assert spans.span_bound == pytest.approx(2.0, rel=1e-6)
+    assert ws.loo_error(K, y, 10.0) == 1.0
+
+
+def lemma1_failure_case():
+    """Heavily weighted positives among many bounded negatives: a positive in-bound SV
+    then has sum_{in-bound i != p, y_i = +1} C_i + sum_bounded y_i C_i < 0."""
+    for seed in range(50):
+        rng = np.random.default_rng(seed)
+        l = 30
+        y = np.where(rng.random(l) < 0.1, 1.0, -1.0)
+        y[:2] = (1.0, -1.0)
+        X = rng.standard_normal((l, 2)) + 0.3 * y[:, None]
+        K = ws.rbf_kernel(X, None, 0.05)
+        C = np.where(y > 0, 10.0, 1.0)
+        model = ws.fit_svm(K, y, C, tol=1e-10)
+        spans = ws.analyse_spans(model, K, all_box_spans=True)
+        if spans.k > 0:
+            return K, y, C, model, spans
+    raise AssertionError("no Lemma 1 failure found")
+
+
+def test_constructed_lemma1_failure():
+    K, y, C, model, spans = lemma1_failure_case()
+    failing = model.inbound[~spans.lemma1]
+    for p in failing:
+        # Lemma 1's sum by hand, and the QP agrees that Lambda_p is empty
+        others = model.inbound[model.inbound != p]
+        total = C[others][y[others] == y[p]].sum() + y[p] * np.sum(y[model.bounded] * C[model.bounded])
+        assert total < 0
+        assert box_span_qp(model, K, p).status == "infeasible"
+    assert np.isnan(spans.span2_box[~spans.lemma1]).all()
+    # Theorem 1 counts them in k
+    ok = spans.lemma1
+    S = np.sqrt(np.nanmax(spans.span2_box[ok])) if ok.any() else 0.0
+    w = np.maximum(spans.D, 1 / np.sqrt(C[model.inbound[ok]]))
+    expected = (S * np.sum(w * model.alpha[model.inbound[ok]]) + spans.k + spans.m) / len(y)
+    assert spans.span_bound == pytest.approx(expected)
+    assert spans.span_bound >= ws.leave_one_out(model, K).error
+
+
+def test_no_inbound_sv_counts_every_sv():
+    """Tiny equal weights on balanced classes: every SV is bounded, the span is undefined."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 2))
+    y = np.repeat([1.0, -1.0], 10)
+    K = ws.rbf_kernel(X, None, 0.5)
+    model = ws.fit_svm(K, y, 1e-3, tol=1e-10)
+    assert model.inbound.size == 0
+    spans = ws.analyse_spans(model, K)
+    assert spans.no_inbound
+    assert spans.span_rule == ws.span_rule(model, K) == model.support.size / 20
+    assert spans.span_bound == pytest.approx(model.support.size / 20)
+
+
+def test_duplicate_points_give_zero_span():
+    p = make_problem(4, 60, "class")
+    model = ws.fit_svm(p.K, p.y, p.C, tol=1e-10)
+    i = int(model.inbound[0])
+    X = np.vstack([p.X, p.X[i]])
+    y = np.append(p.y, p.y[i])
+    C = np.append(p.C, p.C[i])
+    K = ws.rbf_kernel(X, None, p.gamma)
+    dup = ws.fit_svm(K, y, C, tol=1e-10)
+    spans = ws.analyse_spans(dup, K)
+    pair = [t for t, s in enumerate(dup.support) if s in (i, 60) and s in dup.inbound]
+    if len(pair) == 2:  # both copies in-bound: singular K_MM, S_p = 0 is legitimate
+        assert spans.ridge > 0
+        assert np.all(spans.span2_rule[pair] < 1e-8)
+    assert np.isfinite(spans.span_rule) and np.isfinite(spans.span_bound)
+    assert spans.span_bound >= ws.leave_one_out(dup, K).error
+
+
+@pytest.mark.parametrize("l", [2, 3, 5])
+def test_tiny_training_sets(l):
+    rng = np.random.default_rng(l)
+    X = rng.standard_normal((l, 2))
+    y = np.array([1.0, -1.0] + [1.0] * (l - 2))
+    K = ws.rbf_kernel(X, None, 1.0)
+    model = ws.fit_svm(K, y, 2.0, tol=1e-10)
+    spans = ws.analyse_spans(model, K)
+    loo = ws.leave_one_out(model, K)
+    assert 0.0 <= spans.span_rule <= 1.0
+    assert spans.span_bound >= loo.error
+
+
+def test_near_zero_alpha_does_not_crash():
+    """An SV with a_p ~ 0 has a tiny box; the analysis must still complete."""
+    for seed in range(20):
+        p = make_problem(seed, 80, "instance")
+        model = ws.fit_svm(p.K, p.y, p.C, tol=1e-10)
+        spans = ws.analyse_spans(model, p.K)
+        assert np.isfinite(spans.span_bound)
+
+
+def test_random_cases_cover_lemma1_failures(solved):
+    """The 'infeasible exactly when Lemma 1 fails' test sees both outcomes."""
+    k = sum(spans.k for _, _, spans, _ in solved.values())
+    assert k >= 3
