@@ -218,9 +218,14 @@ def test_duplicate_points_give_zero_span():
     dup = ws.fit_svm(K, y, C, tol=1e-10)
     spans = ws.analyse_spans(dup, K)
     pair = [t for t, s in enumerate(dup.support) if s in (i, 60) and s in dup.inbound]
-    if len(pair) == 2:  # both copies in-bound: singular K_MM, S_p = 0 is legitimate
-        assert spans.ridge > 0
-        assert np.all(spans.span2_rule[pair] < 1e-8)
+    assert len(pair) == 2  # both copies in-bound: K_MM is exactly singular
+    assert spans.ridge == 0.0  # coincident points are merged, not regularised
+    np.testing.assert_array_equal(spans.span2_rule[pair], 0.0)  # S_p = 0 is legitimate
+    # every other S_p^2 still equals the general QP on the full (singular) problem
+    for t, sv in enumerate(dup.support):
+        if t not in pair:
+            assert spans.span2_rule[t] == pytest.approx(
+                affine_span_qp(dup, K, sv).objective, rel=1e-6, abs=1e-9)
     assert np.isfinite(spans.span_rule) and np.isfinite(spans.span_bound)
     assert spans.span_bound >= ws.leave_one_out(dup, K).error
 

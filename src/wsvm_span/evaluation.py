@@ -54,25 +54,27 @@ def evaluate_model(
     qp_solver: str = "auto",
     compute_loo: bool = False,
     tol: float = 1e-7,
+    check_input: bool = True,
 ) -> ModelEvaluation:
     """Train on (K, y, C) and compute test error, span-rule, span bound, CV, xi-alpha,
     SV bound and (optionally) the exact LOO error.
 
     K : (l, l) training kernel; K_test : (m, l) test-by-train kernel; folds : (l,) CV fold
     ids shared by the grid; D, R2 : per-training-set constants (enclosing-ball diameter,
-    xi-alpha radius), computed once by the caller.
+    xi-alpha radius), computed once by the caller. check_input=False skips validating K
+    (costly for large l) when the caller built it, e.g. with ``KernelCache``.
     """
     t0 = time.perf_counter()
-    model = fit_svm(K, y, C, engine=engine, tol=tol)
+    model = fit_svm(K, y, C, engine=engine, tol=tol, check_input=check_input)
     t_train = time.perf_counter() - t0
     spans = analyse_spans(model, K, D=D, qp_solver=qp_solver)
     t0 = time.perf_counter()
-    cv = kfold_cv_error(K, y, C, folds=folds, engine=engine, tol=tol)
+    cv = kfold_cv_error(K, model.y, model.C, folds=folds, engine=engine, tol=tol, check_input=False)
     t_cv = time.perf_counter() - t0
     loo, t_loo = math.nan, math.nan
     if compute_loo:
         t0 = time.perf_counter()
-        loo = leave_one_out(model, K, engine=engine).error
+        loo = leave_one_out(model, K, engine=engine, check_input=False).error
         t_loo = time.perf_counter() - t0
     return ModelEvaluation(
         test_error=test_error(model, K_test, y_test),

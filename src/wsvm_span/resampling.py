@@ -36,17 +36,19 @@ def stratified_folds(y, k: int = 5, seed: int = 0) -> np.ndarray:
 
 
 def kfold_cv_error(
-    K, y, C, k: int = 5, seed: int = 0, *, folds=None, engine: str = "auto", tol: float = 1e-7
+    K, y, C, k: int = 5, seed: int = 0, *, folds=None, engine: str = "auto", tol: float = 1e-7,
+    check_input: bool = True,
 ) -> float:
     """Stratified k-fold CV error: each fold model trained with the instance weights of
     its training part, errors counted on the held-out part (f = 0 counts as an error).
 
     ``folds`` ((l,) fold ids) overrides ``k``/``seed`` so a grid can share one split.
     """
-    K = check_kernel(K)
+    if check_input:
+        K = check_kernel(K)
+        y = check_labels(y, K.shape[0])
+        C = check_weights(C, K.shape[0])
     l = K.shape[0]
-    y = check_labels(y, l)
-    C = check_weights(C, l)
     folds = stratified_folds(y, k, seed) if folds is None else np.asarray(folds)
     if folds.shape != (l,):
         raise ValueError(f"folds must have shape ({l},), got {folds.shape}")
@@ -57,7 +59,8 @@ def kfold_cv_error(
         y_tr = y[train]
         if np.all(y_tr == y_tr[0]):
             raise ValueError(f"fold {fold}'s training part holds a single class; use fewer folds")
-        model = fit_svm(K[np.ix_(train, train)], y_tr, C[train], engine=engine, tol=tol)
+        model = fit_svm(K[np.ix_(train, train)], y_tr, C[train], engine=engine, tol=tol,
+                        check_input=False)
         f = model.decision_function(K[np.ix_(held, train)])
         errors += int(np.sum(-y[held] * f >= 0))
     return errors / l
@@ -80,9 +83,9 @@ class LeaveOneOut:
     error: float
 
 
-def leave_one_out(model: WeightedSVM, K, *, engine: str = "auto") -> LeaveOneOut:
+def leave_one_out(model: WeightedSVM, K, *, engine: str = "auto", check_input: bool = True) -> LeaveOneOut:
     """Retrain without each SV of ``model`` (same weights, same tolerance) and classify it."""
-    K = check_kernel(K)
+    K = check_kernel(K) if check_input else K
     l = model.n_train
     y, C = model.y, model.C
     sv = model.support
@@ -97,7 +100,8 @@ def leave_one_out(model: WeightedSVM, K, *, engine: str = "auto") -> LeaveOneOut
             f_loo[t] = -y[p]
             unchanged[t] = False
             continue
-        sub = fit_svm(K[np.ix_(rest, rest)], y[rest], C[rest], engine=engine, tol=model.tol)
+        sub = fit_svm(K[np.ix_(rest, rest)], y[rest], C[rest], engine=engine, tol=model.tol,
+                      check_input=False)
         f_loo[t] = float(K[p, rest][sub.support] @ sub.coef[sub.support] + sub.b)
         unchanged[t] = (set(rest[sub.inbound].tolist()) == inbound - {p}
                         and set(rest[sub.bounded].tolist()) == bounded - {p})

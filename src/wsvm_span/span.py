@@ -31,24 +31,72 @@ RIDGE = 1e-12
 
 @dataclass(frozen=True)
 class BorderedInverse:
-    """Kt^-1 for Kt = [[K_MM + ridge I, 1], [1', 0]] ((n*+1, n*+1)), and the ridge used."""
+    """Kt^-1 for the in-bound SVs, with coincident points merged.
+
+    Points with phi(x_i) = phi(x_j) (duplicates: common in splice and image) make K_MM
+    exactly singular. They span the same affine hull as one of them, so Kt is built on
+    one representative per group of coincident in-bound SVs; an in-bound SV with a twin
+    has S_p = 0 exactly (lambda = e_twin).
+
+    inverse : ((r+1), (r+1)) inverse of [[K_RR + ridge I, 1], [1', 0]], R = representatives
+    rep : (r,) positions (in the in-bound list) of the representatives
+    rep_index : (n*,) position of each in-bound SV among the representatives, -1 if merged
+    twin : (n*,) position of another in-bound SV at the same point, -1 if none
+    ridge : ridge added to K_RR (0 unless it was numerically singular without duplicates)
+    """
 
     inverse: np.ndarray
+    rep: np.ndarray
+    rep_index: np.ndarray
+    twin: np.ndarray
     ridge: float
+
+
+#: squared feature-space distance (relative to max K_ii) below which points coincide
+COINCIDENT_RTOL = 1e-12
+
+
+def coincident_groups(K_MM) -> np.ndarray:
+    """Group label of each point; equal labels mean phi(x_i) = phi(x_j). Shape (n,)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    K_MM = np.asarray(K_MM, dtype=float)
+    n = K_MM.shape[0]
+    diag = np.diag(K_MM)
+    d2 = diag[:, None] + diag[None, :] - 2.0 * K_MM
+    i, j = np.nonzero(np.triu(d2 <= COINCIDENT_RTOL * float(np.max(diag, initial=1.0)), k=1))
+    if i.size == 0:
+        return np.arange(n)
+    graph = coo_matrix((np.ones(i.size), (i, j)), shape=(n, n))
+    return connected_components(graph, directed=False)[1]
 
 
 def bordered_inverse(K_MM) -> BorderedInverse:
     """Invert the bordered kernel matrix of the in-bound SVs (symmetric indefinite).
 
-    Uses LAPACK's symmetric-indefinite solver (LDL'); falls back to a tiny ridge on
-    K_MM when the matrix is singular or numerically so.
+    Uses LAPACK's symmetric-indefinite solver (LDL') on the representatives of
+    coincident groups; falls back to a tiny ridge on K_RR when it is still numerically
+    singular (very wide kernels).
     """
     K_MM = np.asarray(K_MM, dtype=float)
-    n = K_MM.shape[0]
-    scale = float(np.max(np.diag(K_MM), initial=1.0))
+    n_star = K_MM.shape[0]
+    groups = coincident_groups(K_MM)
+    _, rep = np.unique(groups, return_index=True)
+    rep = np.sort(rep)
+    rep_index = np.full(n_star, -1)
+    rep_index[rep] = np.arange(rep.size)
+    twin = np.full(n_star, -1)
+    for g in np.unique(groups):
+        members = np.flatnonzero(groups == g)
+        if members.size > 1:
+            twin[members] = np.roll(members, 1)
+    K_RR = K_MM[np.ix_(rep, rep)]
+    n = rep.size
+    scale = float(np.max(np.diag(K_RR), initial=1.0))
     for ridge in (0.0, RIDGE * scale, 1e-9 * scale):
         Kt = np.empty((n + 1, n + 1))
-        Kt[:n, :n] = K_MM
+        Kt[:n, :n] = K_RR
         Kt[:n, :n].flat[:: n + 1] += ridge
         Kt[n, :n] = Kt[:n, n] = 1.0
         Kt[n, n] = 0.0
@@ -59,7 +107,7 @@ def bordered_inverse(K_MM) -> BorderedInverse:
         except (np.linalg.LinAlgError, sla.LinAlgWarning):
             continue
         if np.isfinite(inv).all():
-            return BorderedInverse(0.5 * (inv + inv.T), ridge)
+            return BorderedInverse(0.5 * (inv + inv.T), rep, rep_index, twin, ridge)
     raise np.linalg.LinAlgError("bordered kernel matrix of the in-bound SVs cannot be factored")
 
 
@@ -71,20 +119,22 @@ def unconstrained_span2(model: WeightedSVM, K, inverse: BorderedInverse | None =
     """
     K = np.asarray(K, dtype=float)
     sv, M = model.support, model.inbound
-    n_star = M.shape[0]
     s2 = np.full(sv.shape[0], np.inf)
-    if n_star == 0:
+    if M.size == 0:
         return s2
-    inv = (inverse or bordered_inverse(K[np.ix_(M, M)])).inverse
+    fac = inverse or bordered_inverse(K[np.ix_(M, M)])
+    inv = fac.inverse
+    R = M[fac.rep]
     pos = np.searchsorted(sv, M)
-    diag = np.diag(inv)[:n_star]
+    diag = np.diag(inv)[fac.rep_index]
     with np.errstate(divide="ignore"):
         # (Kt^-1)_pp = 1 / S_p^2 > 0; a non-positive value means no affine hull (n* = 1).
         s2[pos] = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), np.inf)
+    s2[pos[fac.twin >= 0]] = 0.0
     others = np.setdiff1d(np.arange(sv.shape[0]), pos)
     if others.size:
         q = sv[others]
-        V = np.vstack([K[np.ix_(M, q)], np.ones((1, q.size))])
+        V = np.vstack([K[np.ix_(R, q)], np.ones((1, q.size))])
         s2[others] = K[q, q] - np.einsum("ij,ij->j", V, inv @ V)
     return np.maximum(s2, 0.0)
 
@@ -120,15 +170,21 @@ def box_limits(model: WeightedSVM, p: int) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def closed_form_lambda(model: WeightedSVM, inverse: BorderedInverse, p: int) -> np.ndarray:
-    """Minimiser lambda over M \\ {p} of the unconstrained span problem of in-bound p.
+    """A minimiser lambda over M \\ {p} of the unconstrained span problem of in-bound p.
 
-    From the KKT system of min lambda' K_MM lambda s.t. 1'lambda = 0, lambda_p = -1:
-    lambda = -(column p of Kt^-1)[:n*] / (Kt^-1)_pp.
+    From the KKT system of min lambda' K lambda s.t. 1'lambda = 0, lambda_p = -1 on the
+    representatives: lambda_R = -(column p of Kt^-1)[:r] / (Kt^-1)_pp, 0 on merged
+    points; an SV with a twin takes lambda = e_twin (S_p = 0).
     """
     M = model.inbound
     j = int(np.searchsorted(M, p))
-    col = inverse.inverse[: M.shape[0], j]
-    lam = -col / inverse.inverse[j, j]
+    lam = np.zeros(M.size)
+    if inverse.twin[j] >= 0:
+        lam[inverse.twin[j]] = 1.0
+    else:
+        r = inverse.rep_index[j]
+        col = inverse.inverse[: inverse.rep.size, r]
+        lam[inverse.rep] = -col / inverse.inverse[r, r]
     return np.delete(lam, j)
 
 

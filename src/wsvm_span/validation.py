@@ -41,11 +41,17 @@ def check_kernel(K, *, name: str = "K", square: bool = True, symmetric: bool = T
         raise ValueError(f"{name} must be a 2-D kernel matrix, got shape {K.shape}")
     if square and K.shape[0] != K.shape[1]:
         raise ValueError(f"{name} must be square (l x l) for training, got shape {K.shape}")
-    if not np.isfinite(K).all():
-        raise ValueError(f"{name} contains NaN or inf; check the features and the kernel parameter")
+    # Row blocks keep the temporaries small: a 12k x 12k kernel is 1.1 GiB.
+    block = max(1, 2**22 // max(1, K.shape[1]))
+    for start in range(0, K.shape[0], block):
+        if not np.isfinite(K[start:start + block]).all():
+            raise ValueError(f"{name} contains NaN or inf; check the features and the kernel parameter")
     if square and symmetric:
         scale = max(1.0, float(np.abs(np.diag(K)).max(initial=0.0)))
-        asym = float(np.abs(K - K.T).max(initial=0.0))
+        asym = max(
+            (float(np.abs(K[s:s + block] - K[:, s:s + block].T).max()) for s in range(0, K.shape[0], block)),
+            default=0.0,
+        )
         if asym > 1e-10 * scale:
             raise ValueError(
                 f"{name} is not symmetric (max |K - K'| = {asym:.3g}); a training kernel must be"

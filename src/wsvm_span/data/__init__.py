@@ -1,0 +1,43 @@
+"""Data layer: the study's 14 data sets and the synthetic family of Experiment 6.
+
+>>> from wsvm_span.data import load_dataset, list_datasets
+>>> split = load_dataset("splice")              # doctest: +SKIP
+>>> split.X_train.shape, split.d                # doctest: +SKIP
+((1000, 60), 60)
+
+Modules: :mod:`.formats` (parsers), :mod:`.files` (data directory, mirror/publisher fetch,
+sha256, atomic writes), :mod:`.cache` (parsed-array cache), :mod:`.registry` (data sets, files,
+checksums, sources), :mod:`.splits` (split rules, labels), :mod:`.scaling` ([0, 1] scaling),
+:mod:`.scores` (importance scores), :mod:`.synthetic` (Experiment 6 generator),
+:mod:`.loader` (:func:`load_dataset`).
+"""
+
+from .containers import Split
+from .errors import (
+    DataError,
+    DataFormatError,
+    DataIntegrityError,
+    DataUnavailableError,
+    UnknownDatasetError,
+)
+from .files import FileSpec
+from .loader import load_dataset
+from .registry import BENCHMARK_NAMES, DATASETS, DatasetSpec, dataset_checksums, list_datasets
+from .synthetic import make_ringnorm_variant
+
+__all__ = [
+    "load_dataset",
+    "list_datasets",
+    "dataset_checksums",
+    "make_ringnorm_variant",
+    "Split",
+    "DATASETS",
+    "BENCHMARK_NAMES",
+    "DatasetSpec",
+    "FileSpec",
+    "DataError",
+    "DataFormatError",
+    "DataIntegrityError",
+    "DataUnavailableError",
+    "UnknownDatasetError",
+]

@@ -1,0 +1,111 @@
+"""Synthetic data of Experiment 6 (a ringnorm variant).
+
+Class +1 ~ N(1_d, I_d) with prior 0.3, class -1 ~ N(0, 4 I_d) (standard deviation 2) with
+prior 0.7; labels are drawn independently (Bernoulli(0.3)), so class counts vary around 0.3 l.
+
+Seeding
+-------
+``make_ringnorm_variant(l, d, seed)`` draws the labels and the Gaussian noise from two
+independent child streams of ``numpy.random.SeedSequence(seed)`` (spawn keys (0,) and (1,)).
+Both are read sequentially, so for a fixed (seed, d) the sample of size l is the prefix of the
+sample of any larger size: training sets of increasing l are nested.
+
+The data set ``ringnorm_d{d}_l{l}`` (see :func:`build_ringnorm`) has l training points from
+``seed`` and :data:`N_TEST` = 2000 test points from the derived seed
+``SeedSequence(seed, spawn_key=(2,))``: independent of the training points and the same test
+set for every l.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .containers import RawSplit
+
+__all__ = [
+    "POSITIVE_PRIOR",
+    "N_TEST",
+    "RINGNORM_DIMS",
+    "RINGNORM_SIZES",
+    "make_ringnorm_variant",
+    "ringnorm_name",
+    "parse_ringnorm_name",
+    "derived_test_seed",
+    "build_ringnorm",
+]
+
+POSITIVE_PRIOR = 0.3
+NEGATIVE_STD = 2.0  # N(0, 4 I)
+N_TEST = 2000
+RINGNORM_DIMS = (20, 40, 80)
+RINGNORM_SIZES = tuple(2**k for k in range(7, 15))  # 128 .. 16384
+_NAME = re.compile(r"ringnorm_d([1-9][0-9]*)_l([1-9][0-9]*)")
+
+
+def _seed_sequence(seed: int | np.random.SeedSequence) -> np.random.SeedSequence:
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return np.random.SeedSequence(int(seed))
+
+
+def _child(ss: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
+    # explicit child (does not advance ss's spawn counter, so calls are pure)
+    return np.random.SeedSequence(
+        ss.entropy, spawn_key=tuple(ss.spawn_key) + (i,), pool_size=ss.pool_size
+    )
+
+
+def make_ringnorm_variant(
+    l: int, d: int, seed: int | np.random.SeedSequence = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``l`` points of the ringnorm variant in dimension ``d``.
+
+    Parameters
+    ----------
+    l : int
+        Number of points (>= 1).
+    d : int
+        Dimension (>= 1).
+    seed : int or numpy.random.SeedSequence
+
+    Returns
+    -------
+    X : ndarray of shape (l, d), float64 (unscaled)
+    y : ndarray of shape (l,), float64 in {-1, +1}; +1 with probability 0.3.
+    """
+    if int(l) < 1 or int(d) < 1:
+        raise ValueError(f"l and d must be positive, got l={l}, d={d}")
+    ss = _seed_sequence(seed)
+    u = np.random.default_rng(_child(ss, 0)).random(int(l))
+    z = np.random.default_rng(_child(ss, 1)).standard_normal((int(l), int(d)))
+    positive = u < POSITIVE_PRIOR
+    X = np.where(positive[:, None], 1.0 + z, NEGATIVE_STD * z)
+    y = np.where(positive, 1.0, -1.0)
+    return np.ascontiguousarray(X), y
+
+
+def ringnorm_name(d: int, l: int) -> str:
+    return f"ringnorm_d{int(d)}_l{int(l)}"
+
+
+def parse_ringnorm_name(name: str) -> tuple[int, int] | None:
+    """``"ringnorm_d20_l1024"`` -> ``(20, 1024)``; None if ``name`` is not of that form."""
+    m = _NAME.fullmatch(name)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def derived_test_seed(seed: int) -> np.random.SeedSequence:
+    """Seed of the 2000 test points of ``ringnorm_d*_l*`` for training seed ``seed``."""
+    ss = _seed_sequence(seed)
+    return _child(ss, 2)
+
+
+def build_ringnorm(d: int, l: int, seed: int) -> RawSplit:
+    """Unscaled split of ``ringnorm_d{d}_l{l}``: l training and 2000 test points."""
+    X_train, y_train = make_ringnorm_variant(l, d, seed)
+    X_test, y_test = make_ringnorm_variant(N_TEST, d, derived_test_seed(seed))
+    return RawSplit(X_train, y_train, X_test, y_test)
