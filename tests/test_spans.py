@@ -78,6 +78,12 @@ def test_closed_form_equals_unconstrained_qp(solved, case):
         assert spans.span2_rule[t] == pytest.approx(res.objective, rel=1e-6, abs=1e-8)
 
 
+@pytest.mark.parametrize("case", RANDOM_CASES[::4])
+def test_span_rule_qp_method_agrees(solved, case):
+    p, model, spans, _ = solved[case]
+    assert ws.span_rule(model, p.K, method="qp") == spans.span_rule == ws.span_rule(model, p.K)
+
+
 @pytest.mark.parametrize("case", RANDOM_CASES[::2])
 def test_box_qp_infeasible_exactly_when_lemma1_fails(solved, case):
     p, model, spans, _ = solved[case]

@@ -17,6 +17,7 @@ from .kernels import kernel_radius2
 from .qp import qp_solver_name
 from .span import (
     BorderedInverse,
+    affine_span_qp,
     bordered_inverse,
     box_limits,
     box_span_qp,
@@ -183,10 +184,29 @@ def _feasible_upper_bound(model, K, p, lam, lb, ub) -> float:
     return float(K[p, p] - 2.0 * x @ K[others, p] + x @ Kr @ x)
 
 
-def span_rule(model: WeightedSVM, K) -> float:
-    """Span-rule estimate of the LOO error (Corollary 1): #{SV p: a_p S_p^2 >= y_p f(x_p)} / l."""
-    _, errors = span_rule_errors(model, np.asarray(K, dtype=float))
+def span_rule(model: WeightedSVM, K, *, method: str = "closed-form", qp_solver: str = "auto") -> float:
+    """Span-rule estimate of the LOO error (Corollary 1): #{SV p: a_p S_p^2 >= y_p f(x_p)} / l.
+
+    method : "closed-form" (one factorization for all SVs, method.md section 4) or "qp"
+        (one QP per SV, the original study's formulation; a slow reference).
+    """
+    K = np.asarray(K, dtype=float)
+    if method == "closed-form":
+        _, errors = span_rule_errors(model, K)
+    elif method == "qp":
+        sv = model.support
+        if model.inbound.size == 0:
+            return sv.size / model.n_train
+        span2 = np.array([_qp_span2(model, K, p, qp_solver) for p in sv])
+        errors = model.alpha[sv] * span2 - model.margins[sv] >= 0
+    else:
+        raise ValueError(f"method must be 'closed-form' or 'qp', got {method!r}")
     return float(errors.sum()) / model.n_train
+
+
+def _qp_span2(model, K, p, solver) -> float:
+    res = affine_span_qp(model, K, p, solver=solver)
+    return res.objective if res.status == "optimal" else np.inf
 
 
 def span_rule_errors(model: WeightedSVM, K, inverse: BorderedInverse | None = None):
