@@ -160,6 +160,10 @@ def test_hand_solved_two_points():
     assert spans.lemma1.all()
     assert spans.span_bound == pytest.approx(2.0, rel=1e-6)
     assert ws.loo_error(K, y, 10.0) == 1.0
+    # Lemma 1 holds with equality: the box QP's feasible set is the single point lambda = 1
+    for p in (0, 1):
+        res = box_span_qp(model, K, p)
+        assert res.status == "optimal" and res.objective == pytest.approx(4.0, rel=1e-7)
 
 
 def lemma1_failure_case():
