@@ -131,7 +131,8 @@ def main(argv=None) -> int:
             t_qp = time.perf_counter() - t0
             fin = np.isfinite(closed) & np.isfinite(qp)
             maxdiff = max(maxdiff, float(np.max(np.abs(closed[fin] - qp[fin]), initial=0.0)))
-            reldiff = max(reldiff, float(np.max(np.abs(closed[fin] - qp[fin]) / np.maximum(qp[fin], 1e-12), initial=0.0)))
+            big = fin & (qp > 1e-6)  # relative differences of S_p^2 ~ 0 (duplicates) are noise
+            reldiff = max(reldiff, float(np.max(np.abs(closed[big] - qp[big]) / qp[big], initial=0.0)))
             speedups.append(t_qp / t_closed)
             print(f"  per-SV QP vs closed form (n={model.support.size}): {t_qp:.2f}s vs {t_closed:.4f}s", flush=True)
         summary["qp_vs_closed_speedup_median"] = float(np.median(speedups)) if speedups else None

@@ -58,18 +58,27 @@ COINCIDENT_RTOL = 1e-12
 
 def coincident_groups(K_MM) -> np.ndarray:
     """Group label of each point; equal labels mean phi(x_i) = phi(x_j). Shape (n,)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     K_MM = np.asarray(K_MM, dtype=float)
     n = K_MM.shape[0]
     diag = np.diag(K_MM)
     d2 = diag[:, None] + diag[None, :] - 2.0 * K_MM
-    i, j = np.nonzero(np.triu(d2 <= COINCIDENT_RTOL * float(np.max(diag, initial=1.0)), k=1))
-    if i.size == 0:
-        return np.arange(n)
-    graph = coo_matrix((np.ones(i.size), (i, j)), shape=(n, n))
-    return connected_components(graph, directed=False)[1]
+    close = d2 <= COINCIDENT_RTOL * float(np.max(diag, initial=1.0))
+    np.fill_diagonal(close, False)
+    labels = np.arange(n)
+    if not close.any():
+        return labels
+    # Union-find over the (few) coincident pairs.
+    def root(x):
+        while labels[x] != x:
+            labels[x] = labels[labels[x]]
+            x = labels[x]
+        return x
+
+    for a, b in zip(*np.nonzero(np.triu(close, k=1))):
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            labels[max(ra, rb)] = min(ra, rb)
+    return np.array([root(x) for x in range(n)])
 
 
 def bordered_inverse(K_MM) -> BorderedInverse:
@@ -82,15 +91,14 @@ def bordered_inverse(K_MM) -> BorderedInverse:
     K_MM = np.asarray(K_MM, dtype=float)
     n_star = K_MM.shape[0]
     groups = coincident_groups(K_MM)
-    _, rep = np.unique(groups, return_index=True)
+    _, rep, counts = np.unique(groups, return_index=True, return_counts=True)
     rep = np.sort(rep)
     rep_index = np.full(n_star, -1)
     rep_index[rep] = np.arange(rep.size)
     twin = np.full(n_star, -1)
-    for g in np.unique(groups):
+    for g in np.flatnonzero(counts > 1):
         members = np.flatnonzero(groups == g)
-        if members.size > 1:
-            twin[members] = np.roll(members, 1)
+        twin[members] = np.roll(members, 1)
     K_RR = K_MM[np.ix_(rep, rep)]
     n = rep.size
     scale = float(np.max(np.diag(K_RR), initial=1.0))
@@ -131,7 +139,9 @@ def unconstrained_span2(model: WeightedSVM, K, inverse: BorderedInverse | None =
         # (Kt^-1)_pp = 1 / S_p^2 > 0; a non-positive value means no affine hull (n* = 1).
         s2[pos] = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), np.inf)
     s2[pos[fac.twin >= 0]] = 0.0
-    others = np.setdiff1d(np.arange(sv.shape[0]), pos)
+    is_inbound = np.zeros(sv.shape[0], dtype=bool)
+    is_inbound[pos] = True
+    others = np.flatnonzero(~is_inbound)
     if others.size:
         q = sv[others]
         V = np.vstack([K[np.ix_(R, q)], np.ones((1, q.size))])
