@@ -1,0 +1,111 @@
+"""Collecting chunk files into one rows file per experiment, and the MLflow summary run."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .schema import PROVENANCE_KEY, SchemaError, read_provenance, validate_rows, write_rows_atomic
+
+__all__ = ["collect_chunks", "rows_provenance", "tracking_overhead", "write_json_atomic", "log_summary"]
+
+log = logging.getLogger(__name__)
+
+
+def collect_chunks(chunks: Sequence[str | Path], output: str | Path) -> pa.Table:
+    """Concatenate chunk files (validated, in the given order) into ``output``; the provenance of
+    every chunk is kept, as a list, in the output's metadata."""
+    tables, prov = [], []
+    for path in chunks:
+        t = pq.read_table(path)
+        try:
+            validate_rows(t)
+        except SchemaError as exc:
+            raise SchemaError(f"{path}: {exc}") from None
+        tables.append(t.replace_schema_metadata(None))
+        p = read_provenance(path) or {}
+        p["file"] = str(path)
+        prov.append(p)
+    if not tables:
+        raise ValueError("no chunk files to collect")
+    table = pa.concat_tables(tables)
+    table = table.replace_schema_metadata({PROVENANCE_KEY: json.dumps({"chunks": prov}, sort_keys=True).encode()})
+    write_rows_atomic(table, output)
+    return table
+
+
+def rows_provenance(paths: Iterable[str | Path]) -> list[dict]:
+    """The per-chunk provenance records of one or more collected rows files."""
+    out = []
+    for p in paths:
+        meta = read_provenance(p) or {}
+        out.extend(meta.get("chunks", [meta] if meta else []))
+    return out
+
+
+def tracking_overhead(provenance: Iterable[dict]) -> dict:
+    """Share of the grid jobs' wall time spent in MLflow calls (summed over jobs)."""
+    wall = tracking = compute = 0.0
+    jobs = 0
+    for p in provenance:
+        if "wall_s" in p:
+            jobs += 1
+            wall += float(p["wall_s"])
+            tracking += float(p.get("tracking_s") or 0.0)
+            compute += float(p.get("compute_s") or 0.0)
+    return {"jobs": jobs, "wall_s": wall, "tracking_s": tracking, "compute_s": compute,
+            "tracking_share": tracking / wall if wall > 0 else float("nan")}
+
+
+def write_json_atomic(obj, path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, indent=2, sort_keys=True, default=str)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def log_summary(tracking_uri: str, artifact_root: str | None, prefix: str, config_hash: str,
+                rows: Sequence[str | Path], artifacts: Sequence[str | Path]) -> dict:
+    """Log (or replace) the study's summary run: tables and figures as artifacts, the grid's size and
+    tracking overhead as metrics. Idempotent: earlier summary runs of the study are deleted first."""
+    from . import provenance
+    from .schema import read_rows
+    from .tracking import KIND, Tracker, experiment_name
+
+    tracker = Tracker(tracking_uri, artifact_root)
+    eid = tracker.experiment_id(experiment_name(prefix, "summary"))
+    removed = tracker.delete_runs(tracker.search(eid, f"tags.`{KIND}` = 'summary'"))
+    prov = rows_provenance(rows)
+    overhead = tracking_overhead(prov)
+    df = read_rows(rows) if rows else None
+    metrics = {"n_jobs": overhead["jobs"], "n_models": 0 if df is None else len(df),
+               "grid_wall_s": overhead["wall_s"], "grid_tracking_s": overhead["tracking_s"],
+               "tracking_share": overhead["tracking_share"]}
+    params = {"config_hash": config_hash}
+    if df is not None:
+        for exp, sub in df.groupby("experiment"):
+            metrics[f"n_models.{exp}"] = len(sub)
+            params[f"datasets.{exp}"] = ",".join(dict.fromkeys(sub["dataset"]))[:500]
+    run_id = tracker.create_run(eid, run_name=f"{prefix}/summary",
+                                tags={KIND: "summary", "config_hash": config_hash,
+                                      "code_version": provenance.code_version()},
+                                params=params, metrics=metrics)
+    for f in artifacts:
+        f = Path(f)
+        sub = "tables" if f.parent.name == "tables" else "figures" if f.parent.name == "figures" else None
+        tracker.log_artifacts(run_id, [f], sub)
+    tracker.terminate(run_id, "FINISHED")
+    log.info("summary run %s (%d artifacts; replaced %d earlier summary runs)", run_id, len(artifacts), removed)
+    return {"run_id": run_id, "experiment": experiment_name(prefix, "summary"), "tracking_uri": tracking_uri,
+            "config_hash": config_hash, **{k: v for k, v in metrics.items()}, "logged_at": time.time()}

@@ -1,0 +1,178 @@
+"""Figures of the study (seaborn), from the parquet rows alone; each saved as PNG and PDF.
+
+- Experiment 3: for a data set and one hyperparameter, the test error and every estimator against
+  that hyperparameter, the others fixed at the minimum-test-error model (values averaged over the
+  replicates); each curve's minimum is marked.
+- Experiment 6: mean time per model of the span-rule and of 5-fold CV vs l (log scale), one panel per
+  d; mean n* and n vs l, one panel per d.
+- Span-rule vs exact LOO: one point per model with exact LOO.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .schema import ESTIMATORS, HYPERPARAMETERS
+
+__all__ = ["exp3_curves", "exp6_time", "exp6_sv", "loo_vs_span_rule", "PARAM_LABELS"]
+
+PARAM_LABELS = {"log2_C_plus": "log2 C+", "log2_C_minus": "log2 C-", "A": "A", "B": "B", "log2_C": "log2 C"}
+CURVE_LABELS = {"test_error": "Test error", "span_rule": "Span-rule", "span_bound": "Span bound",
+                "cv5": "5-fold CV", "xi_alpha": "xi-alpha bound", "sv_bound": "SV bound",
+                "loo_exact": "Exact LOO"}
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    sns.set_theme(style="whitegrid", context="paper")
+    return plt, sns
+
+
+def _save(fig, outputs: Sequence[str | Path], dpi: int) -> None:
+    for out in outputs:
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        kwargs = {"metadata": {"CreationDate": None}} if out.suffix == ".pdf" else {"metadata": {"Software": None}}
+        fig.savefig(out, dpi=dpi, bbox_inches="tight", **kwargs)
+
+
+def exp3_curves(df: pd.DataFrame, dataset: str, param: str, outputs: Sequence[str | Path], dpi: int = 150):
+    """Curves of the test error and of each estimator against ``param`` for ``dataset``."""
+    plt, sns = _plt()
+    sub = df[df["dataset"] == dataset]
+    if sub.empty:
+        raise ValueError(f"no rows for data set {dataset!r}")
+    hp = list(HYPERPARAMETERS[sub["weighting"].iloc[0]])
+    if param not in hp:
+        raise ValueError(f"{param!r} is not a hyperparameter of {dataset!r} (one of {hp})")
+    quantities = ["test_error", *ESTIMATORS]
+    agg = sub.groupby(hp, sort=True)[quantities].mean().reset_index()
+    best = agg.loc[agg["test_error"].idxmin()]
+    mask = np.ones(len(agg), dtype=bool)
+    for other in hp:
+        if other != param:
+            mask &= np.isclose(agg[other].to_numpy(dtype=float), float(best[other]))
+    curve = agg[mask].sort_values(param)
+    long = curve.melt(id_vars=[param], value_vars=quantities, var_name="quantity", value_name="value")
+    long = long[np.isfinite(long["value"].to_numpy(dtype=float))]
+    # keep an estimator only where it is known along the whole curve
+    counts = long.groupby("quantity")["value"].size()
+    keep = [q for q in quantities if counts.get(q, 0) == len(curve)]
+    long = long[long["quantity"].isin(keep)].copy()
+    # the span bound can exceed 1 by far: keep the axis on the other curves and say when it is clipped
+    others = long.loc[long["quantity"] != "span_bound", "value"]
+    top = min(1.05, max(0.05, 1.1 * float(others.max()) if len(others) else 1.05))
+    labels = dict(CURVE_LABELS)
+    if "span_bound" in keep and float(curve["span_bound"].max()) > top:
+        labels["span_bound"] = f"Span bound (clipped at {top:.2f})"
+    long["quantity"] = long["quantity"].map(labels)
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    palette = dict(zip([labels[q] for q in quantities], sns.color_palette("tab10", len(quantities))))
+    sns.lineplot(data=long, x=param, y="value", hue="quantity", style="quantity", markers=True, dashes=False,
+                 palette=palette, ax=ax)
+    for q in keep:
+        vals = curve[q].to_numpy(dtype=float)
+        i = int(np.argmin(vals))
+        ax.scatter([curve[param].iloc[i]], [min(vals[i], top)], s=120, marker="*", color=palette[labels[q]],
+                   edgecolor="black", linewidths=0.6, zorder=5, clip_on=False)
+    fixed = ", ".join(f"{PARAM_LABELS[o]} = {best[o]:g}" for o in hp if o != param)
+    ax.set_title(f"{dataset}: estimators vs {PARAM_LABELS[param]} ({fixed}; stars: minima)")
+    ax.set_xlabel(PARAM_LABELS[param])
+    ax.set_ylabel("error (fraction of l; test error: of the test set)")
+    ax.set_ylim(bottom=0, top=top)
+    ax.legend(title=None, fontsize="small")
+    _save(fig, outputs, dpi)
+    plt.close(fig)
+
+
+def _exp6_frame(df: pd.DataFrame) -> pd.DataFrame:
+    if df.empty:
+        raise ValueError("no Experiment 6 rows")
+    return df.groupby(["d", "l"], sort=True).agg(
+        t_span_rule=("t_span_rule", "mean"), t_cv=("t_cv", "mean"), t_train=("t_train", "mean"),
+        n_inbound=("n_inbound", "mean"), n_sv=("n_sv", "mean")).reset_index()
+
+
+def _panels(plt, n: int):
+    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.6), squeeze=False, sharey=True)
+    return fig, axes[0]
+
+
+def exp6_time(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """Mean time per model of the span-rule and of 5-fold CV (and training) vs l, one panel per d."""
+    plt, sns = _plt()
+    agg = _exp6_frame(df)
+    ds = sorted(agg["d"].unique())
+    fig, axes = _panels(plt, len(ds))
+    labels = {"t_span_rule": "Span-rule", "t_cv": "5-fold CV", "t_train": "Training"}
+    for ax, d in zip(axes, ds):
+        long = agg[agg["d"] == d].melt(id_vars=["l"], value_vars=list(labels), var_name="what", value_name="s")
+        long["what"] = long["what"].map(labels)
+        sns.lineplot(data=long, x="l", y="s", hue="what", style="what", markers=True, dashes=False, ax=ax)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"d = {d}")
+        ax.set_xlabel("training size l")
+        ax.set_ylabel("mean time per model (s)")
+        ax.legend(title=None, fontsize="small")
+    fig.suptitle("Experiment 6: span-rule vs 5-fold CV cost (one thread)")
+    fig.tight_layout()
+    _save(fig, outputs, dpi)
+    plt.close(fig)
+
+
+def exp6_sv(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """Mean n* (in-bound SVs) and n (SVs) vs l, one panel per d."""
+    plt, sns = _plt()
+    agg = _exp6_frame(df)
+    ds = sorted(agg["d"].unique())
+    fig, axes = _panels(plt, len(ds))
+    labels = {"n_inbound": "n* (in-bound SVs)", "n_sv": "n (SVs)"}
+    for ax, d in zip(axes, ds):
+        long = agg[agg["d"] == d].melt(id_vars=["l"], value_vars=list(labels), var_name="what", value_name="count")
+        long["what"] = long["what"].map(labels)
+        sns.lineplot(data=long, x="l", y="count", hue="what", style="what", markers=True, dashes=False, ax=ax)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"d = {d}")
+        ax.set_xlabel("training size l")
+        ax.set_ylabel("mean count per model")
+        ax.legend(title=None, fontsize="small")
+    fig.suptitle("Experiment 6: support vectors")
+    fig.tight_layout()
+    _save(fig, outputs, dpi)
+    plt.close(fig)
+
+
+def loo_vs_span_rule(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """Span-rule vs exact LOO error (%), one point per model where exact LOO was computed."""
+    plt, sns = _plt()
+    sub = df[np.isfinite(df["loo_exact"].to_numpy(dtype=float))].copy()
+    fig, ax = plt.subplots(figsize=(5.0, 4.6))
+    if sub.empty:
+        ax.text(0.5, 0.5, "no model with exact LOO\n(loo.fraction = 0 or training sets too large)",
+                ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+    else:
+        sub["Exact LOO (%)"] = 100 * sub["loo_exact"]
+        sub["Span-rule (%)"] = 100 * sub["span_rule"]
+        sns.scatterplot(data=sub, x="Exact LOO (%)", y="Span-rule (%)", hue="dataset", style="dataset",
+                        alpha=0.7, ax=ax)
+        hi = float(max(sub["Exact LOO (%)"].max(), sub["Span-rule (%)"].max(), 1.0)) * 1.05
+        ax.plot([0, hi], [0, hi], color="grey", lw=1, ls="--", zorder=0)
+        ax.set_xlim(0, hi)
+        ax.set_ylim(0, hi)
+        agree = np.mean(np.abs(sub["span_rule"] - sub["loo_exact"]) < 0.5 / sub["l"])
+        ax.set_title(f"Span-rule vs exact LOO ({len(sub)} models, {100 * agree:.0f}% identical)")
+        ax.legend(title=None, fontsize="small")
+    _save(fig, outputs, dpi)
+    plt.close(fig)

@@ -1,0 +1,191 @@
+"""The one results schema: one parquet row per trained model.
+
+Every chunk file written by a grid job, the per-experiment ``rows.parquet`` built from them, and
+every table or figure read from them go through :data:`ROW_SCHEMA` (writing) and
+:func:`validate_rows` (reading).  Columns that do not apply to a row (``A``, ``B``, ``log2_C`` for class
+weights; ``log2_C_plus``, ``log2_C_minus`` for sigmoid weights; ``loo_exact``/``t_loo`` where exact
+leave-one-out was not computed) hold NaN.
+
+Provenance that is the same for every row of a file (code version, config hash, data checksums,
+machine, library versions) is stored once, as JSON in the parquet schema's key-value metadata under
+:data:`PROVENANCE_KEY`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = [
+    "ROW_SCHEMA",
+    "COLUMNS",
+    "HYPERPARAMETERS",
+    "ESTIMATORS",
+    "TIMINGS",
+    "COUNTS",
+    "PROVENANCE_KEY",
+    "SchemaError",
+    "rows_to_table",
+    "validate_rows",
+    "write_rows_atomic",
+    "read_rows",
+    "read_provenance",
+]
+
+PROVENANCE_KEY = b"wsvm_span.provenance"
+
+#: hyperparameter columns, per weighting scheme
+HYPERPARAMETERS: dict[str, tuple[str, ...]] = {
+    "class": ("log2_C_plus", "log2_C_minus"),
+    "sigmoid": ("A", "B", "log2_C"),
+}
+#: estimator columns (fractions of l; span_bound may exceed 1)
+ESTIMATORS: tuple[str, ...] = ("span_rule", "span_bound", "cv5", "xi_alpha", "sv_bound", "loo_exact")
+#: per-model timings, seconds
+TIMINGS: tuple[str, ...] = ("t_train", "t_span_rule", "t_span_bound", "t_cv", "t_loo")
+#: integer counts per model
+COUNTS: tuple[str, ...] = ("n_sv", "n_inbound", "n_bounded", "n_empty_lambda", "n_qp")
+
+_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("experiment", pa.string()),
+    ("dataset", pa.string()),
+    ("weighting", pa.string()),
+    ("seed", pa.int64()),
+    ("realization", pa.int64()),
+    ("log2_C_plus", pa.float64()),
+    ("log2_C_minus", pa.float64()),
+    ("A", pa.float64()),
+    ("B", pa.float64()),
+    ("log2_C", pa.float64()),
+    ("gamma", pa.float64()),
+    ("engine", pa.string()),
+    ("qp_solver", pa.string()),
+    ("test_error", pa.float64()),
+    *[(name, pa.float64()) for name in ESTIMATORS],
+    *[(name, pa.int64()) for name in COUNTS],
+    *[(name, pa.float64()) for name in TIMINGS],
+    ("l", pa.int64()),
+    ("d", pa.int64()),
+    ("model_index", pa.int64()),
+    ("chunk", pa.int64()),
+]
+
+ROW_SCHEMA: pa.Schema = pa.schema([pa.field(n, t, nullable=False) for n, t in _FIELDS])
+COLUMNS: tuple[str, ...] = tuple(ROW_SCHEMA.names)
+
+_STRING_COLUMNS = {f.name for f in ROW_SCHEMA if pa.types.is_string(f.type)}
+_INT_COLUMNS = {f.name for f in ROW_SCHEMA if pa.types.is_integer(f.type)}
+
+
+class SchemaError(ValueError):
+    """Rows that do not match :data:`ROW_SCHEMA`."""
+
+
+def rows_to_table(rows: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any] | None = None) -> pa.Table:
+    """Build a pyarrow table with exactly :data:`ROW_SCHEMA` from dict rows (missing floats -> NaN)."""
+    rows = list(rows)
+    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    for i, row in enumerate(rows):
+        unknown = set(row) - set(COLUMNS)
+        if unknown:
+            raise SchemaError(f"row {i}: unknown column(s) {sorted(unknown)}")
+        for name in COLUMNS:
+            value = row.get(name)
+            if value is None:
+                if name in _STRING_COLUMNS or name in _INT_COLUMNS:
+                    raise SchemaError(f"row {i}: column {name!r} is required")
+                value = float("nan")
+            elif name in _INT_COLUMNS:
+                value = int(value)
+            elif name not in _STRING_COLUMNS:
+                value = float(value)
+            columns[name].append(value)
+    table = pa.Table.from_pydict(columns, schema=ROW_SCHEMA)
+    if provenance is not None:
+        table = table.replace_schema_metadata({PROVENANCE_KEY: json.dumps(provenance, sort_keys=True).encode()})
+    return table
+
+
+def validate_rows(table: pa.Table | Any) -> None:
+    """Raise :class:`SchemaError` unless ``table`` (pyarrow table or DataFrame) has exactly the row schema."""
+    if not isinstance(table, pa.Table):
+        names = list(table.columns)
+        if names != list(COLUMNS):
+            missing = [c for c in COLUMNS if c not in names]
+            extra = [c for c in names if c not in COLUMNS]
+            raise SchemaError(f"columns differ from the results schema: missing {missing}, extra {extra}")
+        table = pa.Table.from_pandas(table, schema=ROW_SCHEMA, preserve_index=False)
+    got = table.schema.remove_metadata()
+    if not got.equals(ROW_SCHEMA):
+        diffs = []
+        for field in ROW_SCHEMA:
+            idx = got.get_field_index(field.name)
+            if idx < 0:
+                diffs.append(f"missing {field.name}")
+            elif got.field(idx).type != field.type:
+                diffs.append(f"{field.name}: {got.field(idx).type} != {field.type}")
+        extra = [n for n in got.names if n not in COLUMNS]
+        if extra:
+            diffs.append(f"extra {extra}")
+        if got.names != list(COLUMNS) and not diffs:
+            diffs.append("column order differs")
+        raise SchemaError("parquet rows do not match the results schema: " + "; ".join(diffs or ["nullability"]))
+    for name in _STRING_COLUMNS | _INT_COLUMNS:
+        if table.column(name).null_count:
+            raise SchemaError(f"column {name!r} has nulls")
+
+
+def write_rows_atomic(table: pa.Table, path: str | os.PathLike) -> Path:
+    """Write ``table`` to ``path`` atomically: a temporary file in the same folder, fsync, os.replace.
+
+    A process that dies mid-write leaves no file at ``path`` (at most a ``.tmp`` file that is never
+    read and is overwritten by the next attempt's own temporary name)."""
+    validate_rows(table)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            pq.write_table(table, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def read_rows(paths: str | os.PathLike | Iterable[str | os.PathLike]):
+    """Read one or more parquet files of rows into a pandas DataFrame, validating each."""
+    import pandas as pd
+
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    frames = []
+    for p in paths:
+        table = pq.read_table(p)
+        try:
+            validate_rows(table)
+        except SchemaError as exc:
+            raise SchemaError(f"{p}: {exc}") from None
+        frames.append(table.to_pandas())
+    if not frames:
+        return pa.Table.from_pylist([], schema=ROW_SCHEMA).to_pandas()
+    return pd.concat(frames, ignore_index=True)
+
+
+def read_provenance(path: str | os.PathLike) -> Any:
+    """The provenance JSON stored in a parquet file's metadata (None when absent)."""
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(PROVENANCE_KEY)
+    return json.loads(raw) if raw else None

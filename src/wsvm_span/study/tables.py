@@ -1,0 +1,387 @@
+"""Tables 2-6 of the study (and two extra views), computed from the parquet rows alone.
+
+Every table is written three ways under ``results/tables/``: ``<name>.csv`` (numbers, machine
+readable: a mean column and a ``_sd`` column per quantity), ``<name>.md`` and ``<name>.tex`` (the same
+numbers formatted as "mean +- sd", a caption that names the tie rule and the units, a footer).
+With one replicate (seed, realization) per data set the sd is empty and only the mean is shown.
+
+Selection (method.md section 6): for each data set and replicate, every estimator selects the models
+attaining its minimum over the grid; the reported test error of the selection is the worst (default),
+best or median test error among those tied models (the tie rule).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "SELECTION_ESTIMATORS",
+    "LABELS",
+    "TableResult",
+    "select_test_error",
+    "table_selection",
+    "table_rmse",
+    "table_counts",
+    "table_timings",
+    "table_exp6",
+    "table_loo",
+    "build_table",
+    "write_table",
+    "TABLES",
+]
+
+#: estimators of Tables 2 and 3, in column order
+SELECTION_ESTIMATORS = ("span_rule", "span_bound", "cv5", "xi_alpha", "sv_bound", "loo_exact")
+RMSE_ESTIMATORS = ("span_rule", "cv5", "xi_alpha", "loo_exact")
+LABELS = {
+    "span_rule": "Span-rule",
+    "span_bound": "Span bound",
+    "cv5": "5-fold CV",
+    "xi_alpha": "xi-alpha bound",
+    "sv_bound": "SV bound",
+    "loo_exact": "Exact LOO",
+    "min_error": "Min. error",
+    "n_empty_lambda": "k (empty Lambda_p)",
+    "n_inbound": "n* (in-bound SVs)",
+    "n_sv": "n (SVs)",
+    "t_span_rule": "Span-rule",
+    "t_cv": "5-fold CV",
+    "t_train": "Training",
+    "t_span_bound": "Span bound",
+    "t_loo": "Exact LOO",
+    "cv_over_span_rule": "CV / span-rule",
+    "agree_pct": "Agree (%)",
+    "mean_abs_diff": "Mean |diff|",
+    "max_abs_diff": "Max |diff|",
+    "mean_diff": "Mean diff",
+}
+_LATEX_LABELS = {
+    "xi_alpha": r"$\xi\alpha$ bound",
+    "n_empty_lambda": r"$k$ (empty $\Lambda_p$)",
+    "n_inbound": r"$n^*$",
+    "n_sv": r"$n$",
+}
+TIE_RULES: dict[str, Callable[[np.ndarray], float]] = {
+    "worst": lambda e: float(np.max(e)),
+    "best": lambda e: float(np.min(e)),
+    "median": lambda e: float(np.median(e)),
+}
+REPLICATE = ["seed", "realization"]
+
+
+@dataclass
+class TableResult:
+    """A table: numbers (``data``: one row per data set, ``<col>`` and ``<col>_sd``) plus how to show them."""
+
+    name: str
+    data: pd.DataFrame
+    columns: list[str]  # value columns shown (each with an optional _sd)
+    caption: str
+    footer: list[str] = field(default_factory=list)
+    decimals: int = 2
+    key_columns: list[str] = field(default_factory=lambda: ["dataset"])
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def select_test_error(values: np.ndarray, test_error: np.ndarray, tie_rule: str = "worst",
+                      rtol: float = 1e-9, atol: float = 1e-12) -> float:
+    """Test error of the model selected by ``values`` (argmin) under the tie rule; NaN when any value
+    is missing (an estimator not computed for every model cannot select)."""
+    values = np.asarray(values, dtype=float)
+    test_error = np.asarray(test_error, dtype=float)
+    if values.size == 0 or not np.all(np.isfinite(values)):
+        return math.nan
+    best = values.min()
+    tied = np.isclose(values, best, rtol=rtol, atol=atol)
+    return TIE_RULES[tie_rule](test_error[tied])
+
+
+def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
+    arr = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
+    if arr.size == 0:
+        return math.nan, math.nan
+    return float(arr.mean()), float(arr.std(ddof=1)) if arr.size > 1 else math.nan
+
+
+def _datasets(df: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(df["dataset"]))  # order of first appearance (= config order)
+
+
+def _replicates(sub: pd.DataFrame):
+    return sub.groupby(REPLICATE, sort=True)
+
+
+def _complete(sub: pd.DataFrame, col: str) -> bool:
+    return bool(len(sub)) and bool(np.all(np.isfinite(sub[col].to_numpy(dtype=float))))
+
+
+# ------------------------------------------------------------------------------------------- tables
+def table_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "table2",
+                    title: str = "") -> TableResult:
+    """Tables 2 and 3: test error (%) of the model selected by each estimator, and the minimum."""
+    out = []
+    for ds in _datasets(df):
+        sub = df[df["dataset"] == ds]
+        per: dict[str, list[float]] = {c: [] for c in (*SELECTION_ESTIMATORS, "min_error")}
+        loo_complete = True
+        for _, rep in _replicates(sub):
+            te = rep["test_error"].to_numpy(dtype=float)
+            for est in SELECTION_ESTIMATORS:
+                per[est].append(100 * select_test_error(rep[est].to_numpy(dtype=float), te, tie_rule))
+            per["min_error"].append(100 * float(te.min()))
+            loo_complete &= _complete(rep, "loo_exact")
+        row = {"dataset": ds, "experiment": sub["experiment"].iloc[0], "l": int(sub["l"].iloc[0]),
+               "n_models": int(len(sub) // max(1, sub.groupby(REPLICATE).ngroups)),
+               "n_replicates": int(sub.groupby(REPLICATE).ngroups), "tie_rule": tie_rule,
+               "n_loo": int(np.isfinite(sub["loo_exact"].to_numpy(dtype=float)).sum())}
+        for col, vals in per.items():
+            if col == "loo_exact" and not loo_complete:
+                vals = []
+            row[col], row[f"{col}_sd"] = _mean_sd(vals)
+        out.append(row)
+    caption = (f"{title}Test error (%) of the model selected by each estimator (tie rule: {tie_rule} test "
+               f"error among the models attaining an estimator's minimum) and the minimum test error over "
+               f"the grid. Exact LOO is shown only where it was computed for every model.")
+    return TableResult(name, pd.DataFrame(out), [*SELECTION_ESTIMATORS, "min_error"], caption)
+
+
+def table_rmse(df: pd.DataFrame, name: str = "table4") -> TableResult:
+    """Table 4: RMSE (percentage points) between each estimator and the test error over all models."""
+    out = []
+    for ds in _datasets(df):
+        sub = df[df["dataset"] == ds]
+        per: dict[str, list[float]] = {c: [] for c in RMSE_ESTIMATORS}
+        for _, rep in _replicates(sub):
+            te = rep["test_error"].to_numpy(dtype=float)
+            for est in RMSE_ESTIMATORS:
+                v = rep[est].to_numpy(dtype=float)
+                per[est].append(100 * float(np.sqrt(np.mean((v - te) ** 2))) if _complete(rep, est) else math.nan)
+        row = {"dataset": ds, "experiment": sub["experiment"].iloc[0], "l": int(sub["l"].iloc[0]),
+               "n_models": int(len(sub) // max(1, sub.groupby(REPLICATE).ngroups)),
+               "n_replicates": int(sub.groupby(REPLICATE).ngroups)}
+        for col, vals in per.items():
+            row[col], row[f"{col}_sd"] = _mean_sd(vals) if not any(math.isnan(v) for v in vals) else (math.nan, math.nan)
+        out.append(row)
+    caption = ("RMSE (percentage points) between each estimator's value and the test error over all models "
+               "of a data set (the span bound is excluded: it is not bounded by 1). Exact LOO only where it "
+               "was computed for every model.")
+    return TableResult(name, pd.DataFrame(out), list(RMSE_ESTIMATORS), caption)
+
+
+def table_counts(df: pd.DataFrame, name: str = "table5") -> TableResult:
+    """Table 5: mean +- sd over all models of k (empty Lambda_p), n* and n."""
+    out = []
+    for ds in _datasets(df):
+        sub = df[df["dataset"] == ds]
+        row = {"dataset": ds, "experiment": sub["experiment"].iloc[0], "l": int(sub["l"].iloc[0]),
+               "n_models": int(len(sub))}
+        for col in ("n_empty_lambda", "n_inbound", "n_sv"):
+            v = sub[col].to_numpy(dtype=float)
+            row[col] = float(v.mean())
+            row[f"{col}_sd"] = float(v.std(ddof=1)) if v.size > 1 else math.nan
+        out.append(row)
+    caption = ("Mean +- sd over all models (all grid points and replicates) of the number of in-bound SVs "
+               "with empty Lambda_p (Lemma 1 fails), of in-bound SVs n* and of all SVs n.")
+    return TableResult(name, pd.DataFrame(out), ["n_empty_lambda", "n_inbound", "n_sv"], caption, decimals=1)
+
+
+def table_timings(df: pd.DataFrame, provenance: Iterable[Mapping] = (), name: str = "table6") -> TableResult:
+    """Table 6: mean time per model (ms, one thread) of the span-rule, 5-fold CV, training, span bound
+    (and exact LOO over the models that have it)."""
+    out = []
+    cols = ["t_span_rule", "t_cv", "t_train", "t_span_bound", "t_loo"]
+    for ds in _datasets(df):
+        sub = df[df["dataset"] == ds]
+        row = {"dataset": ds, "experiment": sub["experiment"].iloc[0], "l": int(sub["l"].iloc[0]),
+               "n_models": int(len(sub))}
+        for col in cols:
+            v = 1000 * sub[col].to_numpy(dtype=float)
+            v = v[np.isfinite(v)]
+            row[col] = float(v.mean()) if v.size else math.nan
+            row[f"{col}_sd"] = float(v.std(ddof=1)) if v.size > 1 else math.nan
+        row["cv_over_span_rule"] = (row["t_cv"] / row["t_span_rule"]) if row["t_span_rule"] > 0 else math.nan
+        row["cv_over_span_rule_sd"] = math.nan
+        out.append(row)
+    caption = ("Mean +- sd time per model (milliseconds, one processor: one thread for LIBSVM, BLAS and the "
+               "QP solver) to compute the span-rule (all S_p), to run 5-fold CV, to train, and to compute the "
+               "span bound; exact LOO over the models where it was computed. Last column: CV time / "
+               "span-rule time.")
+    return TableResult(name, pd.DataFrame(out), [*cols, "cv_over_span_rule"], caption,
+                       footer=_environment_footer(provenance), decimals=2)
+
+
+def _environment_footer(provenance: Iterable[Mapping]) -> list[str]:
+    machines, libs, solvers = {}, {}, set()
+    for p in provenance:
+        m = p.get("machine") or {}
+        key = f"{m.get('cpu', '?')} ({m.get('cpu_count', '?')} CPUs), {m.get('platform', '?')}, Python {m.get('python', '?')}"
+        machines[key] = None
+        lv = p.get("library_versions") or {}
+        libs[", ".join(f"{k} {v}" for k, v in sorted(lv.items()))] = None
+        solvers.update(p.get("qp_solver") or [])
+    lines = [f"Machine: {k}" for k in machines] or ["Machine: unknown"]
+    lines += [f"Libraries: {k}" for k in libs]
+    if solvers:
+        lines.append(f"QP solver: {', '.join(sorted(solvers))}")
+    return lines
+
+
+def table_exp6(df: pd.DataFrame, name: str = "exp6_summary") -> TableResult:
+    """Experiment 6: mean time per model (ms) of span-rule, 5-fold CV and training, and mean n*, n,
+    per (d, l) of the synthetic sets."""
+    out = []
+    for (d, l), sub in df.groupby(["d", "l"], sort=True):
+        row = {"dataset": sub["dataset"].iloc[0], "d": int(d), "l": int(l), "n_models": int(len(sub))}
+        for col in ("t_span_rule", "t_cv", "t_train"):
+            v = 1000 * sub[col].to_numpy(dtype=float)
+            row[col], row[f"{col}_sd"] = float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else math.nan
+        for col in ("n_inbound", "n_sv"):
+            v = sub[col].to_numpy(dtype=float)
+            row[col], row[f"{col}_sd"] = float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else math.nan
+        out.append(row)
+    caption = ("Experiment 6 (synthetic ringnorm variant): mean +- sd over models of the time per model "
+               "(milliseconds, one thread) of the span-rule, 5-fold CV and training, and of n* and n, per "
+               "dimension d and training size l.")
+    return TableResult(name, pd.DataFrame(out), ["t_span_rule", "t_cv", "t_train", "n_inbound", "n_sv"],
+                       caption, key_columns=["d", "l"])
+
+
+def table_loo(df: pd.DataFrame, name: str = "loo_agreement") -> TableResult:
+    """Span-rule vs exact LOO over the models where exact LOO was computed: how often they agree
+    (same number of LOO errors) and by how much they differ (percentage points)."""
+    out = []
+    for ds in _datasets(df):
+        sub = df[df["dataset"] == ds]
+        sub = sub[np.isfinite(sub["loo_exact"].to_numpy(dtype=float))]
+        l = int(df.loc[df["dataset"] == ds, "l"].iloc[0])
+        row = {"dataset": ds, "experiment": df.loc[df["dataset"] == ds, "experiment"].iloc[0], "l": l,
+               "n_models": int(len(sub))}
+        if len(sub):
+            diff = sub["span_rule"].to_numpy(dtype=float) - sub["loo_exact"].to_numpy(dtype=float)
+            row["agree_pct"] = 100 * float(np.mean(np.abs(diff) < 0.5 / l))
+            row["mean_abs_diff"] = 100 * float(np.mean(np.abs(diff)))
+            row["max_abs_diff"] = 100 * float(np.max(np.abs(diff)))
+            row["mean_diff"] = 100 * float(np.mean(diff))
+        else:
+            row.update(agree_pct=math.nan, mean_abs_diff=math.nan, max_abs_diff=math.nan, mean_diff=math.nan)
+        for c in ("agree_pct", "mean_abs_diff", "max_abs_diff", "mean_diff"):
+            row[f"{c}_sd"] = math.nan
+        out.append(row)
+    caption = ("Span-rule vs exact leave-one-out error over the models with exact LOO: share of models where "
+               "both count the same errors (%), mean and max absolute difference and mean signed difference "
+               "(span-rule - LOO, percentage points).")
+    return TableResult(name, pd.DataFrame(out), ["agree_pct", "mean_abs_diff", "max_abs_diff", "mean_diff"],
+                       caption)
+
+
+#: table name -> (kind, experiments whose rows it reads)
+TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "table2": ("selection", ("exp1",)),
+    "table3": ("selection", ("exp2",)),
+    "table4": ("rmse", ("exp1", "exp2")),
+    "table5": ("counts", ("exp1", "exp2")),
+    "table6": ("timings", ("exp1", "exp2")),
+    "loo_agreement": ("loo", ("exp1", "exp2")),
+    "exp6_summary": ("exp6", ("exp6",)),
+}
+
+
+def build_table(name: str, df: pd.DataFrame, tie_rule: str = "worst",
+                provenance: Iterable[Mapping] = ()) -> TableResult:
+    kind = TABLES[name][0]
+    if kind == "selection":
+        title = "Experiment 1 (class weights C+/C-). " if name == "table2" else "Experiment 2 (sigmoid weights). "
+        return table_selection(df, tie_rule, name=name, title=title)
+    if kind == "rmse":
+        return table_rmse(df, name)
+    if kind == "counts":
+        return table_counts(df, name)
+    if kind == "timings":
+        return table_timings(df, provenance, name)
+    if kind == "loo":
+        return table_loo(df, name)
+    return table_exp6(df, name)
+
+
+# ------------------------------------------------------------------------------------------ writing
+def _fmt(mean: float, sd: float, decimals: int, pm: str) -> str:
+    if mean is None or not np.isfinite(mean):
+        return "-"
+    s = f"{mean:.{decimals}f}"
+    if sd is not None and np.isfinite(sd):
+        s += f" {pm} {sd:.{decimals}f}"
+    return s
+
+
+def _display(t: TableResult, pm: str, latex: bool) -> tuple[list[str], list[list[str]]]:
+    headers = []
+    for k in t.key_columns:
+        headers.append({"dataset": "Data set", "d": "d", "l": "l"}.get(k, k))
+    if "l" not in t.key_columns:
+        headers.append("l")
+    for c in t.columns:
+        label = (_LATEX_LABELS.get(c) if latex else None) or LABELS.get(c, c)
+        headers.append(_latex_escape(label) if latex and c not in _LATEX_LABELS else label)
+    rows = []
+    for _, r in t.data.iterrows():
+        cells = [(_latex_escape(str(r[k])) if latex else str(r[k])) for k in t.key_columns]
+        if "l" not in t.key_columns:
+            cells.append(str(r["l"]))
+        for c in t.columns:
+            cells.append(_fmt(r.get(c), r.get(f"{c}_sd"), t.decimals, pm))
+        rows.append(cells)
+    return headers, rows
+
+
+def _latex_escape(s: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"),
+                 ("$", r"\$"), ("{", r"\{"), ("}", r"\}")):
+        s = s.replace(a, b)
+    return s
+
+
+def to_markdown(t: TableResult) -> str:
+    from tabulate import tabulate
+
+    headers, rows = _display(t, "±", latex=False)
+    body = tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True)
+    parts = [f"**{t.name}.** {t.caption}", "", body]
+    if t.footer:
+        parts += [""] + [f"- {line}" for line in t.footer]
+    return "\n".join(parts) + "\n"
+
+
+def to_latex(t: TableResult) -> str:
+    headers, rows = _display(t, r"$\pm$", latex=True)
+    spec = "l" * len(t.key_columns) + ("r" if "l" not in t.key_columns else "") + "r" * len(t.columns)
+    lines = [
+        r"\begin{table}[ht]",
+        r"\centering",
+        r"\caption{" + _latex_escape(t.caption).replace("+-", r"$\pm$") + "}",
+        r"\label{tab:" + t.name.replace("_", "-") + "}",
+        r"\begin{tabular}{" + spec + "}",
+        r"\toprule",
+        " & ".join(headers) + r" \\",
+        r"\midrule",
+        *[" & ".join(r) + r" \\" for r in rows],
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
+    if t.footer:
+        lines.append(r"\par\smallskip\footnotesize " + r" \\ ".join(_latex_escape(f) for f in t.footer))
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def write_table(t: TableResult, csv: str | Path, md: str | Path, tex: str | Path) -> None:
+    for p in (csv, md, tex):
+        Path(p).parent.mkdir(parents=True, exist_ok=True)
+    t.data.to_csv(csv, index=False)
+    Path(md).write_text(to_markdown(t), encoding="utf-8")
+    Path(tex).write_text(to_latex(t), encoding="utf-8")

@@ -1,0 +1,241 @@
+"""Config validation (schema + semantic checks), grid expansion and chunking, through the API and the CLI."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from wsvm_span.study import config as sc
+
+REPO = Path(__file__).resolve().parents[1]
+WSVM = Path(sys.executable).parent / "wsvm-span"
+
+
+def base_config() -> dict:
+    return {
+        "experiments": {
+            "exp1": {
+                "datasets": ["breast_cancer", "banana"],
+                "grid": {"log2_C_plus": {"start": -2, "stop": 6, "step": 4},
+                         "log2_C_minus": {"values": [0, 1]}},
+            },
+            "exp2": {
+                "datasets": ["parkinson_speech"],
+                "grid": {"A": {"values": [1, 5]}, "B": {"start": 0, "stop": 0.9, "step": 0.3},
+                         "log2_C": {"start": -6, "stop": 10, "step": 8}},
+            },
+            "exp6": {"d": [20, 40], "l": [128], "grid": {"log2_C_plus": {"values": [0]},
+                                                         "log2_C_minus": {"values": [0, 2]}}},
+        }
+    }
+
+
+def problems(cfg) -> str:
+    with pytest.raises(sc.ConfigError) as err:
+        sc.validate_config(cfg)
+    return str(err.value)
+
+
+def test_defaults_filled_and_hash_stable():
+    cfg = sc.validate_config(base_config())
+    assert cfg["tie_rule"] == "worst"
+    assert cfg["seeds"] == [0] and cfg["realizations"] == [1]
+    assert cfg["cv"] == {"folds": 5, "seed": 0}
+    assert cfg["experiments"]["exp2"]["sigma"] == 0.01
+    assert cfg["tracking"]["uri"] is None and cfg["tracking"]["enabled"] is True
+    h = sc.config_hash(cfg)
+    assert len(h) == 64 and h == sc.config_hash(copy.deepcopy(cfg))
+    cfg2 = copy.deepcopy(cfg)
+    cfg2["tie_rule"] = "best"
+    assert sc.config_hash(cfg2) != h
+
+
+def test_grid_expansion_and_points():
+    assert sc.expand_axis({"start": -6, "stop": 10, "step": 0.5}) == [-6 + 0.5 * i for i in range(33)]
+    assert sc.expand_axis({"start": 0.0, "stop": 0.9, "step": 0.1}) == [round(0.1 * i, 10) for i in range(10)]
+    assert sc.expand_axis({"start": 1, "stop": 10, "step": 3}) == [1, 4, 7, 10]
+    assert sc.expand_axis({"values": [3, -0.0]}) == [3.0, 0.0]
+    cfg = sc.validate_config(base_config())
+    axes = sc.grid_axes(cfg, "exp2")
+    assert list(axes) == ["A", "B", "log2_C"]
+    assert sc.grid_size(axes) == 2 * 4 * 3
+    # row-major, last axis fastest
+    assert sc.grid_point(axes, 0) == {"A": 1.0, "B": 0.0, "log2_C": -6.0}
+    assert sc.grid_point(axes, 1) == {"A": 1.0, "B": 0.0, "log2_C": 2.0}
+    assert sc.grid_point(axes, 3) == {"A": 1.0, "B": 0.3, "log2_C": -6.0}
+    assert sc.grid_point(axes, 23) == {"A": 5.0, "B": 0.9, "log2_C": 10.0}
+    with pytest.raises(IndexError):
+        sc.grid_point(axes, 24)
+
+
+def test_chunking_covers_each_grid_once_per_replicate():
+    raw = base_config()
+    raw.update(chunk_size=4, seeds=[0, 1], realizations=[1, 2])
+    cfg = sc.validate_config(raw)
+    jobs = sc.plan_jobs(cfg)
+    # banana is an IDA set: seeds x realizations; breast_cancer: seeds only
+    for ds, reps in [("banana", 4), ("breast_cancer", 2)]:
+        dj = [j for j in jobs if j.dataset == ds]
+        assert {(j.seed, j.realization) for j in dj} == set(sc.replicates(cfg, ds))
+        assert len(sc.replicates(cfg, ds)) == reps
+        for rep in sc.replicates(cfg, ds):
+            idx = sorted(i for j in dj if (j.seed, j.realization) == rep for i in range(j.model_start, j.model_stop))
+            assert idx == list(range(6))
+        chunks = [j.chunk for j in dj]
+        assert sorted(chunks) == list(range(len(dj)))  # global chunk ids, unique per data set
+    assert len({j.path for j in jobs}) == len(jobs)
+    assert all(j.path.startswith(f"results/{j.experiment}/{j.dataset}/{j.weighting}/chunk-") for j in jobs)
+    exp6 = [j for j in jobs if j.experiment == "exp6"]
+    assert {j.dataset for j in exp6} == {"ringnorm_d20_l128", "ringnorm_d40_l128"}
+    # per-experiment chunk size
+    raw["experiments"]["exp2"]["chunk_size"] = 100
+    cfg = sc.validate_config(raw)
+    assert len([j for j in sc.plan_jobs(cfg) if j.experiment == "exp2"]) == 2  # seeds 0,1 x 1 chunk
+
+
+def test_job_spec_is_json_and_independent_of_runtime_settings():
+    cfg = sc.validate_config(base_config())
+    job = sc.plan_jobs(cfg)[0]
+    spec = json.loads(job.spec_json)
+    assert spec["experiment"] == "exp1" and spec["models"] == [job.model_start, job.model_stop]
+    cfg2 = copy.deepcopy(cfg)
+    cfg2["tracking"]["uri"] = "http://elsewhere:5000"
+    cfg2["data"]["mirror"] = "https://example.org/mirror"
+    assert sc.plan_jobs(cfg2)[0].spec_json == job.spec_json
+
+
+def test_loo_selection_is_seeded_and_chunk_independent():
+    raw = base_config()
+    raw["loo"] = {"fraction": 0.25, "seed": 3}
+    cfg = sc.validate_config(raw)
+    sel = sc.loo_selection(cfg, "exp2", "parkinson_speech", 24)
+    assert len(sel) == 6 and sel == sc.loo_selection(cfg, "exp2", "parkinson_speech", 24)
+    raw["chunk_size"] = 5
+    cfg5 = sc.validate_config(raw)
+    from_chunks = {i for j in sc.plan_jobs(cfg5) if j.experiment == "exp2" for i in j.spec["loo_models"]}
+    assert from_chunks == set(sel)
+    raw["experiments"]["exp2"]["loo_fraction"] = 0
+    cfg0 = sc.validate_config(raw)
+    assert sc.loo_selection(cfg0, "exp2", "parkinson_speech", 24) == frozenset()
+    assert all(j.spec["loo"]["max_train_size"] == 0 for j in sc.plan_jobs(cfg0) if j.experiment == "exp2")
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda c: c["experiments"]["exp1"].update(datasets=["breast_cancer", "nosuchset"]),
+         "unknown data set 'nosuchset'; valid names: breast_cancer, mushrooms"),
+        (lambda c: c["experiments"]["exp1"]["grid"].update(log2_C_plus={"start": -6, "stop": 10, "step": -2}),
+         "experiments.exp1.grid.log2_C_plus: step must be positive (got -2)"),
+        (lambda c: c["experiments"]["exp1"]["grid"].update(log2_C_plus={"start": -6, "stop": 10, "step": 0}),
+         "step must be positive (got 0)"),
+        (lambda c: c["experiments"]["exp1"]["grid"].update(log2_C_minus={"start": 4, "stop": 1, "step": 1}),
+         "experiments.exp1.grid.log2_C_minus: empty grid: start (4) is greater than stop (1)"),
+        (lambda c: c["experiments"]["exp1"]["grid"].update(log2_C_minus={"values": []}),
+         "experiments.exp1.grid.log2_C_minus: empty grid"),
+        (lambda c: c["experiments"]["exp1"].update(datasets=[]), "experiments.exp1.datasets: empty"),
+        (lambda c: c["experiments"]["exp6"].update(l=[]), "experiments.exp6.l: empty grid"),
+        (lambda c: c["experiments"]["exp2"].update(datasets=["banana"]), "'banana' has no importance scores"),
+        (lambda c: c.update(tie_rule="random"), "tie_rule: 'random' is not one of ['worst', 'best', 'median']"),
+        (lambda c: c.update(chunk_size=0), "chunk_size: 0 is less than the minimum of 1"),
+        (lambda c: c.update(nonsense=1), "Additional properties are not allowed ('nonsense' was unexpected)"),
+        (lambda c: c["experiments"]["exp1"]["grid"].update(log2_C_plus={"start": 1, "values": [1]}),
+         "a grid axis needs either start, stop and step, or values"),
+        (lambda c: c.update(experiments={}), "experiments: {} should be non-empty"),
+        (lambda c: c.update(seeds=[]), "seeds: needs at least one seed"),
+    ],
+)
+def test_bad_configs_have_clear_messages(mutate, message):
+    cfg = base_config()
+    mutate(cfg)
+    assert message in problems(cfg)
+
+
+def test_all_problems_reported_at_once():
+    cfg = base_config()
+    cfg["experiments"]["exp1"]["datasets"] = ["foo"]
+    cfg["experiments"]["exp1"]["grid"]["log2_C_plus"]["step"] = -1
+    text = problems(cfg)
+    assert "unknown data set 'foo'" in text and "step must be positive" in text
+
+
+def test_synthetic_names_accepted():
+    cfg = base_config()
+    cfg["experiments"]["exp1"]["datasets"] = ["ringnorm_d7_l100"]
+    sc.validate_config(cfg)
+
+
+def test_runtime_settings(tmp_path, monkeypatch):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    (tmp_path / "mirror").mkdir()
+    raw = base_config()
+    raw["data"] = {"mirror": "mirror"}
+    rt = sc.runtime_settings(sc.validate_config(raw), tmp_path)
+    assert rt.tracking_uri == f"sqlite:///{tmp_path.resolve() / 'results' / 'mlflow.db'}"
+    assert rt.artifact_root == str(tmp_path.resolve() / "results" / "mlartifacts")
+    assert rt.data_mirror == str(tmp_path.resolve() / "mirror")
+    assert rt.data_dir == str(tmp_path.resolve() / "resources" / "data")
+    raw["data"] = {"mirror": "does-not-exist"}
+    assert sc.runtime_settings(sc.validate_config(raw), tmp_path).data_mirror is None
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://tracking.example:5000")
+    rt = sc.runtime_settings(sc.validate_config(raw), tmp_path)
+    assert rt.tracking_uri == "http://tracking.example:5000" and rt.artifact_root is None
+    raw["tracking"] = {"uri": "sqlite:///store/m.db"}
+    rt = sc.runtime_settings(sc.validate_config(raw), tmp_path)
+    assert rt.tracking_uri == f"sqlite:///{tmp_path.resolve() / 'store' / 'm.db'}"
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "paper.yaml", "test.yaml"])
+def test_shipped_configs_validate(name):
+    cfg = sc.load_config(REPO / "config" / name)
+    assert sc.plan_jobs(cfg)
+
+
+def test_paper_config_plans_the_full_study():
+    cfg = sc.load_config(REPO / "config" / "paper.yaml")
+    jobs = sc.plan_jobs(cfg)
+    assert len(sc.experiment_datasets(cfg, "exp1")) == 12
+    assert sc.experiment_datasets(cfg, "exp2") == ["parkinson_speech", "bank_marketing"]
+    assert len(sc.experiment_datasets(cfg, "exp6")) == 24
+    assert sc.grid_size(sc.grid_axes(cfg, "exp1")) == 33 * 33
+    assert sc.grid_size(sc.grid_axes(cfg, "exp2")) == 10 * 10 * 17
+    assert sum(j.n_models for j in jobs) == 12 * 1089 + 2 * 1700 + 24 * 1089
+
+
+# --------------------------------------------------------------------------------------------- CLI
+def _cli(*args, cwd=None):
+    return subprocess.run([str(WSVM), *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def test_cli_check_config_ok():
+    res = _cli("check-config", REPO / "config" / "test.yaml", "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["jobs"] == len(sc.plan_jobs(sc.load_config(REPO / "config" / "test.yaml")))
+    assert set(out["experiments"]) == {"exp1", "exp2", "exp6"}
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda c: c["experiments"]["exp1"].update(datasets=["nosuchset"]), "unknown data set 'nosuchset'"),
+        (lambda c: c["experiments"]["exp1"]["grid"].update(log2_C_plus={"values": []}), "empty grid"),
+        (lambda c: c["experiments"]["exp1"]["grid"]["log2_C_plus"].update(step=-1), "step must be positive"),
+    ],
+)
+def test_cli_rejects_bad_config(tmp_path, mutate, message):
+    cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    mutate(cfg)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    res = _cli("check-config", path)
+    assert res.returncode == 2
+    assert "config error" in res.stderr and message in res.stderr
+    assert "Traceback" not in res.stderr

@@ -1,0 +1,177 @@
+"""The results schema, atomic writes, and the tables/figures computed from hand-made rows."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from wsvm_span.study import figures
+from wsvm_span.study.schema import (
+    COLUMNS,
+    ROW_SCHEMA,
+    SchemaError,
+    read_provenance,
+    read_rows,
+    rows_to_table,
+    validate_rows,
+    write_rows_atomic,
+)
+from wsvm_span.study.tables import (
+    build_table,
+    select_test_error,
+    to_latex,
+    to_markdown,
+    write_table,
+)
+
+
+def make_rows(dataset="toy", experiment="exp1", n=3, seed=0, realization=1, l=50, rng=None) -> list[dict]:
+    rng = rng or np.random.default_rng(0)
+    rows = []
+    for i in range(n):
+        for j in range(n):
+            idx = i * n + j
+            base = dict(experiment=experiment, dataset=dataset, weighting="class", seed=seed,
+                        realization=realization, log2_C_plus=float(2 * i), log2_C_minus=float(2 * j),
+                        gamma=0.1, engine="sklearn", qp_solver="clarabel", l=l, d=10, model_index=idx, chunk=0)
+            vals = {k: float(rng.integers(0, 10)) / l for k in
+                    ("test_error", "span_rule", "span_bound", "cv5", "xi_alpha", "sv_bound", "loo_exact")}
+            vals.update(n_sv=int(rng.integers(5, 20)), n_inbound=int(rng.integers(0, 5)), n_bounded=3,
+                        n_empty_lambda=int(rng.integers(0, 2)), n_qp=1, t_train=0.01, t_span_rule=0.002,
+                        t_span_bound=0.003, t_cv=0.05, t_loo=0.2)
+            rows.append({**base, **vals})
+    return rows
+
+
+# ------------------------------------------------------------------------------------------ schema
+def test_schema_has_the_issue_columns():
+    required = ["experiment", "dataset", "weighting", "seed", "realization", "log2_C_plus", "log2_C_minus",
+                "A", "B", "log2_C", "gamma", "engine", "qp_solver", "test_error", "span_rule", "span_bound",
+                "cv5", "xi_alpha", "sv_bound", "loo_exact", "n_sv", "n_inbound", "n_bounded", "n_empty_lambda",
+                "t_train", "t_span_rule", "t_span_bound", "t_cv", "l", "d", "model_index", "chunk"]
+    assert set(required) <= set(COLUMNS)
+    assert ROW_SCHEMA.field("n_sv").type == pa.int64() and ROW_SCHEMA.field("cv5").type == pa.float64()
+
+
+def test_rows_roundtrip_and_nan_for_missing(tmp_path):
+    rows = make_rows()
+    for r in rows:
+        del r["loo_exact"]  # not computed
+    path = write_rows_atomic(rows_to_table(rows, provenance={"k": 1}), tmp_path / "c" / "chunk-0.parquet")
+    df = read_rows(path)
+    assert list(df.columns) == list(COLUMNS) and len(df) == 9
+    assert df["loo_exact"].isna().all() and df["A"].isna().all()
+    assert read_provenance(path) == {"k": 1}
+    assert [p.name for p in path.parent.iterdir()] == ["chunk-0.parquet"]  # no temporary left behind
+
+
+def test_schema_violations_are_caught(tmp_path):
+    rows = make_rows()
+    with pytest.raises(SchemaError, match="unknown column"):
+        rows_to_table([{**rows[0], "extra": 1}])
+    with pytest.raises(SchemaError, match="'dataset' is required"):
+        rows_to_table([{k: v for k, v in rows[0].items() if k != "dataset"}])
+    bad = pa.table({"experiment": ["exp1"]})
+    with pytest.raises(SchemaError):
+        validate_rows(bad)
+    pq.write_table(bad, tmp_path / "bad.parquet")
+    with pytest.raises(SchemaError, match="bad.parquet"):
+        read_rows(tmp_path / "bad.parquet")
+
+
+def test_atomic_write_leaves_nothing_when_interrupted(tmp_path, monkeypatch):
+    target = tmp_path / "chunk-0.parquet"
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pq, "write_table", boom)
+    with pytest.raises(KeyboardInterrupt):
+        write_rows_atomic(rows_to_table(make_rows()), target)
+    assert not target.exists() and os.listdir(tmp_path) == []
+
+
+# ------------------------------------------------------------------------------------------ tables
+def test_tie_rules():
+    values = np.array([0.1, 0.05, 0.05, 0.2, 0.05])
+    errors = np.array([0.3, 0.2, 0.4, 0.1, 0.25])
+    assert select_test_error(values, errors, "worst") == 0.4
+    assert select_test_error(values, errors, "best") == 0.2
+    assert select_test_error(values, errors, "median") == 0.25
+    assert math.isnan(select_test_error(np.array([0.1, np.nan]), np.array([0.1, 0.2])))
+
+
+def test_selection_table_matches_hand_computation():
+    rows = make_rows("a", rng=np.random.default_rng(1)) + make_rows("b", rng=np.random.default_rng(2))
+    rows += make_rows("b", seed=1, rng=np.random.default_rng(3))
+    df = rows_to_table(rows).to_pandas()
+    t = build_table("table2", df, tie_rule="worst")
+    assert list(t.data["dataset"]) == ["a", "b"]
+    for ds in ("a", "b"):
+        sub = df[df.dataset == ds]
+        per_rep = []
+        for _, rep in sub.groupby(["seed", "realization"]):
+            m = rep["cv5"].min()
+            per_rep.append(100 * rep.loc[np.isclose(rep["cv5"], m), "test_error"].max())
+        row = t.data.set_index("dataset").loc[ds]
+        assert row["cv5"] == pytest.approx(np.mean(per_rep))
+        assert row["min_error"] == pytest.approx(np.mean([100 * r["test_error"].min() for _, r in sub.groupby("seed")]))
+        assert row["tie_rule"] == "worst"
+    b = t.data.set_index("dataset").loc["b"]
+    assert b["n_replicates"] == 2 and np.isfinite(b["cv5_sd"])
+    assert "tie rule: worst" in t.caption
+    md, tex = to_markdown(t), to_latex(t)
+    assert "±" in md and r"$\pm$" in tex and "Exact LOO" in md and r"\begin{tabular}" in tex
+
+
+def test_loo_column_only_when_complete():
+    rows = make_rows("a")
+    rows[0]["loo_exact"] = float("nan")
+    df = rows_to_table(rows).to_pandas()
+    assert math.isnan(build_table("table2", df).data["loo_exact"].iloc[0])
+    assert math.isnan(build_table("table4", df).data["loo_exact"].iloc[0])
+    assert build_table("loo_agreement", df).data["n_models"].iloc[0] == 8
+
+
+def test_rmse_counts_timings_tables(tmp_path):
+    df = rows_to_table(make_rows("a") + make_rows("b", experiment="exp2")).to_pandas()
+    t4 = build_table("table4", df)
+    sub = df[df.dataset == "a"]
+    assert t4.data["span_rule"].iloc[0] == pytest.approx(
+        100 * np.sqrt(np.mean((sub.span_rule - sub.test_error) ** 2)))
+    t5 = build_table("table5", df)
+    assert t5.data["n_sv"].iloc[0] == pytest.approx(sub.n_sv.mean())
+    assert t5.data["n_sv_sd"].iloc[0] == pytest.approx(sub.n_sv.std(ddof=1))
+    prov = [{"machine": {"cpu": "TestCPU", "cpu_count": "2", "platform": "x", "python": "3.11"},
+             "library_versions": {"numpy": "2"}, "qp_solver": ["clarabel"]}]
+    t6 = build_table("table6", df, provenance=prov)
+    assert t6.data["t_cv"].iloc[0] == pytest.approx(50.0)
+    assert any("TestCPU" in f for f in t6.footer) and any("numpy 2" in f for f in t6.footer)
+    write_table(t6, tmp_path / "t6.csv", tmp_path / "t6.md", tmp_path / "t6.tex")
+    back = pd.read_csv(tmp_path / "t6.csv")
+    assert back["t_cv"].iloc[0] == pytest.approx(50.0)
+    assert "TestCPU" in (tmp_path / "t6.md").read_text() and "TestCPU" in (tmp_path / "t6.tex").read_text()
+
+
+def test_figures_from_rows(tmp_path):
+    df = rows_to_table(make_rows("a") + make_rows("ringnorm_d20_l128", experiment="exp6", l=128)
+                       + make_rows("ringnorm_d20_l256", experiment="exp6", l=256)).to_pandas()
+    out = [tmp_path / "f.png", tmp_path / "f.pdf"]
+    figures.exp3_curves(df, "a", "log2_C_minus", out)
+    assert all(p.stat().st_size > 1000 for p in out)
+    e6 = df[df.experiment == "exp6"].copy()
+    e6["d"] = 20
+    figures.exp6_time(e6, [tmp_path / "t.png"])
+    figures.exp6_sv(e6, [tmp_path / "s.png"])
+    figures.loo_vs_span_rule(df, [tmp_path / "l.png"])
+    none = df.assign(loo_exact=np.nan)
+    figures.loo_vs_span_rule(none, [tmp_path / "l0.png"])
+    assert all((tmp_path / n).stat().st_size > 1000 for n in ("t.png", "s.png", "l.png", "l0.png"))
+    with pytest.raises(ValueError, match="not a hyperparameter"):
+        figures.exp3_curves(df, "a", "A", out)

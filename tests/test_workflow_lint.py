@@ -1,0 +1,75 @@
+"""The Snakefile itself: lint clean, the paper config plans the full study quickly (no data loaded),
+and bad configs fail at validation with a clear message."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+import yaml
+
+from test_workflow_helpers import REPO, explain, snakemake, workflow_env
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    return workflow_env(tmp_path_factory.mktemp("pycache"))
+
+
+def test_lint_clean(tmp_path, env):
+    res = snakemake(["--lint"], tmp_path, env)
+    assert res.returncode == 0, explain(res)
+    out = res.stdout + res.stderr
+    assert "Congratulations, your workflow is in a good condition!" in out, out
+
+
+def _job_counts(text: str) -> dict[str, int]:
+    block = text.split("Job stats:", 1)[1]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", block, re.M)}
+
+
+def test_paper_config_dry_run_plans_the_full_study(tmp_path, env):
+    t0 = time.monotonic()
+    res = snakemake(["-n", "--configfile", REPO / "config" / "paper.yaml"], tmp_path, env)
+    elapsed = time.monotonic() - t0
+    assert res.returncode == 0, explain(res)
+    counts = _job_counts(res.stdout + res.stderr)
+    # exp1: 12 data sets x 33 chunks (1089 models / 33); exp2: 2 x 17 (1700 / 100); exp6: 24 x 33
+    assert counts["grid_chunk"] == 12 * 33 + 2 * 17 + 24 * 33
+    assert counts["collect_rows"] == 3
+    assert counts["table"] == 7
+    assert counts["figure_exp3"] == 12 * 2 + 2 * 3
+    assert counts["total"] == counts["grid_chunk"] + 3 + 7 + 30 + 2 + 1 + 1 + 1 + 1
+    assert elapsed < 120
+    assert not (tmp_path / "results").exists()  # planning touched no data and wrote no results
+
+
+def test_default_config_used_without_configfile(tmp_path, env):
+    res = snakemake(["-n", "--quiet", "rules"], tmp_path, env)
+    assert res.returncode == 0, explain(res)
+    assert "grid_chunk" in res.stdout + res.stderr
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda c: c["experiments"]["exp1"].update(datasets=["breast_cancer", "nosuchset"]),
+         "unknown data set 'nosuchset'; valid names: breast_cancer"),
+        (lambda c: c["experiments"]["exp1"]["grid"].update(log2_C_plus={"start": 6, "stop": -2, "step": 4}),
+         "experiments.exp1.grid.log2_C_plus: empty grid: start (6) is greater than stop (-2)"),
+        (lambda c: c["experiments"]["exp2"]["grid"]["log2_C"].update(step=-4),
+         "experiments.exp2.grid.log2_C: step must be positive (got -4)"),
+    ],
+)
+def test_bad_config_fails_in_snakemake(tmp_path, env, mutate, message):
+    cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    mutate(cfg)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    res = snakemake(["-n", "--configfile", path], tmp_path, env)
+    assert res.returncode != 0
+    assert message in res.stdout + res.stderr, explain(res)
+    assert not (tmp_path / "results").exists()
