@@ -4,7 +4,7 @@
 #   snakemake --cores 2 --configfile config/paper.yaml   # the full study
 #   snakemake --report results/report.html               # HTML report of tables and figures
 #
-# Every rule is a thin call of the `wsvm-span` CLI; see workflow/README-workflow.md.
+# Every rule is a thin call of the `wsvm-span` CLI; see README.md ("The workflow").
 
 from snakemake.utils import min_version
 

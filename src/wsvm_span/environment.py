@@ -1,8 +1,12 @@
-"""Run-time environment: thread limits (Experiment 5 times one processor) and versions."""
+"""Run-time environment: thread limits (Experiment 5 times one processor), library versions
+and machine description recorded with every result."""
 from __future__ import annotations
 
 import contextlib
+import os
 import platform
+import socket
+from functools import lru_cache
 from importlib import metadata
 
 
@@ -15,32 +19,43 @@ def single_threaded():
         yield
 
 
+#: distributions whose versions can change the numbers (core) or the records (workflow)
+_DISTRIBUTIONS = (
+    "wsvm-span", "numpy", "scipy", "scikit-learn", "libsvm-official", "clarabel", "mosek",
+    "threadpoolctl", "pandas", "pyarrow", "mlflow", "snakemake",
+)
+
+
+@lru_cache(maxsize=1)
 def library_versions() -> dict[str, str]:
-    """Versions of the libraries whose numbers end up in results."""
-    names = {
-        "python": None, "wsvm-span": "wsvm-span", "numpy": "numpy", "scipy": "scipy",
-        "scikit-learn": "scikit-learn", "libsvm-official": "libsvm-official",
-        "clarabel": "clarabel", "mosek": "mosek",
-    }
-    out = {}
-    for key, dist in names.items():
-        if dist is None:
-            out[key] = platform.python_version()
-            continue
+    """{distribution: version} for Python and the libraries above ("not installed" if absent)."""
+    out = {"python": platform.python_version()}
+    for dist in _DISTRIBUTIONS:
         try:
-            out[key] = metadata.version(dist)
+            out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
-            out[key] = "not installed"
+            out[dist] = "not installed"
     return out
 
 
-def machine_info() -> dict[str, str]:
-    """Processor and OS, for the cost table."""
-    import os
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
+
+@lru_cache(maxsize=1)
+def machine_info() -> dict[str, str]:
+    """Where the computation ran (for the cost table's caption)."""
     return {
-        "machine": platform.machine(),
-        "processor": platform.processor() or "unknown",
-        "system": f"{platform.system()} {platform.release()}",
-        "cpus": str(os.cpu_count()),
+        "hostname": socket.gethostname(),
+        "cpu": _cpu_model(),
+        "cpu_count": str(os.cpu_count()),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
     }

@@ -16,6 +16,9 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
+from libsvm import svmutil
+from sklearn.svm import SVC
 
 from .validation import check_kernel, check_labels, check_weights
 from .weights import is_class_constant
@@ -157,8 +160,6 @@ def make_model(K, y, C, alpha, b, *, engine: str, tol: float, fit_time: float = 
 
 
 def _fit_sklearn(K, y, C, tol):
-    from sklearn.svm import SVC
-
     # C_i = C * sample_weight_i in scikit-learn's LIBSVM fork: C = 1 gives C_i exactly.
     svc = SVC(C=1.0, kernel="precomputed", tol=tol, shrinking=True, cache_size=200)
     svc.fit(K, y, sample_weight=C)
@@ -169,9 +170,6 @@ def _fit_sklearn(K, y, C, tol):
 
 
 def _fit_libsvm(K, y, C, tol):
-    import scipy.sparse as sp
-    from libsvm import svmutil
-
     l = K.shape[0]
     # LIBSVM's precomputed kernel reads row i as [0:serial, 1:K_i1, ..., l:K_il] by
     # POSITION, so zero kernel values must stay explicit: build the CSR arrays by hand
