@@ -10,6 +10,8 @@ CONFIG ?= config/config.yaml
 UV_VERSION := 0.13.9
 
 BIN   := $(VENV)/bin
+# The workflow's rules call the `wsvm-span` command: put the environment first on PATH.
+export PATH := $(abspath $(BIN)):$(PATH)
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-16)
 
 .PHONY: install run test test-slow lint report clean-results

@@ -15,11 +15,19 @@ def test_rbf_matches_sklearn_and_is_symmetric():
     assert np.array_equal(K, K.T) and np.all(np.diag(K) == 1.0)
 
 
-def test_kernel_cache_computes_once():
+def test_kernel_cache_computes_once(monkeypatch):
+    import wsvm_span.kernels as kernels
+
+    calls = []
+    real = kernels.rbf_kernel
+    monkeypatch.setattr(kernels, "rbf_kernel", lambda *a, **k: calls.append(a) or real(*a, **k))
     rng = np.random.default_rng(1)
     cache = ws.KernelCache(rng.random((30, 3)), 0.5, rng.random((7, 3)))
-    assert cache.train is cache.train
-    assert cache.test.shape == (7, 30)
+    for _ in range(3):
+        K, Kt = cache.train, cache.test
+    assert len(calls) == 2  # one training kernel, one test block, however often they are read
+    np.testing.assert_allclose(K, sk_rbf(cache.X_train, gamma=0.5), atol=1e-14)
+    np.testing.assert_allclose(Kt, sk_rbf(cache.X_test, cache.X_train, gamma=0.5), atol=1e-14)
     assert cache.radius2 == pytest.approx(cache.train.max() - cache.train.min())
     assert 0 < cache.diameter <= 2
 

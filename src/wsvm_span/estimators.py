@@ -244,12 +244,16 @@ def sv_count_bound(model: WeightedSVM) -> float:
     return model.support.shape[0] / model.n_train
 
 
-def test_error(model: WeightedSVM, K_test, y_test) -> float:
-    """Error rate on held-out points; K_test: (m, l) test-by-train kernel; f = 0 counts as an error."""
-    K_test = check_kernel(K_test, name="K_test", square=False)
+def test_error(model: WeightedSVM, K_test, y_test, *, check_input: bool = True) -> float:
+    """Error rate on held-out points; K_test: (m, l) test-by-train kernel; f = 0 counts as an error.
+
+    check_input=False skips scanning K_test for NaN/inf (a grid reuses one valid K_test).
+    """
     y_test = np.asarray(y_test, dtype=float)
-    if y_test.shape != (K_test.shape[0],):
-        raise ValueError(f"y_test has shape {y_test.shape}, expected ({K_test.shape[0]},)")
-    if not np.isin(y_test, (-1.0, 1.0)).all():
-        raise ValueError("y_test must hold labels in {-1, +1}")
+    if check_input:
+        K_test = check_kernel(K_test, name="K_test", square=False)
+        if y_test.shape != (K_test.shape[0],):
+            raise ValueError(f"y_test has shape {y_test.shape}, expected ({K_test.shape[0]},)")
+        if not np.isin(y_test, (-1.0, 1.0)).all():
+            raise ValueError("y_test must hold labels in {-1, +1}")
     return float(np.mean(-y_test * model.decision_function(K_test) >= 0))

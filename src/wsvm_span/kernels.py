@@ -52,6 +52,7 @@ class KernelCache:
     X_train : (l, d) array
     gamma : RBF parameter (the study uses gamma = 1/d)
     X_test : (m, d) array or None
+    qp_solver : QP solver for the enclosing ball (D), see ``qp_solver_name``
 
     Attributes
     ----------
@@ -59,12 +60,13 @@ class KernelCache:
     test : (m, l) kernel between test and training points
     """
 
-    def __init__(self, X_train, gamma: float, X_test=None):
+    def __init__(self, X_train, gamma: float, X_test=None, *, qp_solver: str = "auto"):
         self.X_train = check_features(X_train, name="X_train")
         self.X_test = None if X_test is None else check_features(X_test, name="X_test")
         if not gamma > 0:
             raise ValueError(f"gamma must be positive, got {gamma!r}")
         self.gamma = float(gamma)
+        self.qp_solver = qp_solver
 
     @cached_property
     def train(self) -> np.ndarray:
@@ -86,7 +88,7 @@ class KernelCache:
         """D of the span bound (smallest enclosing ball of the training set)."""
         from .enclosing_ball import enclosing_ball_diameter
 
-        return enclosing_ball_diameter(self.train)
+        return enclosing_ball_diameter(self.train, solver=self.qp_solver)
 
 
 def kernel_radius2(K) -> float:

@@ -48,6 +48,9 @@ def kfold_cv_error(
         K = check_kernel(K)
         y = check_labels(y, K.shape[0])
         C = check_weights(C, K.shape[0])
+    else:
+        y = np.asarray(y, dtype=float)
+        C = np.broadcast_to(np.asarray(C, dtype=float), y.shape)
     l = K.shape[0]
     folds = stratified_folds(y, k, seed) if folds is None else np.asarray(folds)
     if folds.shape != (l,):

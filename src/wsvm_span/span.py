@@ -198,21 +198,21 @@ def closed_form_lambda(model: WeightedSVM, inverse: BorderedInverse, p: int) -> 
     return np.delete(lam, j)
 
 
-def box_span_qp(model: WeightedSVM, K, p: int, solver: str = "auto", box: bool = True) -> QPResult:
+def box_span_qp(model: WeightedSVM, K, p: int, solver: str = "auto") -> QPResult:
     """S_p^2 of in-bound SV p by a QP over lambda_i, i in M \\ {p} (the original method).
 
-    minimize K_pp - 2 lambda' K_rp + lambda' K_rr lambda  s.t. sum lambda = 1 and, with
-    ``box``, the box constraints. The result's objective is S_p^2 (status "infeasible"
-    when Lambda_p is empty).
+    minimize K_pp - 2 lambda' K_rp + lambda' K_rr lambda  s.t. sum lambda = 1 and the box
+    constraints. The result's objective is S_p^2 (status "infeasible" when Lambda_p is
+    empty).
     """
     others, lb, ub = box_limits(model, p)
-    if box and others.size and abs(ub.sum() - 1.0) <= 1e-12 * max(1.0, float(np.abs(ub).sum())):
+    if others.size and abs(ub.sum() - 1.0) <= 1e-12 * max(1.0, float(np.abs(ub).sum())):
         # Lemma 1 holds with equality: Lambda_p is the single point lambda = ub, which an
         # interior-point solver can only approach; evaluate it directly.
         K = np.asarray(K, dtype=float)
         value = float(K[p, p] - 2.0 * ub @ K[others, p] + ub @ K[np.ix_(others, others)] @ ub)
         return QPResult(ub, max(value, 0.0), "optimal", "closed-form")
-    return _affine_distance_qp(K, p, others, lb if box else None, ub if box else None, solver)
+    return _affine_distance_qp(K, p, others, lb, ub, solver)
 
 
 def affine_span_qp(model: WeightedSVM, K, p: int, solver: str = "auto") -> QPResult:
