@@ -2,6 +2,8 @@
 #   make run   - install everything, then run the study on config/config.yaml
 #   make test  - install everything, then run the test suite
 # Both create .venv from the pinned lock file on first use (and again when it changes).
+# Bytecode is compiled at install time: every workflow job is a new Python process, and
+# with PYTHONDONTWRITEBYTECODE set each would otherwise recompile mlflow, sklearn, pandas.
 
 PYTHON ?= python3.11
 VENV   ?= .venv
@@ -22,7 +24,7 @@ $(STAMP): requirements.lock pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11 or set PYTHON=/path/to/python3.11" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.lock
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -r requirements.lock
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
 	rm -f $(VENV)/.installed-*
 	touch $@

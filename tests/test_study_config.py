@@ -80,14 +80,15 @@ def test_chunking_covers_each_grid_once_per_replicate():
     raw.update(chunk_size=4, seeds=[0, 1], realizations=[1, 2])
     cfg = sc.validate_config(raw)
     jobs = sc.plan_jobs(cfg)
-    # banana is an IDA set: seeds x realizations; breast_cancer: seeds only
-    for ds, reps in [("banana", 4), ("breast_cancer", 2)]:
+    # banana is an IDA set (fixed split per realization): realizations only; breast_cancer (random
+    # split): seeds only; parkinson_speech (fixed split): one replicate
+    for ds, reps in [("banana", 2), ("breast_cancer", 2), ("parkinson_speech", 1)]:
         dj = [j for j in jobs if j.dataset == ds]
         assert {(j.seed, j.realization) for j in dj} == set(sc.replicates(cfg, ds))
         assert len(sc.replicates(cfg, ds)) == reps
         for rep in sc.replicates(cfg, ds):
             idx = sorted(i for j in dj if (j.seed, j.realization) == rep for i in range(j.model_start, j.model_stop))
-            assert idx == list(range(6))
+            assert idx == list(range(sc.grid_size(sc.grid_axes(cfg, dj[0].experiment))))
         chunks = [j.chunk for j in dj]
         assert sorted(chunks) == list(range(len(dj)))  # global chunk ids, unique per data set
     assert len({j.path for j in jobs}) == len(jobs)
@@ -97,7 +98,41 @@ def test_chunking_covers_each_grid_once_per_replicate():
     # per-experiment chunk size
     raw["experiments"]["exp2"]["chunk_size"] = 100
     cfg = sc.validate_config(raw)
-    assert len([j for j in sc.plan_jobs(cfg) if j.experiment == "exp2"]) == 2  # seeds 0,1 x 1 chunk
+    assert len([j for j in sc.plan_jobs(cfg) if j.experiment == "exp2"]) == 1  # fixed split: 1 replicate x 1 chunk
+
+
+def test_replicates_follow_the_data_registry():
+    raw = base_config()
+    raw.update(seeds=[0, 1, 2], realizations=[1, 2])
+    cfg = sc.validate_config(raw)
+    # random split: one replicate per seed
+    assert sc.replicates(cfg, "breast_cancer") == [(0, 1), (1, 1), (2, 1)]
+    assert len(sc.replicates(cfg, "bank_marketing")) == 3
+    # fixed splits: exactly one replicate, with the first seed (it offsets the CV folds)
+    assert sc.replicates(cfg, "splice") == [(0, 1)]
+    assert sc.replicates(cfg, "parkinson_speech") == [(0, 1)]
+    # IDA sets: one replicate per realization, not per seed
+    assert sc.replicates(cfg, "banana") == [(0, 1), (0, 2)]
+    # synthetic sets are drawn from the seed
+    assert sc.replicates(cfg, "ringnorm_d20_l128") == [(0, 1), (1, 1), (2, 1)]
+    jobs = sc.plan_jobs(cfg)
+    exp2 = [j for j in jobs if j.experiment == "exp2"]
+    assert {(j.seed, j.realization) for j in exp2} == {(0, 1)}
+    assert {(j.seed, j.realization) for j in jobs if j.dataset == "breast_cancer"} == {(0, 1), (1, 1), (2, 1)}
+    raw["seeds"] = [5, 0]
+    assert sc.replicates(sc.validate_config(raw), "splice") == [(5, 1)]
+
+
+def test_dataset_facts_come_from_the_data_registry():
+    from wsvm_span.data import BENCHMARK_NAMES, DATASETS
+    from wsvm_span.data.synthetic import N_TEST
+
+    assert sc.SCORED_DATASETS == ("parkinson_speech", "bank_marketing")
+    assert sc.IDA_DATASETS == ("waveform", "banana", "image")
+    assert sc.known_datasets()[: len(BENCHMARK_NAMES)] == list(BENCHMARK_NAMES)
+    for name in BENCHMARK_NAMES:
+        assert sc.approx_sizes(name) == (DATASETS[name].n_train, DATASETS[name].n_test)
+    assert sc.approx_sizes("ringnorm_d20_l4096") == (4096, N_TEST)
 
 
 def test_job_spec_is_json_and_independent_of_runtime_settings():
@@ -150,6 +185,8 @@ def test_loo_selection_is_seeded_and_chunk_independent():
          "a grid axis needs either start, stop and step, or values"),
         (lambda c: c.update(experiments={}), "experiments: {} should be non-empty"),
         (lambda c: c.update(seeds=[]), "seeds: needs at least one seed"),
+        (lambda c: c.update(realizations=[1, 11]), "realizations: 'banana' has realizations 1-10, not 11"),
+        (lambda c: c["experiments"]["exp1"].update(datasets=["ringnorm_d0_l5"]), "unknown data set 'ringnorm_d0_l5'"),
     ],
 )
 def test_bad_configs_have_clear_messages(mutate, message):
@@ -207,6 +244,7 @@ def test_paper_config_plans_the_full_study():
     assert sc.grid_size(sc.grid_axes(cfg, "exp1")) == 33 * 33
     assert sc.grid_size(sc.grid_axes(cfg, "exp2")) == 10 * 10 * 17
     assert sum(j.n_models for j in jobs) == 12 * 1089 + 2 * 1700 + 24 * 1089
+    assert len(jobs) == 12 * 33 + 2 * 17 + 24 * 33  # one replicate each (seeds [0], realizations [1])
 
 
 # --------------------------------------------------------------------------------------------- CLI
@@ -220,6 +258,7 @@ def test_cli_check_config_ok():
     out = json.loads(res.stdout)
     assert out["jobs"] == len(sc.plan_jobs(sc.load_config(REPO / "config" / "test.yaml")))
     assert set(out["experiments"]) == {"exp1", "exp2", "exp6"}
+    assert out["experiments"]["exp1"]["replicates"] == {"breast_cancer": 1}
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -107,6 +108,23 @@ def test_tie_rules():
     assert math.isnan(select_test_error(np.array([0.1, np.nan]), np.array([0.1, 0.2])))
 
 
+def test_median_tie_rule_reports_an_actual_models_error():
+    # four tied models: the lower median (0.2), not the average of the two middle errors (0.25)
+    values = np.array([0.05, 0.05, 0.3, 0.05, 0.05])
+    errors = np.array([0.4, 0.1, 0.0, 0.3, 0.2])
+    assert select_test_error(values, errors, "median") == 0.2
+    assert select_test_error(values[:2], errors[:2], "median") == 0.1  # two tied: the lower one
+    tied = errors[np.isclose(values, 0.05)]
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        e = rng.integers(0, 50, size=rng.integers(1, 9)) / 50
+        assert select_test_error(np.zeros_like(e), e, "median") in set(e)
+    assert select_test_error(values, errors, "median") in set(tied)
+    df = rows_to_table(make_rows("a")).to_pandas()
+    t = build_table("table2", df, tie_rule="median")
+    assert "tie rule: median" in t.caption and "lower median" in t.caption
+
+
 def test_selection_table_matches_hand_computation():
     rows = make_rows("a", rng=np.random.default_rng(1)) + make_rows("b", rng=np.random.default_rng(2))
     rows += make_rows("b", seed=1, rng=np.random.default_rng(3))
@@ -125,9 +143,20 @@ def test_selection_table_matches_hand_computation():
         assert row["tie_rule"] == "worst"
     b = t.data.set_index("dataset").loc["b"]
     assert b["n_replicates"] == 2 and np.isfinite(b["cv5_sd"])
-    assert "tie rule: worst" in t.caption
+    a = t.data.set_index("dataset").loc["a"]
+    assert a["n_replicates"] == 1 and math.isnan(a["cv5_sd"])
+    assert "tie rule: worst" in t.caption and "replicates" in t.caption
     md, tex = to_markdown(t), to_latex(t)
     assert "±" in md and r"$\pm$" in tex and "Exact LOO" in md and r"\begin{tabular}" in tex
+    # each data set's mean +- sd is shown with its number of replicates
+    header = next(line for line in md.splitlines() if line.startswith("| Data set"))
+    cells = [c.strip() for c in header.strip("|").split("|")]
+    assert cells[:3] == ["Data set", "l", "Replicates"]
+    body = {line.split("|")[1].strip(): [c.strip() for c in line.strip("|").split("|")]
+            for line in md.splitlines() if line.startswith("| a ") or line.startswith("| b ")}
+    assert body["a"][2] == "1" and body["b"][2] == "2"
+    assert "±" in body["b"][3] and "±" not in body["a"][3]
+    assert r"\begin{tabular}{l" + "r" * (len(cells) - 1) + "}" in tex
 
 
 def test_loo_column_only_when_complete():
@@ -157,6 +186,33 @@ def test_rmse_counts_timings_tables(tmp_path):
     back = pd.read_csv(tmp_path / "t6.csv")
     assert back["t_cv"].iloc[0] == pytest.approx(50.0)
     assert "TestCPU" in (tmp_path / "t6.md").read_text() and "TestCPU" in (tmp_path / "t6.tex").read_text()
+
+
+def test_write_table_is_atomic(tmp_path, monkeypatch):
+    t = build_table("table5", rows_to_table(make_rows("a")).to_pandas())
+    paths = [tmp_path / "out" / f"t5.{ext}" for ext in ("csv", "md", "tex")]
+    write_table(t, *paths)
+    old = {p: p.read_bytes() for p in paths}
+    assert sorted(os.listdir(tmp_path / "out")) == ["t5.csv", "t5.md", "t5.tex"]  # no temporary left behind
+    # every file goes through a temporary in the same folder and os.replace
+    replaced = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda src, dst: (replaced.append((src, dst)), real_replace(src, dst)))
+    write_table(t, *paths)
+    assert [Path(d) for _, d in replaced] == paths
+    assert all(Path(s).parent == Path(d).parent and Path(s).name.startswith(".") for s, d in replaced)
+    monkeypatch.setattr(os, "replace", real_replace)
+
+    # a write interrupted after the data reached the temporary file: the old file stays, nothing else
+    def boom(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", boom)
+    t2 = build_table("table5", rows_to_table(make_rows("zzz")).to_pandas())
+    with pytest.raises(KeyboardInterrupt):
+        write_table(t2, *paths)
+    assert {p: p.read_bytes() for p in paths} == old
+    assert sorted(os.listdir(tmp_path / "out")) == ["t5.csv", "t5.md", "t5.tex"]
 
 
 def test_figures_from_rows(tmp_path):

@@ -50,6 +50,7 @@ def cmd_check_config(args) -> int:
                 "datasets": sc.experiment_datasets(cfg, exp),
                 "grid": {k: len(v) for k, v in sc.grid_axes(cfg, exp).items()},
                 "models_per_replicate": sc.grid_size(sc.grid_axes(cfg, exp)),
+                "replicates": {ds: len(sc.replicates(cfg, ds)) for ds in sc.experiment_datasets(cfg, exp)},
                 "jobs": len(ej),
                 "models": sum(j.n_models for j in ej),
             }
@@ -62,6 +63,8 @@ def cmd_check_config(args) -> int:
             grid = " x ".join(f"{k}({n})" for k, n in s["grid"].items())
             print(f"  {exp}: {len(s['datasets'])} data sets, grid {grid} = {s['models_per_replicate']} models; "
                   f"{s['jobs']} jobs, {s['models']} models")
+            reps = ", ".join(f"{ds} {n}" for ds, n in s["replicates"].items())
+            print(f"    replicates (seed x realization) per data set: {reps}")
         print(f"  total: {summary['jobs']} grid jobs, {summary['models']} models")
         if args.jobs:
             for j in jobs:

@@ -21,6 +21,8 @@ from itertools import product
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from wsvm_span.data import BENCHMARK_NAMES, DATASETS, list_datasets
+
 __all__ = [
     "ConfigError",
     "EXPERIMENTS",
@@ -54,23 +56,12 @@ GRID_EXPERIMENTS = ("exp1", "exp2", "exp6")
 #: every experiment of the study; exp3-exp5 are views (tables/figures) of the rows of exp1 and exp2
 EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6")
 WEIGHTING = {"exp1": "class", "exp2": "sigmoid", "exp6": "class"}
+# What the study knows about its data sets comes from the data registry (``wsvm_span.data.DATASETS``:
+# sizes, realizations, whether the split uses a seed, whether it carries scores); it loads no data.
 #: data sets whose Split carries importance scores q (needed by sigmoid weights)
-SCORED_DATASETS = ("parkinson_speech", "bank_marketing")
+SCORED_DATASETS = tuple(name for name in BENCHMARK_NAMES if DATASETS[name].has_scores)
 #: data sets with IDA benchmark realizations (``realizations`` applies to these only)
-IDA_DATASETS = ("waveform", "banana", "image")
-_REAL_DATASETS = (
-    "breast_cancer", "mushrooms", "waveform", "banana", "skin_nonskin", "splice", "image", "adult",
-    "mnist_2_9", "mnist_1_7", "mnist_3_6", "mnist_0_8", "parkinson_speech", "bank_marketing",
-)
-_RINGNORM = re.compile(r"^ringnorm_d(?P<d>[1-9][0-9]*)_l(?P<l>[1-9][0-9]*)$")
-# (train size, test size) of the real data sets (spec table); used for scheduler hints only
-_SIZES = {
-    "breast_cancer": (100, 583), "mushrooms": (200, 7924), "waveform": (400, 4600),
-    "banana": (400, 4900), "skin_nonskin": (500, 244557), "splice": (1000, 2175),
-    "image": (1300, 1010), "adult": (1605, 30956), "mnist_2_9": (11907, 2041),
-    "mnist_1_7": (13007, 2163), "mnist_3_6": (12049, 1968), "mnist_0_8": (11774, 1954),
-    "parkinson_speech": (520, 520), "bank_marketing": (300, 40888),
-}
+IDA_DATASETS = tuple(name for name in BENCHMARK_NAMES if DATASETS[name].realizations)
 
 
 class ConfigError(ValueError):
@@ -133,15 +124,12 @@ def _where(path) -> str:
 # --------------------------------------------------------------------------------------------- names
 def known_datasets() -> list[str]:
     """The data set names of the data layer (``wsvm_span.data.list_datasets``)."""
-    try:
-        from wsvm_span.data import list_datasets
-    except ImportError:  # data layer not importable: the names of the spec
-        return list(_REAL_DATASETS)
     return list(list_datasets())
 
 
-def _is_known(name: str, names: list[str]) -> bool:
-    return name in names or bool(_RINGNORM.match(name))
+def _is_known(name: str) -> bool:
+    """A benchmark name or a synthetic ``ringnorm_d<d>_l<l>`` (the registry parses the name)."""
+    return name in DATASETS
 
 
 # ----------------------------------------------------------------------------------------- validation
@@ -204,8 +192,7 @@ def _axis_problems(where: str, axis: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
-    names = known_datasets()
-    valid = ", ".join(n for n in names if not _RINGNORM.match(n)) + ", ringnorm_d<d>_l<l>"
+    valid = ", ".join(BENCHMARK_NAMES) + ", ringnorm_d<d>_l<l>"
     if not cfg["seeds"]:
         yield "seeds: needs at least one seed"
     if len(set(cfg["seeds"])) != len(cfg["seeds"]):
@@ -226,12 +213,20 @@ def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
         if not ds:
             yield f"experiments.{exp}.datasets: empty (list at least one data set, or remove {exp})"
         for name in ds:
-            if not _is_known(name, names):
+            if not _is_known(name):
                 yield f"experiments.{exp}.datasets: unknown data set {name!r}; valid names: {valid}"
-            elif exp == "exp2" and name not in SCORED_DATASETS:
+                continue
+            spec = DATASETS[name]
+            if exp == "exp2" and not spec.has_scores:
                 yield (
                     f"experiments.exp2.datasets: {name!r} has no importance scores; sigmoid weights need "
                     f"one of {', '.join(SCORED_DATASETS)}"
+                )
+            elif spec.realizations and not set(cfg["realizations"]) <= set(spec.realizations):
+                missing = sorted(set(cfg["realizations"]) - set(spec.realizations))
+                yield (
+                    f"realizations: {name!r} has realizations {spec.realizations[0]}-{spec.realizations[-1]}, "
+                    f"not {', '.join(map(str, missing))}"
                 )
         if len(set(ds)) != len(ds):
             yield f"experiments.{exp}.datasets: has duplicates"
@@ -310,9 +305,17 @@ def experiment_datasets(cfg: Mapping[str, Any], experiment: str) -> list[str]:
 
 
 def replicates(cfg: Mapping[str, Any], dataset: str) -> list[tuple[int, int]]:
-    """(seed, realization) pairs of a data set: every seed; realizations only for the IDA sets."""
-    reals = cfg["realizations"] if dataset in IDA_DATASETS else [1]
-    return [(s, r) for s in cfg["seeds"] for r in reals]
+    """(seed, realization) pairs of a data set, as the data registry describes its split:
+
+    - every seed for a data set whose split (or data) depends on the seed (random splits, synthetic sets);
+    - every realization for the IDA sets (waveform, banana, image), whose splits are fixed per realization;
+    - one replicate for a fixed split (e.g. splice, adult, MNIST, parkinson_speech).
+
+    Where the seeds do not apply, the first seed is used (it still offsets the CV fold seed)."""
+    spec = DATASETS[dataset]
+    seeds = list(cfg["seeds"]) if spec.uses_seed else list(cfg["seeds"][:1])
+    reals = list(cfg["realizations"]) if spec.realizations else [1]
+    return [(s, r) for s in seeds for r in reals]
 
 
 def _loo_fraction(cfg: Mapping[str, Any], experiment: str) -> float:
@@ -415,13 +418,9 @@ def plan_jobs(cfg: Mapping[str, Any], experiments: tuple[str, ...] = GRID_EXPERI
 
 # ---------------------------------------------------------------------------------------- resources
 def approx_sizes(dataset: str) -> tuple[int, int]:
-    """(train, test) sizes from the spec (ringnorm: l from the name, test size assumed 10000)."""
-    if dataset in _SIZES:
-        return _SIZES[dataset]
-    m = _RINGNORM.match(dataset)
-    if m:
-        return int(m["l"]), 10000
-    return 1000, 10000
+    """(train, test) sizes of a data set, from the data registry (no data is loaded)."""
+    spec = DATASETS[dataset]
+    return int(spec.n_train), int(spec.n_test)
 
 
 def job_resources(cfg: Mapping[str, Any], job: Job) -> dict[str, int]:

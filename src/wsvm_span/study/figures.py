@@ -16,14 +16,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .schema import ESTIMATORS, HYPERPARAMETERS
+from .schema import ESTIMATORS, HYPERPARAMETERS, LABELS
 
 __all__ = ["exp3_curves", "exp6_time", "exp6_sv", "loo_vs_span_rule", "PARAM_LABELS"]
 
 PARAM_LABELS = {"log2_C_plus": "log2 C+", "log2_C_minus": "log2 C-", "A": "A", "B": "B", "log2_C": "log2 C"}
-CURVE_LABELS = {"test_error": "Test error", "span_rule": "Span-rule", "span_bound": "Span bound",
-                "cv5": "5-fold CV", "xi_alpha": "xi-alpha bound", "sv_bound": "SV bound",
-                "loo_exact": "Exact LOO"}
 
 
 def _plt():
@@ -71,7 +68,7 @@ def exp3_curves(df: pd.DataFrame, dataset: str, param: str, outputs: Sequence[st
     # the span bound can exceed 1 by far: keep the axis on the other curves and say when it is clipped
     others = long.loc[long["quantity"] != "span_bound", "value"]
     top = min(1.05, max(0.05, 1.1 * float(others.max()) if len(others) else 1.05))
-    labels = dict(CURVE_LABELS)
+    labels = {q: LABELS[q] for q in quantities}
     if "span_bound" in keep and float(curve["span_bound"].max()) > top:
         labels["span_bound"] = f"Span bound (clipped at {top:.2f})"
     long["quantity"] = long["quantity"].map(labels)
@@ -113,7 +110,7 @@ def exp6_time(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
     agg = _exp6_frame(df)
     ds = sorted(agg["d"].unique())
     fig, axes = _panels(plt, len(ds))
-    labels = {"t_span_rule": "Span-rule", "t_cv": "5-fold CV", "t_train": "Training"}
+    labels = {q: LABELS[q] for q in ("t_span_rule", "t_cv", "t_train")}
     for ax, d in zip(axes, ds):
         long = agg[agg["d"] == d].melt(id_vars=["l"], value_vars=list(labels), var_name="what", value_name="s")
         long["what"] = long["what"].map(labels)
@@ -136,7 +133,7 @@ def exp6_sv(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
     agg = _exp6_frame(df)
     ds = sorted(agg["d"].unique())
     fig, axes = _panels(plt, len(ds))
-    labels = {"n_inbound": "n* (in-bound SVs)", "n_sv": "n (SVs)"}
+    labels = {q: LABELS[q] for q in ("n_inbound", "n_sv")}
     for ax, d in zip(axes, ds):
         long = agg[agg["d"] == d].melt(id_vars=["l"], value_vars=list(labels), var_name="what", value_name="count")
         long["what"] = long["what"].map(labels)
@@ -163,11 +160,11 @@ def loo_vs_span_rule(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int =
                 ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
     else:
-        sub["Exact LOO (%)"] = 100 * sub["loo_exact"]
-        sub["Span-rule (%)"] = 100 * sub["span_rule"]
-        sns.scatterplot(data=sub, x="Exact LOO (%)", y="Span-rule (%)", hue="dataset", style="dataset",
-                        alpha=0.7, ax=ax)
-        hi = float(max(sub["Exact LOO (%)"].max(), sub["Span-rule (%)"].max(), 1.0)) * 1.05
+        x, y = f"{LABELS['loo_exact']} (%)", f"{LABELS['span_rule']} (%)"
+        sub[x] = 100 * sub["loo_exact"]
+        sub[y] = 100 * sub["span_rule"]
+        sns.scatterplot(data=sub, x=x, y=y, hue="dataset", style="dataset", alpha=0.7, ax=ax)
+        hi = float(max(sub[x].max(), sub[y].max(), 1.0)) * 1.05
         ax.plot([0, hi], [0, hi], color="grey", lw=1, ls="--", zorder=0)
         ax.set_xlim(0, hi)
         ax.set_ylim(0, hi)

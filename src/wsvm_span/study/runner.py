@@ -18,10 +18,10 @@ from typing import Any, Mapping
 
 from . import provenance
 from .config import canonical_json, grid_point, job_slot
-from .schema import COLUMNS, rows_to_table, write_rows_atomic
+from .schema import COLUMNS, SchemaError, rows_to_table, write_rows_atomic
 from .tracking import COMPLETE, KEY, KIND, MODEL_INDEX, SLOT, Tracker, experiment_name
 
-__all__ = ["ChunkOptions", "ChunkResult", "run_chunk"]
+__all__ = ["ChunkOptions", "ChunkResult", "evaluation_row", "run_chunk"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,18 @@ def _weights(ws, spec: Mapping[str, Any], split, point: Mapping[str, float]):
     return ws.sigmoid_weights(split.scores, point["A"], point["B"], 2.0 ** point["log2_C"], sigma=spec["sigma"])
 
 
+def evaluation_row(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema columns of one ``ModelEvaluation.as_dict()``; a field that is not a column of the
+    results schema is an error (schema and evaluation must not drift apart silently)."""
+    unknown = [k for k in values if k not in COLUMNS]
+    if unknown:
+        raise SchemaError(
+            f"ModelEvaluation field(s) {', '.join(map(repr, unknown))} are not columns of the results schema; "
+            "add them to wsvm_span/study/schema.py (ROW_SCHEMA) or drop them from ModelEvaluation"
+        )
+    return dict(values)
+
+
 def _warm_up(ws, K, y, spec, split, point) -> None:
     """Train and evaluate once on a small subsample before timing, so that lazy imports and one-time
     initialisations (LIBSVM bindings, QP solver) are not charged to the first model (Table 6)."""
@@ -74,7 +86,8 @@ def _warm_up(ws, K, y, spec, split, point) -> None:
     Ks = K[np.ix_(idx, idx)]
     try:
         ws.evaluate_model(Ks, y[idx], C, Ks[:4], y[idx][:4], folds=np.arange(len(idx)) % 2,
-                          D=ws.enclosing_ball_diameter(Ks), R2=ws.kernel_radius2(Ks),
+                          D=ws.enclosing_ball_diameter(Ks, solver=spec["svm"]["qp_solver"]),
+                          R2=ws.kernel_radius2(Ks),
                           engine=spec["svm"]["engine"], qp_solver=spec["svm"]["qp_solver"], compute_loo=True,
                           tol=float(spec["svm"]["tol"]))
     except Exception as exc:  # noqa: BLE001 - a warm-up only; the real evaluation reports errors
@@ -122,8 +135,9 @@ def run_chunk(spec: Mapping[str, Any], output: str | Path | None, options: Chunk
     rows: list[dict] = []
     engines, solvers = set(), set()
     t0 = time.perf_counter()
-    with ws.single_threaded():
-        cache = ws.KernelCache(split.X_train, gamma, X_test=split.X_test)
+    with ws.single_threaded():  # one processor: parallel jobs must not oversubscribe the cores
+        # D (enclosing ball) is computed by the configured QP solver
+        cache = ws.KernelCache(split.X_train, gamma, X_test=split.X_test, qp_solver=qp_requested)
         K, K_test = cache.train, cache.test
         folds = ws.stratified_folds(split.y_train, k=int(spec["cv"]["folds"]), seed=int(spec["cv"]["seed"]) + seed)
         D, R2 = cache.diameter, cache.radius2
@@ -171,7 +185,7 @@ def run_chunk(spec: Mapping[str, Any], output: str | Path | None, options: Chunk
                                        compute_loo=compute_loo, tol=float(spec["svm"]["tol"]),
                                        check_input=False)  # K comes from KernelCache: valid by construction
                 values = ev.as_dict()
-                row = {k: v for k, v in values.items() if k in COLUMNS}
+                row = evaluation_row(values)
                 row.update(point)
                 row.update(experiment=exp, dataset=dataset, weighting=weighting, seed=seed,
                            realization=realization, gamma=gamma, l=l, d=d, model_index=idx, chunk=chunk)
@@ -183,7 +197,8 @@ def run_chunk(spec: Mapping[str, Any], output: str | Path | None, options: Chunk
                     tracker.create_run(
                         eid, run_name=f"{slot}/m{idx}",
                         tags={KIND: "model", SLOT: slot, MODEL_INDEX: idx, "engine": ev.engine,
-                              "qp_solver": ev.qp_solver},
+                              "qp_solver": ev.qp_solver, "code_version": code,
+                              "config_hash": options.config_hash},
                         params={**point, "model_index": idx}, metrics=metrics, parent_id=parent_id,
                         finished=True)
         compute_s = time.perf_counter() - t0 - ((tracker.seconds - tracked_before) if tracker is not None else 0.0)

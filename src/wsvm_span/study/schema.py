@@ -29,6 +29,7 @@ __all__ = [
     "ESTIMATORS",
     "TIMINGS",
     "COUNTS",
+    "LABELS",
     "PROVENANCE_KEY",
     "SchemaError",
     "rows_to_table",
@@ -51,6 +52,26 @@ ESTIMATORS: tuple[str, ...] = ("span_rule", "span_bound", "cv5", "xi_alpha", "sv
 TIMINGS: tuple[str, ...] = ("t_train", "t_span_rule", "t_span_bound", "t_cv", "t_loo")
 #: integer counts per model
 COUNTS: tuple[str, ...] = ("n_sv", "n_inbound", "n_bounded", "n_empty_lambda", "n_qp")
+#: display labels of the value columns (tables and figures; tables add labels for derived columns)
+LABELS: dict[str, str] = {
+    "test_error": "Test error",
+    "span_rule": "Span-rule",
+    "span_bound": "Span bound",
+    "cv5": "5-fold CV",
+    "xi_alpha": "xi-alpha bound",
+    "sv_bound": "SV bound",
+    "loo_exact": "Exact LOO",
+    "n_empty_lambda": "k (empty Lambda_p)",
+    "n_inbound": "n* (in-bound SVs)",
+    "n_sv": "n (SVs)",
+    "n_bounded": "Bounded SVs",
+    "n_qp": "QPs",
+    "t_train": "Training",
+    "t_span_rule": "Span-rule",
+    "t_span_bound": "Span bound",
+    "t_cv": "5-fold CV",
+    "t_loo": "Exact LOO",
+}
 
 _FIELDS: list[tuple[str, pa.DataType]] = [
     ("experiment", pa.string()),

@@ -7,12 +7,21 @@ With one replicate (seed, realization) per data set the sd is empty and only the
 
 Selection (method.md section 6): for each data set and replicate, every estimator selects the models
 attaining its minimum over the grid; the reported test error of the selection is the worst (default),
-best or median test error among those tied models (the tie rule).
+best or lower-median test error among those tied models (the tie rule): always the test error of one
+of the tied models.
+
+Replicates (seed, realization) follow the data registry (see ``wsvm_span.study.config.replicates``):
+seeds for random splits and synthetic sets, realizations for the IDA sets, one for a fixed split; the
+number of replicates of each data set is shown next to its mean +- sd.
+
+Every file is written atomically (a temporary file in the same folder, then ``os.replace``).
 """
 
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
@@ -20,9 +29,11 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .schema import ESTIMATORS, LABELS as COLUMN_LABELS
+
 __all__ = [
-    "SELECTION_ESTIMATORS",
     "LABELS",
+    "TIE_RULES",
     "TableResult",
     "select_test_error",
     "table_selection",
@@ -33,28 +44,17 @@ __all__ = [
     "table_loo",
     "build_table",
     "write_table",
+    "write_text_atomic",
     "TABLES",
 ]
 
-#: estimators of Tables 2 and 3, in column order
-SELECTION_ESTIMATORS = ("span_rule", "span_bound", "cv5", "xi_alpha", "sv_bound", "loo_exact")
+#: estimators of Table 4 (the span bound is not an error estimate: it is not bounded by 1)
 RMSE_ESTIMATORS = ("span_rule", "cv5", "xi_alpha", "loo_exact")
+#: display labels: the row columns' (``schema.LABELS``) plus the columns the tables derive
 LABELS = {
-    "span_rule": "Span-rule",
-    "span_bound": "Span bound",
-    "cv5": "5-fold CV",
-    "xi_alpha": "xi-alpha bound",
-    "sv_bound": "SV bound",
-    "loo_exact": "Exact LOO",
+    **COLUMN_LABELS,
     "min_error": "Min. error",
-    "n_empty_lambda": "k (empty Lambda_p)",
-    "n_inbound": "n* (in-bound SVs)",
-    "n_sv": "n (SVs)",
-    "t_span_rule": "Span-rule",
-    "t_cv": "5-fold CV",
-    "t_train": "Training",
-    "t_span_bound": "Span bound",
-    "t_loo": "Exact LOO",
+    "n_replicates": "Replicates",
     "cv_over_span_rule": "CV / span-rule",
     "agree_pct": "Agree (%)",
     "mean_abs_diff": "Mean |diff|",
@@ -67,12 +67,28 @@ _LATEX_LABELS = {
     "n_inbound": r"$n^*$",
     "n_sv": r"$n$",
 }
+def _lower_median(e: np.ndarray) -> float:
+    """The lower median: the middle value, or the lower of the two middle values (an actual element,
+    never the average of two)."""
+    return float(np.sort(e)[(len(e) - 1) // 2])
+
+
+#: tie rule -> the test error reported among the models tied at an estimator's minimum
 TIE_RULES: dict[str, Callable[[np.ndarray], float]] = {
     "worst": lambda e: float(np.max(e)),
     "best": lambda e: float(np.min(e)),
-    "median": lambda e: float(np.median(e)),
+    "median": _lower_median,
+}
+#: how the captions describe each tie rule
+TIE_RULE_TEXT = {
+    "worst": "the worst test error among the models attaining an estimator's minimum",
+    "best": "the best test error among the models attaining an estimator's minimum",
+    "median": ("the lower median of the test errors of the models attaining an estimator's minimum, "
+               "i.e. the error of one of those models, never an average of two"),
 }
 REPLICATE = ["seed", "realization"]
+_REPLICATES_TEXT = ("Mean +- sd over the replicates of each data set (column Replicates: one per seed for "
+                    "random splits, one per realization for the IDA sets, one for a fixed split).")
 
 
 @dataclass
@@ -128,11 +144,11 @@ def table_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "tabl
     out = []
     for ds in _datasets(df):
         sub = df[df["dataset"] == ds]
-        per: dict[str, list[float]] = {c: [] for c in (*SELECTION_ESTIMATORS, "min_error")}
+        per: dict[str, list[float]] = {c: [] for c in (*ESTIMATORS, "min_error")}
         loo_complete = True
         for _, rep in _replicates(sub):
             te = rep["test_error"].to_numpy(dtype=float)
-            for est in SELECTION_ESTIMATORS:
+            for est in ESTIMATORS:
                 per[est].append(100 * select_test_error(rep[est].to_numpy(dtype=float), te, tie_rule))
             per["min_error"].append(100 * float(te.min()))
             loo_complete &= _complete(rep, "loo_exact")
@@ -145,10 +161,10 @@ def table_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "tabl
                 vals = []
             row[col], row[f"{col}_sd"] = _mean_sd(vals)
         out.append(row)
-    caption = (f"{title}Test error (%) of the model selected by each estimator (tie rule: {tie_rule} test "
-               f"error among the models attaining an estimator's minimum) and the minimum test error over "
-               f"the grid. Exact LOO is shown only where it was computed for every model.")
-    return TableResult(name, pd.DataFrame(out), [*SELECTION_ESTIMATORS, "min_error"], caption)
+    caption = (f"{title}Test error (%) of the model selected by each estimator (tie rule: {tie_rule}, "
+               f"{TIE_RULE_TEXT[tie_rule]}) and the minimum test error over the grid. {_REPLICATES_TEXT} "
+               "Exact LOO is shown only where it was computed for every model.")
+    return TableResult(name, pd.DataFrame(out), [*ESTIMATORS, "min_error"], caption)
 
 
 def table_rmse(df: pd.DataFrame, name: str = "table4") -> TableResult:
@@ -169,8 +185,8 @@ def table_rmse(df: pd.DataFrame, name: str = "table4") -> TableResult:
             row[col], row[f"{col}_sd"] = _mean_sd(vals) if not any(math.isnan(v) for v in vals) else (math.nan, math.nan)
         out.append(row)
     caption = ("RMSE (percentage points) between each estimator's value and the test error over all models "
-               "of a data set (the span bound is excluded: it is not bounded by 1). Exact LOO only where it "
-               "was computed for every model.")
+               "of a data set (the span bound is excluded: it is not bounded by 1). " + _REPLICATES_TEXT
+               + " Exact LOO only where it was computed for every model.")
     return TableResult(name, pd.DataFrame(out), list(RMSE_ESTIMATORS), caption)
 
 
@@ -325,6 +341,9 @@ def _display(t: TableResult, pm: str, latex: bool) -> tuple[list[str], list[list
         headers.append({"dataset": "Data set", "d": "d", "l": "l"}.get(k, k))
     if "l" not in t.key_columns:
         headers.append("l")
+    show_reps = "n_replicates" in t.data.columns
+    if show_reps:
+        headers.append(LABELS["n_replicates"])
     for c in t.columns:
         label = (_LATEX_LABELS.get(c) if latex else None) or LABELS.get(c, c)
         headers.append(_latex_escape(label) if latex and c not in _LATEX_LABELS else label)
@@ -333,6 +352,8 @@ def _display(t: TableResult, pm: str, latex: bool) -> tuple[list[str], list[list
         cells = [(_latex_escape(str(r[k])) if latex else str(r[k])) for k in t.key_columns]
         if "l" not in t.key_columns:
             cells.append(str(r["l"]))
+        if show_reps:
+            cells.append(str(int(r["n_replicates"])))
         for c in t.columns:
             cells.append(_fmt(r.get(c), r.get(f"{c}_sd"), t.decimals, pm))
         rows.append(cells)
@@ -359,7 +380,7 @@ def to_markdown(t: TableResult) -> str:
 
 def to_latex(t: TableResult) -> str:
     headers, rows = _display(t, r"$\pm$", latex=True)
-    spec = "l" * len(t.key_columns) + ("r" if "l" not in t.key_columns else "") + "r" * len(t.columns)
+    spec = "l" * len(t.key_columns) + "r" * (len(headers) - len(t.key_columns))
     lines = [
         r"\begin{table}[ht]",
         r"\centering",
@@ -379,9 +400,29 @@ def to_latex(t: TableResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically: a temporary file in the same folder, fsync, os.replace.
+    An interrupted write leaves ``path`` as it was (absent or the previous version) and no temporary."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
 def write_table(t: TableResult, csv: str | Path, md: str | Path, tex: str | Path) -> None:
-    for p in (csv, md, tex):
-        Path(p).parent.mkdir(parents=True, exist_ok=True)
-    t.data.to_csv(csv, index=False)
-    Path(md).write_text(to_markdown(t), encoding="utf-8")
-    Path(tex).write_text(to_latex(t), encoding="utf-8")
+    """Write the table as CSV, Markdown and LaTeX, each file atomically."""
+    texts = {csv: t.data.to_csv(index=False), md: to_markdown(t), tex: to_latex(t)}
+    for path, text in texts.items():
+        write_text_atomic(path, text)
