@@ -19,11 +19,11 @@ from .span import (
     BorderedInverse,
     affine_span_qp,
     bordered_inverse,
-    box_limits,
+    box_limit_rows,
     box_span_qp,
-    closed_form_lambda,
+    closed_form_lambda_rows,
     lemma1_holds,
-    project_to_box_simplex,
+    project_rows_to_box_hyperplane,
     unconstrained_span2,
 )
 from .svm import WeightedSVM
@@ -123,27 +123,16 @@ def analyse_spans(
     if D is None:
         D = enclosing_ball_diameter(K, solver=solver)
     lemma1 = lemma1_holds(model)
-    feasible = np.zeros(M.size, dtype=bool)
     span2_box = np.full(M.size, np.nan)
-    pos_in_sv = np.searchsorted(sv, M)
-    pending = []  # (upper bound of S_p^2, j) for SVs that need the QP
-    for j, p in enumerate(M):
-        if not lemma1[j]:
-            continue
-        lam = closed_form_lambda(model, inverse, p)
-        _, lb, ub = box_limits(model, p)
-        slack = 1e-9 * np.maximum(np.abs(lb), np.abs(ub)) + 1e-12
-        if np.all(lam >= lb - slack) and np.all(lam <= ub + slack):
-            feasible[j] = True
-            span2_box[j] = span2[pos_in_sv[j]]
-        else:
-            pending.append((_feasible_upper_bound(model, K, p, lam, lb, ub), j))
+    feasible, upper = _screen_box_constraints(model, K, inverse, lemma1)
+    span2_box[feasible] = span2[np.searchsorted(sv, M[feasible])]
+    pending = [(upper[j], j) for j in np.flatnonzero(lemma1 & ~feasible)]
     best = float(np.nanmax(span2_box, initial=-np.inf)) if feasible.any() else -np.inf
     n_qp = 0
-    for upper, j in sorted(pending, reverse=True):
+    for bound, j in sorted(pending, reverse=True):
         # The closed form (a lower bound) is infeasible here; a feasible lambda gives an
         # upper bound. If even that cannot beat the current max, S does not depend on it.
-        if upper <= best and not all_box_spans:
+        if bound <= best and not all_box_spans:
             continue
         res = box_span_qp(model, K, M[j], solver=solver)
         n_qp += 1
@@ -173,15 +162,32 @@ def analyse_spans(
     )
 
 
-def _feasible_upper_bound(model, K, p, lam, lb, ub) -> float:
-    """An upper bound of the box-constrained S_p^2: its objective at a feasible lambda."""
-    x = project_to_box_simplex(lam, lb, ub)
-    if x is None:
-        return np.inf
+def _screen_box_constraints(model, K, inverse, lemma1, block: int = 256):
+    """For every in-bound SV with Lambda_p non-empty: does the closed-form lambda satisfy
+    the box (then it is the constrained optimum), and if not, an upper bound of the
+    box-constrained S_p^2 (the objective at the projection of lambda onto the feasible set).
+
+    Vectorised over blocks of in-bound SVs. Returns (feasible (n*,) bool, upper (n*,)).
+    """
     M = model.inbound
-    others = M[M != p]
-    Kr = K[np.ix_(others, others)]
-    return float(K[p, p] - 2.0 * x @ K[others, p] + x @ Kr @ x)
+    feasible = np.zeros(M.size, dtype=bool)
+    upper = np.full(M.size, np.nan)
+    todo = np.flatnonzero(lemma1)
+    if todo.size == 0:
+        return feasible, upper
+    K_MM = K[np.ix_(M, M)]
+    for start in range(0, todo.size, block):
+        rows = todo[start:start + block]
+        lam = closed_form_lambda_rows(inverse, rows)
+        LB, UB = box_limit_rows(model, rows)
+        slack = 1e-9 * np.maximum(np.abs(LB), np.abs(UB)) + 1e-12
+        ok = np.all((lam >= LB - slack) & (lam <= UB + slack), axis=1)
+        feasible[rows[ok]] = True
+        if (~ok).any():
+            bad = ~ok
+            X = project_rows_to_box_hyperplane(lam[bad], LB[bad], UB[bad])
+            upper[rows[bad]] = np.einsum("ij,ij->i", X @ K_MM, X)
+    return feasible, upper
 
 
 def span_rule(model: WeightedSVM, K, *, method: str = "closed-form", qp_solver: str = "auto") -> float:

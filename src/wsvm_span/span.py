@@ -164,38 +164,54 @@ def lemma1_holds(model: WeightedSVM) -> np.ndarray:
     return value >= -1e-12 * scale
 
 
+def box_limit_rows(model: WeightedSVM, rows) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on lambda over ALL in-bound SVs for the span problems of in-bound SVs ``rows``.
+
+    rows : (q,) positions in ``model.inbound``. Returns (LB, UB), each (q, n*): row t holds
+    the bounds from 0 <= a_i + y_i y_p a_p lambda_i <= C_i for p = inbound[rows[t]], and
+    lambda_p = -1 fixed (LB = UB = -1) in p's own column.
+    """
+    M = model.inbound
+    rows = np.asarray(rows, dtype=int)
+    a, C, y = model.alpha[M], model.C[M], model.y[M]
+    same = y[rows][:, None] * y[None, :] > 0
+    ap = a[rows][:, None]
+    LB = np.where(same, -a[None, :], (a - C)[None, :]) / ap
+    UB = np.where(same, (C - a)[None, :], a[None, :]) / ap
+    LB[np.arange(rows.size), rows] = UB[np.arange(rows.size), rows] = -1.0
+    return LB, UB
+
+
 def box_limits(model: WeightedSVM, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bounds on lambda_i, i in M \\ {p}, from 0 <= a_i + y_i y_p a_p lambda_i <= C_i.
 
     Returns (others, lb, ub): the training indices M \\ {p} and their bounds.
     """
     M = model.inbound
-    others = M[M != p]
-    a, C, y = model.alpha, model.C, model.y
-    s = y[others] * y[p]
-    ap = a[p]
-    lb = np.where(s > 0, -a[others], a[others] - C[others]) / ap
-    ub = np.where(s > 0, C[others] - a[others], a[others]) / ap
-    return others, lb, ub
+    j = int(np.searchsorted(M, p))
+    LB, UB = box_limit_rows(model, [j])
+    return np.delete(M, j), np.delete(LB[0], j), np.delete(UB[0], j)
 
 
-def closed_form_lambda(model: WeightedSVM, inverse: BorderedInverse, p: int) -> np.ndarray:
-    """A minimiser lambda over M \\ {p} of the unconstrained span problem of in-bound p.
+def closed_form_lambda_rows(inverse: BorderedInverse, rows) -> np.ndarray:
+    """Minimisers of the unconstrained span problems of in-bound SVs ``rows`` ((q, n*)).
 
     From the KKT system of min lambda' K lambda s.t. 1'lambda = 0, lambda_p = -1 on the
     representatives: lambda_R = -(column p of Kt^-1)[:r] / (Kt^-1)_pp, 0 on merged
-    points; an SV with a twin takes lambda = e_twin (S_p = 0).
+    points; an SV with a twin takes lambda = e_twin (S_p = 0). Row t has -1 at rows[t].
     """
-    M = model.inbound
-    j = int(np.searchsorted(M, p))
-    lam = np.zeros(M.size)
-    if inverse.twin[j] >= 0:
-        lam[inverse.twin[j]] = 1.0
-    else:
-        r = inverse.rep_index[j]
-        col = inverse.inverse[: inverse.rep.size, r]
-        lam[inverse.rep] = -col / inverse.inverse[r, r]
-    return np.delete(lam, j)
+    rows = np.asarray(rows, dtype=int)
+    n_star, r = inverse.twin.size, inverse.rep.size
+    lam = np.zeros((rows.size, n_star))
+    twin = inverse.twin[rows]
+    plain = twin < 0
+    reps = inverse.rep_index[rows[plain]]
+    cols = inverse.inverse[:r, reps]
+    lam[np.ix_(np.flatnonzero(plain), inverse.rep)] = (-cols / inverse.inverse[reps, reps]).T
+    has_twin = np.flatnonzero(~plain)
+    lam[has_twin, twin[~plain]] = 1.0
+    lam[np.arange(rows.size), rows] = -1.0
+    return lam
 
 
 def box_span_qp(model: WeightedSVM, K, p: int, solver: str = "auto") -> QPResult:
@@ -233,19 +249,17 @@ def _affine_distance_qp(K, p, others, lb, ub, solver) -> QPResult:
     return QPResult(res.x, max(res.objective + float(K[p, p]), 0.0), "optimal", res.solver)
 
 
-def project_to_box_simplex(v, lb, ub, iters: int = 100) -> np.ndarray | None:
-    """Euclidean projection of v onto {sum x = 1, lb <= x <= ub}; None if that set is empty.
+def project_rows_to_box_hyperplane(V, LB, UB, iters: int = 64) -> np.ndarray:
+    """Row-wise Euclidean projection of V onto {sum_j x_j = 0, LB <= x <= UB} ((q, n) each).
 
-    x = clip(v - tau, lb, ub) with tau found by bisection (sum is monotone in tau).
+    x = clip(v - tau, lb, ub), with tau found by bisection (the row sum is monotone in
+    tau). Rows whose set is empty (sum LB > 0 or sum UB < 0) must not be passed.
     """
-    if lb.sum() > 1.0 + 1e-12 or ub.sum() < 1.0 - 1e-12:
-        return None
-    lo = float(np.min(v - ub)) - 1.0
-    hi = float(np.max(v - lb)) + 1.0
+    lo = np.min(V - UB, axis=1) - 1.0
+    hi = np.max(V - LB, axis=1) + 1.0
     for _ in range(iters):
         tau = 0.5 * (lo + hi)
-        if np.clip(v - tau, lb, ub).sum() > 1.0:
-            lo = tau
-        else:
-            hi = tau
-    return np.clip(v - 0.5 * (lo + hi), lb, ub)
+        too_big = np.clip(V - tau[:, None], LB, UB).sum(axis=1) > 0.0
+        lo = np.where(too_big, tau, lo)
+        hi = np.where(too_big, hi, tau)
+    return np.clip(V - (0.5 * (lo + hi))[:, None], LB, UB)
