@@ -76,7 +76,6 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         D = cache.diameter
         t_diameter = time.perf_counter() - t0
-        R2 = cache.radius2
         folds = ws.stratified_folds(y, 5, seed=args.seed)
         print(f"{args.dataset} ({source}): l={l}, d={d}, gamma=1/{d}; kernel {t_kernel:.2f}s, "
               f"D={D:.4f} in {t_diameter:.2f}s", flush=True)

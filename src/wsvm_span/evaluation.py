@@ -5,7 +5,6 @@ import math
 import time
 from dataclasses import asdict, dataclass
 
-import numpy as np
 
 from .estimators import analyse_spans, sv_count_bound, test_error, xi_alpha_bound
 from .resampling import kfold_cv_error, leave_one_out

@@ -14,14 +14,13 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .files import set_default_mode
+from ..atomic import atomic_write
 
 __all__ = ["CACHE_VERSION", "ArrayCache", "SourceFiles"]
 
@@ -68,19 +67,10 @@ class ArrayCache:
 
     def _store(self, path: Path, name: str, arrays: Arrays) -> None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{name}.", suffix=".part")
-        except OSError:
-            return  # read-only data directory: no cache
-        try:
-            with os.fdopen(fd, "wb") as fh:
+            with atomic_write(path) as fh:
                 np.savez(fh, **arrays)
-            set_default_mode(tmp)
-            os.replace(tmp, path)
         except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            return
+            return  # read-only or full data directory: no cache
         # remove this entry's stale versions (same name, other key; exact pattern so that
         # e.g. "a1a" never matches "a1a.t.gz")
         same_name = re.compile(re.escape(name) + r"\.[0-9a-f]{24}\.npz")

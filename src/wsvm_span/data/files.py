@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from ..atomic import atomic_write, set_default_mode
 from .errors import DataIntegrityError, DataUnavailableError
 
 __all__ = [
@@ -251,44 +252,8 @@ def _write_stamp(data_dir: Path, spec: FileSpec, path: Path) -> None:
     with contextlib.suppress(OSError):  # a read-only data dir just means no stamps
         target.parent.mkdir(parents=True, exist_ok=True)
         payload = json.dumps({"sha256": spec.sha256, **_stat_key(path)}, sort_keys=True)
-        _atomic_write_bytes(target, payload.encode("utf-8"))
-
-
-def default_file_mode() -> int:
-    """Permission bits ``open()`` gives a new file (0o666 minus the umask).
-
-    ``tempfile.mkstemp`` creates files 0o600; files moved into place get these bits instead, so
-    a shared data directory stays readable as the umask intends.
-    """
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)  # portable fallback: read the umask by setting it
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def set_default_mode(path: str | os.PathLike[str]) -> None:
-    """chmod ``path`` to :func:`default_file_mode` (best effort)."""
-    with contextlib.suppress(OSError):
-        os.chmod(path, default_file_mode())
-
-
-def _atomic_write_bytes(target: Path, payload: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        set_default_mode(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        with atomic_write(target) as fh:
+            fh.write(payload.encode("utf-8"))
 
 
 # ------------------------------------------------------------------------------------------

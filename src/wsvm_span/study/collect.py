@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from ..atomic import atomic_write
 
 from .schema import PROVENANCE_KEY, SchemaError, read_provenance, validate_rows, write_rows_atomic
 
@@ -66,13 +66,9 @@ def tracking_overhead(provenance: Iterable[dict]) -> dict:
 
 
 def write_json_atomic(obj, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    with atomic_write(path, "w", encoding="utf-8") as fh:
         json.dump(obj, fh, indent=2, sort_keys=True, default=str)
         fh.write("\n")
-    os.replace(tmp, path)
 
 
 def log_summary(tracking_uri: str, artifact_root: str | None, prefix: str, config_hash: str,

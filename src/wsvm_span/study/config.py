@@ -17,7 +17,6 @@ import re
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import product
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from ..atomic import atomic_write
 
 __all__ = [
     "ROW_SCHEMA",
@@ -168,21 +169,8 @@ def write_rows_atomic(table: pa.Table, path: str | os.PathLike) -> Path:
     A process that dies mid-write leaves no file at ``path`` (at most a ``.tmp`` file that is never
     read and is overwritten by the next attempt's own temporary name)."""
     validate_rows(table)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            pq.write_table(table, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_write(path) as fh:
+        pq.write_table(table, fh)
     return path
 
 

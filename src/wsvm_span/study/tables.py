@@ -20,14 +20,14 @@ Every file is written atomically (a temporary file in the same folder, then ``os
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+from ..atomic import atomic_write
 
 from .schema import ESTIMATORS, LABELS as COLUMN_LABELS
 
@@ -403,21 +403,8 @@ def to_latex(t: TableResult) -> str:
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write ``text`` to ``path`` atomically: a temporary file in the same folder, fsync, os.replace.
     An interrupted write leaves ``path`` as it was (absent or the previous version) and no temporary."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_write(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
     return path
 
 

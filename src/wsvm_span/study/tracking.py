@@ -227,7 +227,7 @@ class Tracker:
                    params: Mapping[str, Any] | None = None, metrics: Mapping[str, float] | None = None,
                    parent_id: str | None = None, finished: bool = False) -> str:
         """Create a run with tags, params and metrics: create_run + one log_batch (+ set_terminated)."""
-        from mlflow.entities import Metric, Param, RunTag
+        from mlflow.entities import Metric, Param
 
         tags = {k: str(v) for k, v in tags.items()}
         if parent_id:
