@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .svm import WeightedSVM, fit_svm
-from .validation import check_kernel, check_labels, check_weights
+from .validation import check_kernel, check_labels, check_problem
 
 
 def stratified_folds(y, k: int = 5, seed: int = 0) -> np.ndarray:
@@ -44,13 +44,7 @@ def kfold_cv_error(
 
     ``folds`` ((l,) fold ids) overrides ``k``/``seed`` so a grid can share one split.
     """
-    if check_input:
-        K = check_kernel(K)
-        y = check_labels(y, K.shape[0])
-        C = check_weights(C, K.shape[0])
-    else:
-        y = np.asarray(y, dtype=float)
-        C = np.broadcast_to(np.asarray(C, dtype=float), y.shape)
+    K, y, C = check_problem(K, y, C, check_input=check_input)
     l = K.shape[0]
     folds = stratified_folds(y, k, seed) if folds is None else np.asarray(folds)
     if folds.shape != (l,):

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from libsvm import svmutil
 from sklearn.svm import SVC
 
-from .validation import check_kernel, check_labels, check_weights
+from .validation import check_problem
 from .weights import is_class_constant
 
 ENGINES = ("auto", "sklearn", "libsvm")
@@ -111,13 +111,7 @@ def fit_svm(K, y, C, engine: str = "auto", tol: float = 1e-7, *, check_input: bo
     tol : LIBSVM stopping tolerance (``-e``); keep it tight, the estimators read the
         computed y_p f(x_p) and the in-bound/bounded split from the solution
     """
-    if check_input:
-        K = check_kernel(K)
-        y = check_labels(y, K.shape[0])
-        C = check_weights(C, K.shape[0])
-    else:
-        y = np.asarray(y, dtype=float)
-        C = np.broadcast_to(np.asarray(C, dtype=float), y.shape).astype(float)
+    K, y, C = check_problem(K, y, C, check_input=check_input)
     if not tol > 0:
         raise ValueError(f"tol must be positive, got {tol!r}")
     engine = resolve_engine(engine, y, C)

@@ -90,3 +90,13 @@ def check_features(X, *, name: str = "X") -> np.ndarray:
         rows = np.flatnonzero(~np.isfinite(X).all(axis=1))[:5]
         raise ValueError(f"{name} contains NaN or inf (rows {rows.tolist()}...); clean or impute them")
     return X
+
+
+def check_problem(K, y, C, *, check_input: bool = True):
+    """(K, y, C) of a training problem: validated, or only converted to arrays when
+    ``check_input`` is False (slices of an already validated problem)."""
+    if check_input:
+        K = check_kernel(K)
+        return K, check_labels(y, K.shape[0]), check_weights(C, K.shape[0])
+    y = np.asarray(y, dtype=float)
+    return K, y, np.broadcast_to(np.asarray(C, dtype=float), y.shape).astype(float)

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..atomic import atomic_write
 
-from .schema import PROVENANCE_KEY, SchemaError, read_provenance, validate_rows, write_rows_atomic
+from .schema import PROVENANCE_KEY, read_provenance, read_rows_table, write_rows_atomic
 
 __all__ = ["collect_chunks", "rows_provenance", "tracking_overhead", "write_json_atomic", "log_summary"]
 
@@ -25,11 +24,7 @@ def collect_chunks(chunks: Sequence[str | Path], output: str | Path) -> pa.Table
     every chunk is kept, as a list, in the output's metadata."""
     tables, prov = [], []
     for path in chunks:
-        t = pq.read_table(path)
-        try:
-            validate_rows(t)
-        except SchemaError as exc:
-            raise SchemaError(f"{path}: {exc}") from None
+        t = read_rows_table(path)
         tables.append(t.replace_schema_metadata(None))
         p = read_provenance(path) or {}
         p["file"] = str(path)

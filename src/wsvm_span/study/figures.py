@@ -104,50 +104,39 @@ def _panels(plt, n: int):
     return fig, axes[0]
 
 
-def exp6_time(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
-    """Mean time per model of the span-rule and of 5-fold CV (and training) vs l, one panel per d."""
+def _exp6_panels(df: pd.DataFrame, outputs, dpi: int, columns, ylabel: str, title: str) -> None:
+    """One log-log panel per d of the per-(d, l) means of ``columns`` against l."""
     plt, sns = _plt()
     agg = _exp6_frame(df)
     ds = sorted(agg["d"].unique())
     fig, axes = _panels(plt, len(ds))
-    labels = {q: LABELS[q] for q in ("t_span_rule", "t_cv", "t_train")}
+    labels = {q: LABELS[q] for q in columns}
     for ax, d in zip(axes, ds):
-        long = agg[agg["d"] == d].melt(id_vars=["l"], value_vars=list(labels), var_name="what", value_name="s")
+        long = agg[agg["d"] == d].melt(id_vars=["l"], value_vars=list(labels), var_name="what", value_name="y")
         long["what"] = long["what"].map(labels)
-        sns.lineplot(data=long, x="l", y="s", hue="what", style="what", markers=True, dashes=False, ax=ax)
+        sns.lineplot(data=long, x="l", y="y", hue="what", style="what", markers=True, dashes=False, ax=ax)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_title(f"d = {d}")
         ax.set_xlabel("training size l")
-        ax.set_ylabel("mean time per model (s)")
+        ax.set_ylabel(ylabel)
         ax.legend(title=None, fontsize="small")
-    fig.suptitle("Experiment 6: span-rule vs 5-fold CV cost (one thread)")
+    fig.suptitle(title)
     fig.tight_layout()
     _save(fig, outputs, dpi)
     plt.close(fig)
+
+
+def exp6_time(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """Mean time per model of the span-rule and of 5-fold CV (and training) vs l, one panel per d."""
+    _exp6_panels(df, outputs, dpi, ("t_span_rule", "t_cv", "t_train"), "mean time per model (s)",
+                 "Experiment 6: span-rule vs 5-fold CV cost (one thread)")
 
 
 def exp6_sv(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
     """Mean n* (in-bound SVs) and n (SVs) vs l, one panel per d."""
-    plt, sns = _plt()
-    agg = _exp6_frame(df)
-    ds = sorted(agg["d"].unique())
-    fig, axes = _panels(plt, len(ds))
-    labels = {q: LABELS[q] for q in ("n_inbound", "n_sv")}
-    for ax, d in zip(axes, ds):
-        long = agg[agg["d"] == d].melt(id_vars=["l"], value_vars=list(labels), var_name="what", value_name="count")
-        long["what"] = long["what"].map(labels)
-        sns.lineplot(data=long, x="l", y="count", hue="what", style="what", markers=True, dashes=False, ax=ax)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(f"d = {d}")
-        ax.set_xlabel("training size l")
-        ax.set_ylabel("mean count per model")
-        ax.legend(title=None, fontsize="small")
-    fig.suptitle("Experiment 6: support vectors")
-    fig.tight_layout()
-    _save(fig, outputs, dpi)
-    plt.close(fig)
+    _exp6_panels(df, outputs, dpi, ("n_inbound", "n_sv"), "mean count per model",
+                 "Experiment 6: support vectors")
 
 
 def loo_vs_span_rule(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):

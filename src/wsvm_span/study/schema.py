@@ -174,20 +174,23 @@ def write_rows_atomic(table: pa.Table, path: str | os.PathLike) -> Path:
     return path
 
 
+def read_rows_table(path: str | os.PathLike) -> pa.Table:
+    """Read one parquet file of rows, validated against the schema (errors name the file)."""
+    table = pq.read_table(path)
+    try:
+        validate_rows(table)
+    except SchemaError as exc:
+        raise SchemaError(f"{path}: {exc}") from None
+    return table
+
+
 def read_rows(paths: str | os.PathLike | Iterable[str | os.PathLike]):
     """Read one or more parquet files of rows into a pandas DataFrame, validating each."""
     import pandas as pd
 
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    frames = []
-    for p in paths:
-        table = pq.read_table(p)
-        try:
-            validate_rows(table)
-        except SchemaError as exc:
-            raise SchemaError(f"{p}: {exc}") from None
-        frames.append(table.to_pandas())
+    frames = [read_rows_table(p).to_pandas() for p in paths]
     if not frames:
         return pa.Table.from_pylist([], schema=ROW_SCHEMA).to_pandas()
     return pd.concat(frames, ignore_index=True)
