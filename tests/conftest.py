@@ -1,6 +1,7 @@
 """Shared fixtures: small random weighted-SVM problems with an RBF kernel."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +12,16 @@ from wsvm_span import rbf_kernel
 
 #: the study's data mirror: ``shared/data`` beside the repository (CI clones it there)
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+_ENV_MIRROR = os.environ.get("WSVM_DATA_MIRROR")
+#: a local copy of the mirror (``WSVM_DATA_MIRROR`` when it names a folder)
+LOCAL_MIRROR = Path(_ENV_MIRROR) if _ENV_MIRROR and Path(_ENV_MIRROR).is_dir() else SHARED_DATA
+
+
+def require_mirror() -> None:
+    """A missing mirror is a failure, never a silent skip of every data check."""
+    if not (LOCAL_MIRROR / "manifest.json").is_file():
+        pytest.fail(f"the data mirror {LOCAL_MIRROR} is missing: CI clones shared/ beside the repository; "
+                    "elsewhere set WSVM_DATA_MIRROR to a copy of shared/data")
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,5 @@ def make_problem(seed: int, l: int, weighting: str = "class", d: int = 3) -> Pro
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"the data mirror {SHARED_DATA} is missing (CI clones shared/ beside the repo)")
-    return SHARED_DATA
+    require_mirror()
+    return LOCAL_MIRROR

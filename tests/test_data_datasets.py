@@ -30,19 +30,14 @@ from wsvm_span.data import (
 from wsvm_span.data.splits import stratified_split_indices
 
 # ------------------------------------------------------------------------------ locations
-_LOCAL_MIRROR = Path(__file__).resolve().parents[2] / "shared" / "data"
-_ENV = os.environ.get("WSVM_DATA_MIRROR")
-MIRROR = _ENV or os.fspath(_LOCAL_MIRROR)
-# local copy for reference parsing (the env mirror when it is a directory)
-LOCAL = Path(_ENV) if _ENV and Path(_ENV).is_dir() else _LOCAL_MIRROR
+from conftest import LOCAL_MIRROR as LOCAL, require_mirror
+
+MIRROR = os.environ.get("WSVM_DATA_MIRROR") or os.fspath(LOCAL)  # a folder or a URL
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _require_mirror():
-    """A missing mirror is a failure, never a silent skip of every data check."""
-    if not (LOCAL / "manifest.json").is_file():
-        pytest.fail(f"the data mirror {LOCAL} is missing: CI clones shared/ beside the repository; "
-                    "elsewhere set WSVM_DATA_MIRROR to a copy of shared/data")
+    require_mirror()
 
 # experiments.md, "Data sets and splits": name -> (train, test, d)
 TABLE1 = {

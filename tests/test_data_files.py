@@ -27,17 +27,12 @@ from wsvm_span.data import (
 )
 from wsvm_span.data.files import default_data_dir, ensure_file, find_project_root, resolve_data_dir
 
-_LOCAL_MIRROR = Path(__file__).resolve().parents[2] / "shared" / "data"
-_ENV = os.environ.get("WSVM_DATA_MIRROR")
-LOCAL = Path(_ENV) if _ENV and Path(_ENV).is_dir() else _LOCAL_MIRROR
+from conftest import LOCAL_MIRROR as LOCAL, require_mirror
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _require_mirror():
-    """A missing mirror is a failure, never a silent skip of every data check."""
-    if not (LOCAL / "manifest.json").is_file():
-        pytest.fail(f"the data mirror {LOCAL} is missing: CI clones shared/ beside the repository; "
-                    "elsewhere set WSVM_DATA_MIRROR to a copy of shared/data")
+    require_mirror()
 
 BC = "breast_cancer/breast-cancer_scale"
 SPLICE = "splice/splice.txt.gz"
