@@ -32,8 +32,9 @@ import numpy as np  # noqa: E402
 from sklearn.svm import SVC  # noqa: E402
 
 import wsvm_span as ws  # noqa: E402
-from wsvm_span.estimators import span_rule_errors  # noqa: E402
-from wsvm_span.span import affine_span_qp  # noqa: E402
+from wsvm_span.span.estimates import span_rule_errors  # noqa: E402
+from wsvm_span.span.geometry import affine_span_qp  # noqa: E402
+from wsvm_span.utils.environment import single_threaded  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,7 +66,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    with ws.single_threaded():
+    with single_threaded():
         X, y, d, source = load(args.dataset, args.seed)
         l = X.shape[0]
         gamma = 1.0 / d
@@ -95,9 +96,9 @@ def main(argv=None) -> int:
                 ws.kfold_cv_error(K, y, C, folds=folds)
                 t_cv = time.perf_counter() - t0
                 rows.append(dict(log2_C_plus=lp, log2_C_minus=lm, t_train=t_train, t_span_rule=t_rule,
-                                 t_span_bound=spans.t_span_bound, t_cv=t_cv, n_sv=spans.n,
-                                 n_inbound=spans.n_star, n_qp=spans.n_qp, k=spans.k))
-                print(f"  log2C+={lp:6.2f} log2C-={lm:6.2f} n={spans.n:5d} n*={spans.n_star:5d} "
+                                 t_span_bound=spans.t_span_bound, t_cv=t_cv, n_sv=spans.n_sv,
+                                 n_inbound=spans.n_inbound, n_qp=spans.n_qp, n_empty_lambda=spans.n_empty_lambda))
+                print(f"  log2C+={lp:6.2f} log2C-={lm:6.2f} n={spans.n_sv:5d} n*={spans.n_inbound:5d} "
                       f"train={t_train:.3f}s rule={t_rule:.4f}s bound={spans.t_span_bound:.3f}s "
                       f"(qp {spans.n_qp}) cv={t_cv:.3f}s", flush=True)
 

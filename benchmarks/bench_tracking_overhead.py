@@ -22,6 +22,7 @@ Writes a JSON record to benchmarks/out/tracking_overhead.json (or --out).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -53,11 +54,9 @@ def bench_job(args) -> dict:
     if not jobs:
         raise SystemExit(f"no job of {args.experiment}/{args.dataset} in {args.config}")
     job = jobs[args.chunk]
-    spec = dict(job.spec)
     if args.no_loo:
-        spec["loo_models"] = []
-        spec["loo"] = {"all_up_to": 0, "max_train_size": 0}
-    spec_json = sc.canonical_json(spec)
+        job = dataclasses.replace(job, loo_models=())
+    spec_json = job.to_json()
     rt = sc.runtime_settings(cfg, REPO)
     data = ["--data-dir", rt.data_dir] + (["--data-mirror", rt.data_mirror] if rt.data_mirror else [])
     with tempfile.TemporaryDirectory() as tmp:

@@ -4,6 +4,7 @@ import pytest
 
 import wsvm_span as ws
 from conftest import make_problem
+from wsvm_span.solvers import qp
 
 
 @pytest.fixture
@@ -72,7 +73,7 @@ def test_engine_and_solver_names(p):
     with pytest.raises(ValueError, match="engine"):
         ws.fit_svm(p.K, p.y, p.C, engine="svmlight")
     with pytest.raises(ValueError, match="qp_solver"):
-        ws.qp_solver_name("gurobi")
+        qp.qp_solver_name("gurobi")
 
 
 def test_test_block_shape(p):

@@ -4,7 +4,8 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel as sk_rbf
 
 import wsvm_span as ws
-from wsvm_span import qp
+from wsvm_span.solvers import qp
+from wsvm_span.solvers.qp import mosek_backend
 
 
 def test_rbf_matches_sklearn_and_is_symmetric():
@@ -35,16 +36,16 @@ def test_kernel_cache_computes_once(monkeypatch):
 def test_mosek_without_license_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv(qp.LICENSE_ENV, str(tmp_path / "missing.lic"))
     monkeypatch.setenv("HOME", str(tmp_path))
-    qp._mosek_usable.cache_clear()
+    mosek_backend.availability.cache_clear()
     try:
-        with pytest.raises(ws.SolverUnavailableError, match="MOSEKLM_LICENSE_FILE"):
-            ws.qp_solver_name("mosek")
-        assert ws.qp_solver_name("auto") == "clarabel"
-        assert "license" in ws.qp_fallback_reason()
+        with pytest.raises(qp.SolverUnavailableError, match="MOSEKLM_LICENSE_FILE"):
+            qp.qp_solver_name("mosek")
+        assert qp.qp_solver_name("auto") == "clarabel"
+        assert "license" in qp.qp_fallback_reason()
         spans_solver = ws.analyse_spans(*_tiny_model(), qp_solver="auto").qp_solver
         assert spans_solver == "clarabel"
     finally:
-        qp._mosek_usable.cache_clear()
+        mosek_backend.availability.cache_clear()
 
 
 def _tiny_model():
@@ -56,11 +57,11 @@ def _tiny_model():
 
 def test_clarabel_qp_hand_solved():
     """min (x1^2 + x2^2) s.t. x1 + x2 = 1, 0.7 <= x1: optimum (0.7, 0.3)."""
-    res = ws.solve_qp(2 * np.eye(2), np.zeros(2), [[1.0, 1.0]], [1.0], lb=[0.7, -np.inf],
+    res = qp.solve_qp(2 * np.eye(2), np.zeros(2), [[1.0, 1.0]], [1.0], lb=[0.7, -np.inf],
                       solver="clarabel")
     assert res.status == "optimal"
     np.testing.assert_allclose(res.x, [0.7, 0.3], atol=1e-7)
-    bad = ws.solve_qp(2 * np.eye(2), np.zeros(2), [[1.0, 1.0]], [1.0], ub=[0.2, 0.2],
+    bad = qp.solve_qp(2 * np.eye(2), np.zeros(2), [[1.0, 1.0]], [1.0], ub=[0.2, 0.2],
                       solver="clarabel")
     assert bad.status == "infeasible"
 

@@ -4,7 +4,7 @@ import pytest
 
 import wsvm_span as ws
 from wsvm_span.data import load_dataset
-from wsvm_span.span import affine_span_qp
+from wsvm_span.span.geometry import affine_span_qp
 
 
 def kernel_of(name, shared_data, tmp_path_factory):
@@ -25,8 +25,8 @@ def test_breast_cancer_span_rule_against_exact_loo(shared_data, tmp_path_factory
     assert keep.any()
     np.testing.assert_allclose(lhs[keep], (model.alpha[sv] * spans.span2_rule)[keep],
                                atol=1e-6 * max(1.0, C.max()))
-    assert spans.span_bound >= loo.error
-    assert ws.xi_alpha_bound(model, K) >= loo.error
+    assert spans.span_bound >= loo.loo_error
+    assert ws.xi_alpha_bound(model, K) >= loo.loo_error
 
 
 def test_splice_duplicates_closed_form_equals_qp(shared_data, tmp_path_factory):

@@ -8,7 +8,8 @@ import pytest
 
 import wsvm_span as ws
 from conftest import make_problem
-from wsvm_span.span import affine_span_qp, box_span_qp, lemma1_holds
+from wsvm_span.solvers import qp
+from wsvm_span.span.geometry import affine_span_qp, box_span_qp, lemma1_holds
 
 RANDOM_CASES = [
     (s, l, w) for s in range(8)
@@ -56,15 +57,15 @@ def test_span_rule_equals_loo_when_sets_do_not_change(solved, case):
     clear = loo.sets_unchanged & (np.abs(loo.decision_loo) > 1e-5 * max(1.0, p.C.max()))
     np.testing.assert_array_equal(spans.rule_errors[clear], loo_err[clear])
     if loo.sets_unchanged.all():
-        assert spans.span_rule == pytest.approx(loo.error)
+        assert spans.span_rule == pytest.approx(loo.loo_error)
 
 
 @pytest.mark.parametrize("case", RANDOM_CASES)
 def test_bounds_dominate_exact_loo(solved, case):
     p, model, spans, loo = solved[case]
-    assert spans.span_bound >= loo.error - 1e-12
-    assert ws.xi_alpha_bound(model, p.K) >= loo.error - 1e-12
-    assert ws.sv_count_bound(model) >= loo.error
+    assert spans.span_bound >= loo.loo_error - 1e-12
+    assert ws.xi_alpha_bound(model, p.K) >= loo.loo_error - 1e-12
+    assert ws.sv_count_bound(model) >= loo.loo_error
 
 
 @pytest.mark.parametrize("case", RANDOM_CASES[::3])
@@ -121,7 +122,7 @@ def test_pruned_box_qps_give_the_same_bound(solved):
 def full_enclosing_ball_radius2(K):
     """The enclosing-ball QP on ALL points at once (no working set)."""
     l = K.shape[0]
-    res = ws.solve_qp(2 * K, -np.diag(K), np.ones((1, l)), [1.0], lb=np.zeros(l), solver="clarabel")
+    res = qp.solve_qp(2 * K, -np.diag(K), np.ones((1, l)), [1.0], lb=np.zeros(l), solver="clarabel")
     assert res.status == "optimal"
     return -res.objective
 
@@ -179,7 +180,7 @@ def lemma1_failure_case():
         C = np.where(y > 0, 10.0, 1.0)
         model = ws.fit_svm(K, y, C, tol=1e-10)
         spans = ws.analyse_spans(model, K, all_box_spans=True)
-        if spans.k > 0:
+        if spans.n_empty_lambda > 0:
             return K, y, C, model, spans
     raise AssertionError("no Lemma 1 failure found")
 
@@ -198,9 +199,9 @@ def test_constructed_lemma1_failure():
     ok = spans.lemma1
     S = np.sqrt(np.nanmax(spans.span2_box[ok])) if ok.any() else 0.0
     w = np.maximum(spans.D, 1 / np.sqrt(C[model.inbound[ok]]))
-    expected = (S * np.sum(w * model.alpha[model.inbound[ok]]) + spans.k + spans.m) / len(y)
+    expected = (S * np.sum(w * model.alpha[model.inbound[ok]]) + spans.n_empty_lambda + spans.n_bounded) / len(y)
     assert spans.span_bound == pytest.approx(expected)
-    assert spans.span_bound >= ws.leave_one_out(model, K).error
+    assert spans.span_bound >= ws.leave_one_out(model, K).loo_error
 
 
 def test_no_inbound_sv_counts_every_sv():
@@ -237,7 +238,7 @@ def test_duplicate_points_give_zero_span():
             assert spans.span2_rule[t] == pytest.approx(
                 affine_span_qp(dup, K, sv).objective, rel=1e-6, abs=1e-9)
     assert np.isfinite(spans.span_rule) and np.isfinite(spans.span_bound)
-    assert spans.span_bound >= ws.leave_one_out(dup, K).error
+    assert spans.span_bound >= ws.leave_one_out(dup, K).loo_error
 
 
 @pytest.mark.parametrize("l", [2, 3, 5])
@@ -259,7 +260,7 @@ def test_tiny_training_sets(l):
             continue
         svc = SVC(C=2.0, kernel="rbf", gamma=1.0, tol=1e-10).fit(X[rest], y[rest])
         brute += int(-y[i] * svc.decision_function(X[i:i + 1])[0] >= 0)
-    assert ws.leave_one_out(model, K).error == brute / l
+    assert ws.leave_one_out(model, K).loo_error == brute / l
     assert 0.0 <= spans.span_rule <= 1.0
     assert spans.span_bound >= brute / l
 
@@ -276,7 +277,7 @@ def test_near_zero_alpha():
         found += 1
         spans = ws.analyse_spans(model, p.K, all_box_spans=True)
         assert np.isfinite(spans.span_bound)
-        assert spans.span_bound >= ws.leave_one_out(model, p.K).error
+        assert spans.span_bound >= ws.leave_one_out(model, p.K).loo_error
         j = int(np.argmin(model.alpha[M] / model.C[M]))
         if spans.lemma1[j]:
             ref = box_span_qp(model, p.K, M[j])
@@ -286,5 +287,5 @@ def test_near_zero_alpha():
 
 def test_random_cases_cover_lemma1_failures(solved):
     """The 'infeasible exactly when Lemma 1 fails' test sees both outcomes."""
-    k = sum(spans.k for _, _, spans, _ in solved.values())
+    k = sum(spans.n_empty_lambda for _, _, spans, _ in solved.values())
     assert k >= 3

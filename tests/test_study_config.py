@@ -137,12 +137,13 @@ def test_dataset_facts_come_from_the_data_registry():
 def test_job_spec_is_json_and_independent_of_runtime_settings():
     cfg = sc.validate_config(base_config())
     job = sc.plan_jobs(cfg)[0]
-    spec = json.loads(job.spec_json)
-    assert spec["experiment"] == "exp1" and spec["models"] == [job.model_start, job.model_stop]
+    spec = json.loads(job.to_json())
+    assert spec["experiment"] == "exp1" and [spec["model_start"], spec["model_stop"]] == [job.model_start, job.model_stop]
+    assert sc.Job.from_json(job.to_json()) == job
     cfg2 = copy.deepcopy(cfg)
     cfg2["tracking"]["uri"] = "http://elsewhere:5000"
     cfg2["data"]["mirror"] = "https://example.org/mirror"
-    assert sc.plan_jobs(cfg2)[0].spec_json == job.spec_json
+    assert sc.plan_jobs(cfg2)[0].to_json() == job.to_json()
 
 
 def test_loo_selection_is_seeded_and_chunk_independent():
@@ -153,12 +154,12 @@ def test_loo_selection_is_seeded_and_chunk_independent():
     assert len(sel) == 6 and sel == sc.loo_selection(cfg, "exp2", "parkinson_speech", 24)
     raw["chunk_size"] = 5
     cfg5 = sc.validate_config(raw)
-    from_chunks = {i for j in sc.plan_jobs(cfg5) if j.experiment == "exp2" for i in j.spec["loo_models"]}
+    from_chunks = {i for j in sc.plan_jobs(cfg5) if j.experiment == "exp2" for i in j.loo_models}
     assert from_chunks == set(sel)
     raw["experiments"]["exp2"]["loo_fraction"] = 0
     cfg0 = sc.validate_config(raw)
     assert sc.loo_selection(cfg0, "exp2", "parkinson_speech", 24) == frozenset()
-    assert all(j.spec["loo"]["max_train_size"] == 0 for j in sc.plan_jobs(cfg0) if j.experiment == "exp2")
+    assert all(j.loo_models == () for j in sc.plan_jobs(cfg0) if j.experiment == "exp2")
 
 
 @pytest.mark.parametrize(

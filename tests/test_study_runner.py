@@ -7,11 +7,12 @@ import pytest
 
 import wsvm_span
 import wsvm_span.data
-import wsvm_span.enclosing_ball
 import wsvm_span.kernels
+import wsvm_span.solvers.enclosing_ball
 from wsvm_span.study import config as sc
-from wsvm_span.study.runner import ChunkOptions, evaluation_row, run_chunk
-from wsvm_span.study.schema import COLUMNS, SchemaError
+from wsvm_span.study.config import RuntimeSettings
+from wsvm_span.study.runner import evaluation_row, run_chunk
+from wsvm_span.study.results_schema import COLUMNS, SchemaError
 
 DATASET = "ringnorm_d2_l40"
 
@@ -36,7 +37,7 @@ def test_run_chunk_loads_data_and_computes_kernels_once_per_job(tmp_path, monkey
     job = tiny_job()
     calls = {"load": 0, "rbf": 0, "rbf_threads": [], "diameter": []}
     real_load, real_rbf = wsvm_span.data.load_dataset, wsvm_span.kernels.rbf_kernel
-    real_diameter = wsvm_span.enclosing_ball.enclosing_ball_diameter
+    real_diameter = wsvm_span.solvers.enclosing_ball.enclosing_ball_diameter
 
     def load(*args, **kwargs):
         calls["load"] += 1
@@ -54,9 +55,9 @@ def test_run_chunk_loads_data_and_computes_kernels_once_per_job(tmp_path, monkey
     # where the runner and the kernel cache look them up
     monkeypatch.setattr(wsvm_span.data, "load_dataset", load)
     monkeypatch.setattr(wsvm_span.kernels, "rbf_kernel", rbf)
-    monkeypatch.setattr(wsvm_span.enclosing_ball, "enclosing_ball_diameter", diameter)
+    monkeypatch.setattr(wsvm_span.solvers.enclosing_ball, "enclosing_ball_diameter", diameter)
 
-    res = run_chunk(job.spec, None, ChunkOptions(data_dir=str(tmp_path)), tracking=False)
+    res = run_chunk(job, None, RuntimeSettings(data_dir=str(tmp_path)))
     assert res.n_models == 6 and [r["model_index"] for r in res.rows] == list(range(6))
     assert calls["load"] == 1  # the split is loaded once per job ...
     assert calls["rbf"] == 2  # ... and the kernels computed once: train (l x l) and test (m x l)
@@ -76,7 +77,7 @@ def test_evaluation_field_outside_the_schema_is_an_error(tmp_path, monkeypatch):
     real_as_dict = wsvm_span.ModelEvaluation.as_dict
     monkeypatch.setattr(wsvm_span.ModelEvaluation, "as_dict", lambda self: {**real_as_dict(self), "new_metric": 1.0})
     with pytest.raises(SchemaError, match="ModelEvaluation field.*'new_metric'.*not columns of the results schema"):
-        run_chunk(tiny_job().spec, None, ChunkOptions(data_dir=str(tmp_path)), tracking=False)
+        run_chunk(tiny_job(), None, RuntimeSettings(data_dir=str(tmp_path)))
 
 
 def test_child_runs_carry_code_version_and_config_hash(tmp_path):
@@ -85,9 +86,10 @@ def test_child_runs_carry_code_version_and_config_hash(tmp_path):
     from wsvm_span.study.tracking import KIND, experiment_name
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    options = ChunkOptions(data_dir=str(tmp_path / "data"), tracking_uri=uri, experiment_prefix="runner-test",
-                           artifact_root=str(tmp_path / "artifacts"), config_hash="cafe" * 16)
-    res = run_chunk(tiny_job().spec, tmp_path / "chunk-0.parquet", options)
+    settings = RuntimeSettings(tracking_enabled=True, data_dir=str(tmp_path / "data"), tracking_uri=uri,
+                               experiment_prefix="runner-test", artifact_root=str(tmp_path / "artifacts"),
+                               config_hash="cafe" * 16)
+    res = run_chunk(tiny_job(), tmp_path / "chunk-0.parquet", settings)
     client = MlflowClient(uri)
     exp = client.get_experiment_by_name(experiment_name("runner-test", "exp6"))
     runs = client.search_runs([exp.experiment_id], max_results=1000)

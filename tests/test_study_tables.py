@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from wsvm_span.study import figures
-from wsvm_span.study.schema import (
+from wsvm_span.study.results_schema import (
     COLUMNS,
     ROW_SCHEMA,
     SchemaError,
@@ -42,8 +42,8 @@ def make_rows(dataset="toy", experiment="exp1", n=3, seed=0, realization=1, l=50
                         realization=realization, log2_C_plus=float(2 * i), log2_C_minus=float(2 * j),
                         gamma=0.1, engine="sklearn", qp_solver="clarabel", l=l, d=10, model_index=idx, chunk=0)
             vals = {k: float(rng.integers(0, 10)) / l for k in
-                    ("test_error", "span_rule", "span_bound", "cv5", "xi_alpha", "sv_bound", "loo_exact")}
-            vals.update(n_sv=int(rng.integers(5, 20)), n_inbound=int(rng.integers(0, 5)), n_bounded=3,
+                    ("test_error", "span_rule", "span_bound", "cv_error", "xi_alpha_bound", "sv_count_bound", "loo_error")}
+            vals.update(cv_folds=5, n_sv=int(rng.integers(5, 20)), n_inbound=int(rng.integers(0, 5)), n_bounded=3,
                         n_empty_lambda=int(rng.integers(0, 2)), n_qp=1, t_train=0.01, t_span_rule=0.002,
                         t_span_bound=0.003, t_cv=0.05, t_loo=0.2)
             rows.append({**base, **vals})
@@ -54,20 +54,20 @@ def make_rows(dataset="toy", experiment="exp1", n=3, seed=0, realization=1, l=50
 def test_schema_has_the_issue_columns():
     required = ["experiment", "dataset", "weighting", "seed", "realization", "log2_C_plus", "log2_C_minus",
                 "A", "B", "log2_C", "gamma", "engine", "qp_solver", "test_error", "span_rule", "span_bound",
-                "cv5", "xi_alpha", "sv_bound", "loo_exact", "n_sv", "n_inbound", "n_bounded", "n_empty_lambda",
+                "cv_error", "xi_alpha_bound", "sv_count_bound", "loo_error", "n_sv", "n_inbound", "n_bounded", "n_empty_lambda",
                 "t_train", "t_span_rule", "t_span_bound", "t_cv", "l", "d", "model_index", "chunk"]
     assert set(required) <= set(COLUMNS)
-    assert ROW_SCHEMA.field("n_sv").type == pa.int64() and ROW_SCHEMA.field("cv5").type == pa.float64()
+    assert ROW_SCHEMA.field("n_sv").type == pa.int64() and ROW_SCHEMA.field("cv_error").type == pa.float64()
 
 
 def test_rows_roundtrip_and_nan_for_missing(tmp_path):
     rows = make_rows()
     for r in rows:
-        del r["loo_exact"]  # not computed
+        del r["loo_error"]  # not computed
     path = write_rows_atomic(rows_to_table(rows, provenance={"k": 1}), tmp_path / "c" / "chunk-0.parquet")
     df = read_rows(path)
     assert list(df.columns) == list(COLUMNS) and len(df) == 9
-    assert df["loo_exact"].isna().all() and df["A"].isna().all()
+    assert df["loo_error"].isna().all() and df["A"].isna().all()
     assert read_provenance(path) == {"k": 1}
     assert [p.name for p in path.parent.iterdir()] == ["chunk-0.parquet"]  # no temporary left behind
 
@@ -135,16 +135,16 @@ def test_selection_table_matches_hand_computation():
         sub = df[df.dataset == ds]
         per_rep = []
         for _, rep in sub.groupby(["seed", "realization"]):
-            m = rep["cv5"].min()
-            per_rep.append(100 * rep.loc[np.isclose(rep["cv5"], m), "test_error"].max())
+            m = rep["cv_error"].min()
+            per_rep.append(100 * rep.loc[np.isclose(rep["cv_error"], m), "test_error"].max())
         row = t.data.set_index("dataset").loc[ds]
-        assert row["cv5"] == pytest.approx(np.mean(per_rep))
+        assert row["cv_error"] == pytest.approx(np.mean(per_rep))
         assert row["min_error"] == pytest.approx(np.mean([100 * r["test_error"].min() for _, r in sub.groupby("seed")]))
         assert row["tie_rule"] == "worst"
     b = t.data.set_index("dataset").loc["b"]
-    assert b["n_replicates"] == 2 and np.isfinite(b["cv5_sd"])
+    assert b["n_replicates"] == 2 and np.isfinite(b["cv_error_sd"])
     a = t.data.set_index("dataset").loc["a"]
-    assert a["n_replicates"] == 1 and math.isnan(a["cv5_sd"])
+    assert a["n_replicates"] == 1 and math.isnan(a["cv_error_sd"])
     assert "tie rule: worst" in t.caption and "replicates" in t.caption
     md, tex = to_markdown(t), to_latex(t)
     assert "±" in md and r"$\pm$" in tex and "Exact LOO" in md and r"\begin{tabular}" in tex
@@ -161,10 +161,10 @@ def test_selection_table_matches_hand_computation():
 
 def test_loo_column_only_when_complete():
     rows = make_rows("a")
-    rows[0]["loo_exact"] = float("nan")
+    rows[0]["loo_error"] = float("nan")
     df = rows_to_table(rows).to_pandas()
-    assert math.isnan(build_table("table2", df).data["loo_exact"].iloc[0])
-    assert math.isnan(build_table("table4", df).data["loo_exact"].iloc[0])
+    assert math.isnan(build_table("table2", df).data["loo_error"].iloc[0])
+    assert math.isnan(build_table("table4", df).data["loo_error"].iloc[0])
     assert build_table("loo_agreement", df).data["n_models"].iloc[0] == 8
 
 
@@ -226,7 +226,7 @@ def test_figures_from_rows(tmp_path):
     figures.exp6_time(e6, [tmp_path / "t.png"])
     figures.exp6_sv(e6, [tmp_path / "s.png"])
     figures.loo_vs_span_rule(df, [tmp_path / "l.png"])
-    none = df.assign(loo_exact=np.nan)
+    none = df.assign(loo_error=np.nan)
     figures.loo_vs_span_rule(none, [tmp_path / "l0.png"])
     assert all((tmp_path / n).stat().st_size > 1000 for n in ("t.png", "s.png", "l.png", "l0.png"))
     with pytest.raises(ValueError, match="not a hyperparameter"):

@@ -22,19 +22,19 @@ from test_workflow_helpers import REPO, WSVM, data_mirror, explain, run, snakema
 
 pytestmark = pytest.mark.timeout(600)
 
-# the results schema, spelled out independently of wsvm_span.study.schema
+# the results schema, spelled out independently of wsvm_span.study.results_schema
 EXPECTED_COLUMNS = {
     "experiment": pa.string(), "dataset": pa.string(), "weighting": pa.string(), "seed": pa.int64(),
     "realization": pa.int64(), "log2_C_plus": pa.float64(), "log2_C_minus": pa.float64(), "A": pa.float64(),
     "B": pa.float64(), "log2_C": pa.float64(), "gamma": pa.float64(), "engine": pa.string(),
     "qp_solver": pa.string(), "test_error": pa.float64(), "span_rule": pa.float64(),
-    "span_bound": pa.float64(), "cv5": pa.float64(), "xi_alpha": pa.float64(), "sv_bound": pa.float64(),
-    "loo_exact": pa.float64(), "n_sv": pa.int64(), "n_inbound": pa.int64(), "n_bounded": pa.int64(),
+    "span_bound": pa.float64(), "cv_error": pa.float64(), "xi_alpha_bound": pa.float64(), "sv_count_bound": pa.float64(),
+    "loo_error": pa.float64(), "cv_folds": pa.int64(), "n_sv": pa.int64(), "n_inbound": pa.int64(), "n_bounded": pa.int64(),
     "n_empty_lambda": pa.int64(), "n_qp": pa.int64(), "t_train": pa.float64(), "t_span_rule": pa.float64(),
     "t_span_bound": pa.float64(), "t_cv": pa.float64(), "t_loo": pa.float64(), "l": pa.int64(), "d": pa.int64(),
     "model_index": pa.int64(), "chunk": pa.int64(),
 }
-SELECTION = ["span_rule", "span_bound", "cv5", "xi_alpha", "sv_bound"]
+SELECTION = ["span_rule", "span_bound", "cv_error", "xi_alpha_bound", "sv_count_bound"]
 
 
 class Study:
@@ -101,7 +101,7 @@ def test_parquet_schema(study):
         assert len(df) == job.n_models
         assert list(df["model_index"]) == list(range(job.model_start, job.model_stop))
         assert (df["chunk"] == job.chunk).all() and (df["experiment"] == job.experiment).all()
-        assert df[["test_error", "span_rule", "span_bound", "cv5", "xi_alpha", "sv_bound"]].notna().all().all()
+        assert df[["test_error", "span_rule", "span_bound", "cv_error", "xi_alpha_bound", "sv_count_bound"]].notna().all().all()
         assert (df["gamma"] == 1.0 / df["d"]).all()
         if job.weighting == "class":
             assert df[["A", "B", "log2_C"]].isna().all().all()
@@ -110,10 +110,10 @@ def test_parquet_schema(study):
             assert df[["log2_C_plus", "log2_C_minus"]].isna().all().all()
             assert df[["A", "B", "log2_C"]].notna().all().all()
     e1 = study.rows("exp1")
-    assert e1["loo_exact"].notna().all()  # breast_cancer (l = 100 <= all_up_to): exact LOO everywhere
+    assert e1["loo_error"].notna().all()  # breast_cancer (l = 100 <= all_up_to): exact LOO everywhere
     assert set(e1["l"]) == {100} and set(e1["d"]) == {10}
     e6 = study.rows("exp6")
-    assert e6["loo_exact"].isna().all() and set(e6["l"]) == {128}  # no LOO in exp6
+    assert e6["loo_error"].isna().all() and set(e6["l"]) == {128}  # no LOO in exp6
 
 
 def _selected(rep: pd.DataFrame, col: str) -> float:
@@ -131,17 +131,17 @@ def test_tables_recomputed_from_rows(study):
             for col in SELECTION:
                 assert t.loc[ds, col] == pytest.approx(_selected(sub, col), abs=1e-9), (name, ds, col)
             assert t.loc[ds, "min_error"] == pytest.approx(100 * sub["test_error"].min(), abs=1e-9)
-            if sub["loo_exact"].notna().all():
-                assert t.loc[ds, "loo_exact"] == pytest.approx(_selected(sub, "loo_exact"), abs=1e-9)
+            if sub["loo_error"].notna().all():
+                assert t.loc[ds, "loo_error"] == pytest.approx(_selected(sub, "loo_error"), abs=1e-9)
             else:
-                assert np.isnan(t.loc[ds, "loo_exact"])
+                assert np.isnan(t.loc[ds, "loo_error"])
             assert t.loc[ds, "tie_rule"] == "worst"
     both = pd.concat([study.rows("exp1"), study.rows("exp2")])
     t4 = pd.read_csv(tables / "table4.csv").set_index("dataset")
     t5 = pd.read_csv(tables / "table5.csv").set_index("dataset")
     t6 = pd.read_csv(tables / "table6.csv").set_index("dataset")
     for ds, sub in both.groupby("dataset"):
-        for col in ("span_rule", "cv5", "xi_alpha"):
+        for col in ("span_rule", "cv_error", "xi_alpha_bound"):
             rmse = 100 * np.sqrt(np.mean((sub[col] - sub["test_error"]) ** 2))
             assert t4.loc[ds, col] == pytest.approx(rmse, abs=1e-9)
         for col in ("n_empty_lambda", "n_inbound", "n_sv"):
@@ -189,10 +189,10 @@ def test_mlflow_runs(study):
         hp = ["log2_C_plus", "log2_C_minus"] if row.weighting == "class" else ["A", "B", "log2_C"]
         for h in hp:
             assert float(child.data.params[h]) == pytest.approx(row[h])
-        for m in ("test_error", "span_rule", "span_bound", "cv5", "xi_alpha", "sv_bound", "n_sv", "n_inbound",
+        for m in ("test_error", "span_rule", "span_bound", "cv_error", "xi_alpha_bound", "sv_count_bound", "n_sv", "n_inbound",
                   "n_empty_lambda", "t_train", "t_span_rule", "t_cv"):
             assert child.data.metrics[m] == pytest.approx(float(row[m])), m
-        assert ("loo_exact" in child.data.metrics) == bool(np.isfinite(row["loo_exact"]))
+        assert ("loo_error" in child.data.metrics) == bool(np.isfinite(row["loo_error"]))
     summary = next(r for r in runs if r.data.tags.get("wsvm.kind") == "summary")
     from mlflow.tracking import MlflowClient
 
@@ -251,7 +251,7 @@ def test_killed_job_and_repeated_chunk_do_not_duplicate_runs(study):
     rt = runtime_settings(study.cfg, study.workdir)
     out = study.workdir / "results" / "extra" / "chunk.parquet"
     for _ in range(2):
-        res = run([WSVM, "run-chunk", "--spec", job.spec_json, *rt.cli_args(), "--output", out],
+        res = run([WSVM, "run-chunk", "--spec", job.to_json(), *rt.cli_args(), "--output", out],
                   study.workdir, study.env)
         assert res.returncode == 0, explain(res)
     runs = study.active_runs()

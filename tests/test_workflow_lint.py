@@ -41,8 +41,9 @@ def test_paper_config_dry_run_plans_the_full_study(tmp_path, env):
     assert counts["grid_chunk"] == 12 * 33 + 2 * 17 + 24 * 33
     assert counts["collect_rows"] == 3
     assert counts["table"] == 7
-    assert counts["figure_exp3"] == 12 * 2 + 2 * 3
-    assert counts["total"] == counts["grid_chunk"] + 3 + 7 + 30 + 2 + 1 + 1 + 1 + 1
+    # exp3 curves (12 x 2 + 2 x 3), the LOO scatter, exp6 time and SV counts
+    assert counts["figure"] == 12 * 2 + 2 * 3 + 1 + 2
+    assert counts["total"] == counts["grid_chunk"] + 3 + 7 + 33 + 1 + 1 + 1
     assert elapsed < 120
     assert not (tmp_path / "results").exists()  # planning touched no data and wrote no results
 
@@ -62,6 +63,8 @@ def test_default_config_used_without_configfile(tmp_path, env):
          "experiments.exp1.grid.log2_C_plus: empty grid: start (6) is greater than stop (-2)"),
         (lambda c: c["experiments"]["exp2"]["grid"]["log2_C"].update(step=-4),
          "experiments.exp2.grid.log2_C: step must be positive (got -4)"),
+        (lambda c: c.update(svm={"engine": "libsvn"}),
+         "svm.engine: 'libsvn' is not one of ['auto', 'sklearn', 'libsvm']"),
     ],
 )
 def test_bad_config_fails_in_snakemake(tmp_path, env, mutate, message):

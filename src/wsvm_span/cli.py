@@ -8,6 +8,7 @@ Subcommands:
   table          build one table (CSV, Markdown, LaTeX) from rows files
   figure         draw one figure (PNG and PDF) from rows files
   summary        log tables and figures as artifacts of the study's MLflow summary run
+  status         how far a study is: jobs and models done, time spent, time left
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def _setup_logging(verbose: bool = False) -> None:
 
 # ----------------------------------------------------------------------------------- subcommands
 def cmd_check_config(args) -> int:
+    from .study import catalog
     from .study import config as sc
 
     cfg = sc.load_config(args.config, schema=args.schema)
@@ -43,7 +45,7 @@ def cmd_check_config(args) -> int:
         "jobs": len(jobs),
         "models": sum(j.n_models for j in jobs),
     }
-    for exp in sc.GRID_EXPERIMENTS:
+    for exp in catalog.grid_experiments():
         if exp in cfg["experiments"]:
             ej = [j for j in jobs if j.experiment == exp]
             summary["experiments"][exp] = {
@@ -93,15 +95,11 @@ def cmd_init_tracking(args) -> int:
 
 
 def cmd_run_chunk(args) -> int:
-    from .study.runner import ChunkOptions, run_chunk
+    from .study.config import Job
+    from .study.runner import run_chunk
 
-    spec = json.loads(Path(args.spec[1:]).read_text() if args.spec.startswith("@") else args.spec)
-    options = ChunkOptions(
-        data_dir=args.data_dir, data_mirror=args.data_mirror, tracking_uri=args.tracking_uri,
-        experiment_prefix=args.experiment_prefix, artifact_root=args.artifact_root,
-        child_runs=not args.no_child_runs, config_hash=args.config_hash,
-    )
-    res = run_chunk(spec, args.output, options, tracking=not args.no_tracking)
+    job = Job.from_json(Path(args.spec[1:]).read_text() if args.spec.startswith("@") else args.spec)
+    res = run_chunk(job, args.output, _runtime(args))
     print(json.dumps({"models": res.n_models, "wall_s": round(res.wall_s, 3), "compute_s": round(res.compute_s, 3),
                       "tracking_s": round(res.tracking_s, 3), "tracking_share": round(res.tracking_share, 4),
                       "parent_run_id": res.parent_run_id}))
@@ -118,7 +116,7 @@ def cmd_collect(args) -> int:
 
 def cmd_table(args) -> int:
     from .study.collect import rows_provenance
-    from .study.schema import read_rows
+    from .study.results_schema import read_rows
     from .study.tables import build_table, write_table
 
     df = read_rows(args.rows)
@@ -129,21 +127,21 @@ def cmd_table(args) -> int:
 
 
 def cmd_figure(args) -> int:
-    from .study import figures
-    from .study.schema import read_rows
+    from .study import catalog
+    from .study.figures import DRAWINGS
+    from .study.results_schema import read_rows
 
-    df = read_rows(args.rows)
-    outputs = args.output
-    if args.kind == "exp3":
-        if not args.dataset or not args.param:
-            raise SystemExit("figure exp3 needs --dataset and --param")
-        figures.exp3_curves(df, args.dataset, args.param, outputs, dpi=args.dpi)
-    elif args.kind == "exp6-time":
-        figures.exp6_time(df, outputs, dpi=args.dpi)
-    elif args.kind == "exp6-sv":
-        figures.exp6_sv(df, outputs, dpi=args.dpi)
-    else:
-        figures.loo_vs_span_rule(df, outputs, dpi=args.dpi)
+    if catalog.figure_kind(args.kind).per_hyperparameter and not (args.dataset and args.param):
+        raise SystemExit(f"figure {args.kind} needs --dataset and --param")
+    DRAWINGS[args.kind](read_rows(args.rows), args.output, args.dpi, dataset=args.dataset, param=args.param)
+    return 0
+
+
+def cmd_status(args) -> int:
+    from .study.status import study_status
+
+    report = study_status(args.config, results=args.results, cores=args.cores, schema=args.schema)
+    print(json.dumps(report.as_dict(), indent=2, sort_keys=True) if args.json else report.text())
     return 0
 
 
@@ -175,7 +173,22 @@ def _add_runtime(p: argparse.ArgumentParser, data: bool = False) -> None:
         g.add_argument("--data-mirror", help="data mirror folder or URL")
 
 
+def _runtime(args):
+    """The run-time settings the Snakefile passed as arguments (``RuntimeSettings.cli_args``)."""
+    from .study.config import RuntimeSettings
+
+    return RuntimeSettings(
+        tracking_enabled=not args.no_tracking and bool(args.tracking_uri), tracking_uri=args.tracking_uri,
+        experiment_prefix=args.experiment_prefix, artifact_root=args.artifact_root,
+        child_runs=not args.no_child_runs, data_dir=getattr(args, "data_dir", None),
+        data_mirror=getattr(args, "data_mirror", None), config_hash=args.config_hash,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from .study import catalog
+    from .study.tables import TIE_RULES
+
     parser = argparse.ArgumentParser(prog="wsvm-span", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true")
@@ -191,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("init-tracking", help="create the MLflow store and experiments (once)")
     _add_runtime(p)
-    p.add_argument("--experiments", nargs="*", default=["exp1", "exp2", "exp6"])
+    p.add_argument("--experiments", nargs="*", default=list(catalog.grid_experiments()))
     p.add_argument("--sqlite-wal", action="store_true", help="put a SQLite store in WAL journal mode")
     p.add_argument("--output", help="flag file (JSON) written when done")
     p.set_defaults(func=cmd_init_tracking)
@@ -208,9 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_collect)
 
     p = sub.add_parser("table", help="build one table from rows files")
-    p.add_argument("name", choices=["table2", "table3", "table4", "table5", "table6", "loo_agreement",
-                                    "exp6_summary"])
-    p.add_argument("--tie-rule", default="worst", choices=["worst", "best", "median"])
+    p.add_argument("name", choices=[t.name for t in catalog.TABLES])
+    p.add_argument("--tie-rule", default="worst", choices=list(TIE_RULES))
     p.add_argument("--csv", required=True)
     p.add_argument("--md", required=True)
     p.add_argument("--tex", required=True)
@@ -218,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_table)
 
     p = sub.add_parser("figure", help="draw one figure from rows files")
-    p.add_argument("kind", choices=["exp3", "exp6-time", "exp6-sv", "loo"])
+    p.add_argument("kind", choices=[f.kind for f in catalog.FIGURES])
     p.add_argument("--dataset")
     p.add_argument("--param")
     p.add_argument("--dpi", type=int, default=150)
@@ -232,6 +244,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rows", nargs="*", default=[])
     p.add_argument("--artifacts", nargs="*", default=[])
     p.set_defaults(func=cmd_summary)
+
+    p = sub.add_parser("status", help="summarise a running or finished study from its results folder")
+    p.add_argument("config", nargs="?", default="config/config.yaml")
+    p.add_argument("--results", default="results", help="the study's results folder")
+    p.add_argument("--cores", type=int, default=None, help="cores for the wall-time estimate (default: all)")
+    p.add_argument("--schema", help="config schema (default: workflow/schemas/config.schema.yaml)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_status)
     return parser
 
 

@@ -1,19 +1,39 @@
-"""One grid point: train a model and compute every estimator, with per-step timings."""
+"""One grid point: train a model, measure its test error and compute every estimate of it, with
+per-step timings."""
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import asdict, dataclass
 
+import numpy as np
 
-from .estimators import analyse_spans, sv_count_bound, test_error, xi_alpha_bound
+from .engines import AUTO, fit_svm
+from .model import WeightedSVM
 from .resampling import kfold_cv_error, leave_one_out
-from .svm import fit_svm
+from .span.estimates import analyse_spans, sv_count_bound, xi_alpha_bound
+from .utils.validation import check_kernel
+
+
+def test_error(model: WeightedSVM, K_test, y_test, *, check_input: bool = True) -> float:
+    """Error rate on held-out points; K_test: (m, l) test-by-train kernel; f = 0 counts as an error.
+
+    check_input=False skips scanning K_test for NaN/inf (a grid reuses one valid K_test).
+    """
+    y_test = np.asarray(y_test, dtype=float)
+    if check_input:
+        K_test = check_kernel(K_test, name="K_test", square=False)
+        if y_test.shape != (K_test.shape[0],):
+            raise ValueError(f"y_test has shape {y_test.shape}, expected ({K_test.shape[0]},)")
+        if not np.isin(y_test, (-1.0, 1.0)).all():
+            raise ValueError("y_test must hold labels in {-1, +1}")
+    return float(np.mean(-y_test * model.decision_function(K_test) >= 0))
 
 
 @dataclass(frozen=True)
 class ModelEvaluation:
-    """Estimators (fractions of l; span_bound may exceed 1), SV counts and timings (s).
+    """The test error, the estimates of it (fractions of l; span_bound may exceed 1), SV counts and
+    timings (s) of one model.
 
     t_span_bound includes the closed form it starts from (t_span_rule's work), so it is
     the full cost of the span bound on its own.
@@ -22,10 +42,11 @@ class ModelEvaluation:
     test_error: float
     span_rule: float
     span_bound: float
-    cv5: float
-    xi_alpha: float
-    sv_bound: float
-    loo_exact: float  # nan when not computed
+    cv_error: float
+    xi_alpha_bound: float
+    sv_count_bound: float
+    loo_error: float  # nan when not computed
+    cv_folds: int
     n_sv: int
     n_inbound: int
     n_bounded: int
@@ -53,14 +74,14 @@ def evaluate_model(
     folds,
     D: float,
     R2: float,
-    engine: str = "auto",
+    engine: str = AUTO,
     qp_solver: str = "auto",
     compute_loo: bool = False,
     tol: float = 1e-7,
     check_input: bool = True,
 ) -> ModelEvaluation:
-    """Train on (K, y, C) and compute test error, span-rule, span bound, CV, xi-alpha,
-    SV bound and (optionally) the exact LOO error.
+    """Train on (K, y, C) and compute the test error, span-rule, span bound, K-fold CV, xi-alpha
+    bound, SV-count bound and (optionally) the exact LOO error.
 
     K : (l, l) training kernel; K_test : (m, l) test-by-train kernel; folds : (l,) CV fold
     ids shared by the grid; D, R2 : per-training-set constants (enclosing-ball diameter,
@@ -72,25 +93,26 @@ def evaluate_model(
     t_train = time.perf_counter() - t0
     spans = analyse_spans(model, K, D=D, qp_solver=qp_solver)
     t0 = time.perf_counter()
-    cv = kfold_cv_error(K, model.y, model.C, folds=folds, engine=engine, tol=tol, check_input=False)
+    cv = kfold_cv_error(K, model.y, model.C, folds=folds, engine=model.engine, tol=tol, check_input=False)
     t_cv = time.perf_counter() - t0
     loo, t_loo = math.nan, math.nan
     if compute_loo:
         t0 = time.perf_counter()
-        loo = leave_one_out(model, K, engine=engine, check_input=False).error
+        loo = leave_one_out(model, K, check_input=False).loo_error
         t_loo = time.perf_counter() - t0
     return ModelEvaluation(
         test_error=test_error(model, K_test, y_test, check_input=check_input),
         span_rule=spans.span_rule,
         span_bound=spans.span_bound,
-        cv5=cv,
-        xi_alpha=xi_alpha_bound(model, R2=R2),
-        sv_bound=sv_count_bound(model),
-        loo_exact=loo,
-        n_sv=spans.n,
-        n_inbound=spans.n_star,
-        n_bounded=spans.m,
-        n_empty_lambda=spans.k,
+        cv_error=cv,
+        xi_alpha_bound=xi_alpha_bound(model, R2=R2),
+        sv_count_bound=sv_count_bound(model),
+        loo_error=loo,
+        cv_folds=int(np.unique(folds).size),
+        n_sv=spans.n_sv,
+        n_inbound=spans.n_inbound,
+        n_bounded=spans.n_bounded,
+        n_empty_lambda=spans.n_empty_lambda,
         n_qp=spans.n_qp,
         t_train=t_train,
         t_span_rule=spans.t_span_rule,

@@ -11,7 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .validation import check_features
+from .utils.validation import check_features
 
 
 def rbf_kernel(X, Z=None, gamma: float = 1.0) -> np.ndarray:
@@ -86,7 +86,7 @@ class KernelCache:
     @cached_property
     def diameter(self) -> float:
         """D of the span bound (smallest enclosing ball of the training set)."""
-        from .enclosing_ball import enclosing_ball_diameter
+        from .solvers.enclosing_ball import enclosing_ball_diameter
 
         return enclosing_ball_diameter(self.train, solver=self.qp_solver)
 

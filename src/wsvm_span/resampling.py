@@ -1,6 +1,7 @@
-"""Estimators that retrain: stratified K-fold CV and the exact leave-one-out error.
+"""Estimates that retrain: stratified K-fold CV and the exact leave-one-out error.
 
-Both slice the ONE precomputed training kernel; nothing here recomputes kernel values.
+Both slice the ONE precomputed training kernel; nothing here recomputes kernel values. Every
+retraining uses the engine (and tolerance) of the model it estimates.
 """
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .svm import WeightedSVM, fit_svm
-from .validation import check_kernel, check_labels, check_problem
+from .engines import AUTO, fit_svm
+from .model import WeightedSVM
+from .utils.validation import check_kernel, check_labels, check_problem
 
 
 def stratified_folds(y, k: int = 5, seed: int = 0) -> np.ndarray:
@@ -36,7 +38,7 @@ def stratified_folds(y, k: int = 5, seed: int = 0) -> np.ndarray:
 
 
 def kfold_cv_error(
-    K, y, C, k: int = 5, seed: int = 0, *, folds=None, engine: str = "auto", tol: float = 1e-7,
+    K, y, C, k: int = 5, seed: int = 0, *, folds=None, engine: str = AUTO, tol: float = 1e-7,
     check_input: bool = True,
 ) -> float:
     """Stratified k-fold CV error: each fold model trained with the instance weights of
@@ -71,17 +73,17 @@ class LeaveOneOut:
     decision_loo : (n,) f^p(x_p), the decision value of the model trained without x_p
     sets_unchanged : (n,) True where, without x_p, the in-bound and bounded sets are those
         of the full model minus p (the premise of Theorem 2)
-    error : fraction of l with y_p f^p(x_p) <= 0
+    loo_error : fraction of l with y_p f^p(x_p) <= 0
     """
 
     support: np.ndarray
     decision_loo: np.ndarray
     sets_unchanged: np.ndarray
-    error: float
+    loo_error: float
 
 
-def leave_one_out(model: WeightedSVM, K, *, engine: str = "auto", check_input: bool = True) -> LeaveOneOut:
-    """Retrain without each SV of ``model`` (same weights, same tolerance) and classify it."""
+def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True) -> LeaveOneOut:
+    """Retrain without each SV of ``model`` (same weights, engine and tolerance) and classify it."""
     K = check_kernel(K) if check_input else K
     l = model.n_train
     y, C = model.y, model.C
@@ -97,15 +99,15 @@ def leave_one_out(model: WeightedSVM, K, *, engine: str = "auto", check_input: b
             f_loo[t] = -y[p]
             unchanged[t] = False
             continue
-        sub = fit_svm(K[np.ix_(rest, rest)], y[rest], C[rest], engine=engine, tol=model.tol,
+        sub = fit_svm(K[np.ix_(rest, rest)], y[rest], C[rest], engine=model.engine, tol=model.tol,
                       check_input=False)
         f_loo[t] = float(K[p, rest][sub.support] @ sub.coef[sub.support] + sub.b)
         unchanged[t] = (set(rest[sub.inbound].tolist()) == inbound - {p}
                         and set(rest[sub.bounded].tolist()) == bounded - {p})
     error = float(np.sum(-y[sv] * f_loo >= 0)) / l
-    return LeaveOneOut(support=sv, decision_loo=f_loo, sets_unchanged=unchanged, error=error)
+    return LeaveOneOut(support=sv, decision_loo=f_loo, sets_unchanged=unchanged, loo_error=error)
 
 
-def loo_error(K, y, C, *, engine: str = "auto", tol: float = 1e-7) -> float:
+def loo_error(K, y, C, *, engine: str = AUTO, tol: float = 1e-7) -> float:
     """Exact leave-one-out error of the weighted SVM (K: (l, l), y: (l,), C: scalar or (l,))."""
-    return leave_one_out(fit_svm(K, y, C, engine=engine, tol=tol), K, engine=engine).error
+    return leave_one_out(fit_svm(K, y, C, engine=engine, tol=tol), K).loo_error

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import check_labels
+from .utils.validation import check_labels
 
 
 def class_weights(y, C_plus: float, C_minus: float) -> np.ndarray:

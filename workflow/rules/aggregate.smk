@@ -4,9 +4,7 @@
 
 localrules:
     table,
-    figure_exp3,
-    figure_exp6,
-    figure_loo,
+    figure,
     summary,
 
 
@@ -24,6 +22,7 @@ rule table:
         tex="results/tables/{table}.tex",
     params:
         tie_rule=STUDY["tie_rule"],
+        caption=table_caption,
     log:
         "results/logs/tables/{table}.log",
     conda:
@@ -33,77 +32,30 @@ rule table:
         "--md {output.md:q} --tex {output.tex:q} {input.rows:q} > {log:q} 2>&1"
 
 
-rule figure_exp3:
+rule figure:
+    # Every figure of the catalog (wsvm_span.study.catalog.FIGURES), one file stem each.
     input:
-        rows=lambda wildcards: rows_file(EXP_OF_DATASET[wildcards.dataset]),
+        rows=figure_rows,
     output:
         png=report(
-            "results/figures/exp3_{dataset}_{param}.png",
-            caption="../report/exp3.rst",
+            "results/figures/{figure}.png",
+            caption="../report/figure.rst",
             category="Figures",
-            subcategory="Experiment 3: estimators vs one hyperparameter",
-            labels={"data set": "{dataset}", "hyperparameter": "{param}"},
+            labels={"figure": "{figure}"},
         ),
-        pdf="results/figures/exp3_{dataset}_{param}.pdf",
+        pdf="results/figures/{figure}.pdf",
     params:
+        kind=lambda wildcards: figure_params(wildcards)["kind"],
+        args=lambda wildcards: figure_params(wildcards)["args"],
+        caption=lambda wildcards: figure_params(wildcards)["caption"],
         dpi=STUDY["figures"]["dpi"],
-    wildcard_constraints:
-        dataset=_alternatives(EXP_OF_DATASET),
-        param="log2_C_plus|log2_C_minus|log2_C|A|B",
     log:
-        "results/logs/figures/exp3_{dataset}_{param}.log",
+        "results/logs/figures/{figure}.log",
     conda:
         CONDA_ENV
     shell:
-        "wsvm-span figure exp3 --dataset {wildcards.dataset} --param {wildcards.param} --dpi {params.dpi} "
+        "wsvm-span figure {params.kind} {params.args} --dpi {params.dpi} "
         "--output {output.png:q} {output.pdf:q} --rows {input.rows:q} > {log:q} 2>&1"
-
-
-rule figure_exp6:
-    input:
-        rows=rows_file("exp6"),
-    output:
-        png=report(
-            "results/figures/exp6_{kind}.png",
-            caption="../report/exp6.rst",
-            category="Figures",
-            subcategory="Experiment 6: cost vs training size",
-            labels={"figure": "{kind}"},
-        ),
-        pdf="results/figures/exp6_{kind}.pdf",
-    params:
-        dpi=STUDY["figures"]["dpi"],
-    wildcard_constraints:
-        kind="time|sv",
-    log:
-        "results/logs/figures/exp6_{kind}.log",
-    conda:
-        CONDA_ENV
-    shell:
-        "wsvm-span figure exp6-{wildcards.kind} --dpi {params.dpi} --output {output.png:q} {output.pdf:q} "
-        "--rows {input.rows:q} > {log:q} 2>&1"
-
-
-rule figure_loo:
-    input:
-        rows=[rows_file(e) for e in SELECTION_EXPS],
-    output:
-        png=report(
-            "results/figures/loo_vs_span_rule.png",
-            caption="../report/loo.rst",
-            category="Figures",
-            subcategory="Span-rule vs exact LOO",
-        ),
-        pdf="results/figures/loo_vs_span_rule.pdf",
-    params:
-        dpi=STUDY["figures"]["dpi"],
-    log:
-        "results/logs/figures/loo_vs_span_rule.log",
-    conda:
-        CONDA_ENV
-    shell:
-        "wsvm-span figure loo --dpi {params.dpi} --output {output.png:q} {output.pdf:q} "
-        "--rows {input.rows:q} > {log:q} 2>&1"
 
 
 rule summary:

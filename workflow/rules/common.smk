@@ -8,6 +8,7 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import update_config
 
+from wsvm_span.study import catalog
 from wsvm_span.study import config as sc
 
 SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
@@ -39,15 +40,27 @@ except sc.ConfigError as _exc:
 RUNTIME = sc.runtime_settings(STUDY, Path.cwd())
 JOBS = sc.plan_jobs(STUDY)
 JOB_BY_PATH = {job.path: job for job in JOBS}
-GRID_EXPS = [e for e in sc.GRID_EXPERIMENTS if e in STUDY["experiments"]]
-SELECTION_EXPS = [e for e in ("exp1", "exp2") if e in STUDY["experiments"]]
-EXP_OF_DATASET = {ds: e for e in SELECTION_EXPS for ds in sc.experiment_datasets(STUDY, e)}
-EXP3_FIGURES = [
-    (ds, param)
-    for e in SELECTION_EXPS
-    for ds in sc.experiment_datasets(STUDY, e)
-    for param in sc.grid_axes(STUDY, e)
-]
+GRID_EXPS = [e for e in catalog.grid_experiments() if e in STUDY["experiments"]]
+TABLES = catalog.tables_for(GRID_EXPS)
+
+
+def _figure_targets():
+    """{file stem: (figure kind, data set, hyperparameter)} of every figure the config draws."""
+    out = {}
+    for fig in catalog.figures_for(GRID_EXPS):
+        if not fig.per_hyperparameter:
+            out[fig.stem] = (fig, None, None)
+            continue
+        for e in fig.reads:
+            if e not in STUDY["experiments"]:
+                continue
+            for ds in sc.experiment_datasets(STUDY, e):
+                for param in sc.grid_axes(STUDY, e):
+                    out[fig.stem.format(dataset=ds, param=param)] = (fig, ds, param)
+    return out
+
+
+FIGURE_TARGETS = _figure_targets()
 
 
 class ShellArgs:
@@ -94,36 +107,34 @@ def rows_file(experiment):
     return f"results/{experiment}/rows.parquet"
 
 
-def table_names():
-    names = []
-    if "exp1" in STUDY["experiments"]:
-        names.append("table2")
-    if "exp2" in STUDY["experiments"]:
-        names.append("table3")
-    if SELECTION_EXPS:
-        names += ["table4", "table5", "table6", "loo_agreement"]
-    if "exp6" in STUDY["experiments"]:
-        names.append("exp6_summary")
-    return names
-
-
 def table_rows(wildcards):
-    from wsvm_span.study.tables import TABLES
+    return [rows_file(e) for e in catalog.table(wildcards.table).reads if e in STUDY["experiments"]]
 
-    return [rows_file(e) for e in TABLES[wildcards.table][1] if e in STUDY["experiments"]]
+
+def table_caption(wildcards):
+    t = catalog.table(wildcards.table)
+    tie = f" Tie rule: ``{STUDY['tie_rule']}``." if t.kind == "selection" else ""
+    return t.caption + tie
+
+
+def figure_rows(wildcards):
+    fig = FIGURE_TARGETS[wildcards.figure][0]
+    return [rows_file(e) for e in fig.reads if e in STUDY["experiments"]]
+
+
+def figure_params(wildcards):
+    """The figure's kind and data set / hyperparameter arguments, and its report caption."""
+    fig, dataset, param = FIGURE_TARGETS[wildcards.figure]
+    args = f"--dataset {dataset} --param {param}" if fig.per_hyperparameter else ""
+    return {"kind": fig.kind, "args": args, "caption": fig.caption.format(dataset=dataset, param=param)}
 
 
 def table_files():
-    return [f"results/tables/{t}.{ext}" for t in table_names() for ext in ("csv", "md", "tex")]
+    return [f"results/tables/{t.name}.{ext}" for t in TABLES for ext in ("csv", "md", "tex")]
 
 
 def figure_files():
-    files = [f"results/figures/exp3_{ds}_{param}.{ext}" for ds, param in EXP3_FIGURES for ext in ("png", "pdf")]
-    if SELECTION_EXPS:
-        files += [f"results/figures/loo_vs_span_rule.{ext}" for ext in ("png", "pdf")]
-    if "exp6" in STUDY["experiments"]:
-        files += [f"results/figures/exp6_{kind}.{ext}" for kind in ("time", "sv") for ext in ("png", "pdf")]
-    return files
+    return [f"results/figures/{stem}.{ext}" for stem in FIGURE_TARGETS for ext in ("png", "pdf")]
 
 
 def final_targets():
@@ -136,7 +147,8 @@ def _alternatives(names):
 
 wildcard_constraints:
     experiment=_alternatives(GRID_EXPS),
-    weighting="class|sigmoid",
+    weighting=_alternatives(catalog.WEIGHTINGS),
     chunk=r"\d+",
     dataset=r"[A-Za-z0-9_]+",
-    table=_alternatives(["table2", "table3", "table4", "table5", "table6", "loo_agreement", "exp6_summary"]),
+    table=_alternatives([t.name for t in TABLES]),
+    figure=_alternatives(FIGURE_TARGETS),

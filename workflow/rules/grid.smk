@@ -29,16 +29,16 @@ rule grid_chunk:
     input:
         tracking=ancient("results/.tracking-initialized.json"),
     output:
-        "results/{experiment}/{dataset}/{weighting}/chunk-{chunk}.parquet",
+        sc.CHUNK_PATTERN,
     params:
-        spec=lambda wildcards: job_of(wildcards).spec_json,
+        spec=lambda wildcards: job_of(wildcards).to_json(),
         runtime=CHUNK_ARGS,
     threads: 1
     resources:
         mem_mb=lambda wildcards: sc.job_resources(STUDY, job_of(wildcards))["mem_mb"],
         runtime=lambda wildcards: sc.job_resources(STUDY, job_of(wildcards))["runtime"],
     log:
-        "results/logs/{experiment}/{dataset}/{weighting}/chunk-{chunk}.log",
+        sc.CHUNK_LOG_PATTERN,
     conda:
         CONDA_ENV
     shell:

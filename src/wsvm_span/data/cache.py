@@ -20,7 +20,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..atomic import atomic_write
+from ..utils.atomic import atomic_write
 
 __all__ = ["CACHE_VERSION", "ArrayCache", "SourceFiles"]
 

@@ -37,7 +37,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -48,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ..atomic import atomic_write, set_default_mode
+from ..utils.atomic import atomic_write, move_into_place, temporary_path
 from .errors import DataIntegrityError, DataUnavailableError
 
 __all__ = [
@@ -391,9 +390,7 @@ def _fetch(spec: FileSpec, location: str, dest: Path, *, timeout: float) -> None
     temps: list[Path] = []
 
     def new_temp() -> Path:
-        fd, name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-        os.close(fd)
-        temps.append(Path(name))
+        temps.append(temporary_path(dest))
         return temps[-1]
 
     try:
@@ -412,10 +409,7 @@ def _fetch(spec: FileSpec, location: str, dest: Path, *, timeout: float) -> None
             tmp = _recompress(tmp, new_temp(), compress=True)
         elif is_gzip and not want_gzip:
             tmp = _recompress(tmp, new_temp(), compress=False)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        set_default_mode(tmp)
-        os.replace(tmp, dest)
+        move_into_place(tmp, dest)
         temps.remove(tmp)
     finally:
         for t in temps:

@@ -10,9 +10,9 @@ from typing import Iterable, Sequence
 
 import pyarrow as pa
 
-from ..atomic import atomic_write
+from ..utils.atomic import atomic_write
 
-from .schema import PROVENANCE_KEY, read_provenance, read_rows_table, write_rows_atomic
+from .results_schema import read_provenance, read_rows_table, with_metadata, write_rows_atomic
 
 __all__ = ["collect_chunks", "rows_provenance", "tracking_overhead", "write_json_atomic", "log_summary"]
 
@@ -32,7 +32,7 @@ def collect_chunks(chunks: Sequence[str | Path], output: str | Path) -> pa.Table
     if not tables:
         raise ValueError("no chunk files to collect")
     table = pa.concat_tables(tables)
-    table = table.replace_schema_metadata({PROVENANCE_KEY: json.dumps({"chunks": prov}, sort_keys=True).encode()})
+    table = with_metadata(table, {"chunks": prov})
     write_rows_atomic(table, output)
     return table
 
@@ -71,7 +71,7 @@ def log_summary(tracking_uri: str, artifact_root: str | None, prefix: str, confi
     """Log (or replace) the study's summary run: tables and figures as artifacts, the grid's size and
     tracking overhead as metrics. Idempotent: earlier summary runs of the study are deleted first."""
     from . import provenance
-    from .schema import read_rows
+    from .results_schema import read_rows
     from .tracking import KIND, Tracker, experiment_name
 
     tracker = Tracker(tracking_uri, artifact_root)

@@ -3,7 +3,7 @@
 - Experiment 3: for a data set and one hyperparameter, the test error and every estimator against
   that hyperparameter, the others fixed at the minimum-test-error model (values averaged over the
   replicates); each curve's minimum is marked.
-- Experiment 6: mean time per model of the span-rule and of 5-fold CV vs l (log scale), one panel per
+- Experiment 6: mean time per model of the span-rule and of K-fold CV vs l (log scale), one panel per
   d; mean n* and n vs l, one panel per d.
 - Span-rule vs exact LOO: one point per model with exact LOO.
 """
@@ -16,9 +16,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .schema import ESTIMATORS, HYPERPARAMETERS, LABELS
+from .results_schema import ESTIMATORS, HYPERPARAMETERS, label
 
-__all__ = ["exp3_curves", "exp6_time", "exp6_sv", "loo_vs_span_rule", "PARAM_LABELS"]
+__all__ = ["DRAWINGS", "exp3_curves", "exp6_time", "exp6_sv", "loo_vs_span_rule", "PARAM_LABELS"]
 
 PARAM_LABELS = {"log2_C_plus": "log2 C+", "log2_C_minus": "log2 C-", "A": "A", "B": "B", "log2_C": "log2 C"}
 
@@ -68,7 +68,7 @@ def exp3_curves(df: pd.DataFrame, dataset: str, param: str, outputs: Sequence[st
     # the span bound can exceed 1 by far: keep the axis on the other curves and say when it is clipped
     others = long.loc[long["quantity"] != "span_bound", "value"]
     top = min(1.05, max(0.05, 1.1 * float(others.max()) if len(others) else 1.05))
-    labels = {q: LABELS[q] for q in quantities}
+    labels = {q: label(q, sub) for q in quantities}
     if "span_bound" in keep and float(curve["span_bound"].max()) > top:
         labels["span_bound"] = f"Span bound (clipped at {top:.2f})"
     long["quantity"] = long["quantity"].map(labels)
@@ -110,7 +110,7 @@ def _exp6_panels(df: pd.DataFrame, outputs, dpi: int, columns, ylabel: str, titl
     agg = _exp6_frame(df)
     ds = sorted(agg["d"].unique())
     fig, axes = _panels(plt, len(ds))
-    labels = {q: LABELS[q] for q in columns}
+    labels = {q: label(q, df) for q in columns}
     for ax, d in zip(axes, ds):
         long = agg[agg["d"] == d].melt(id_vars=["l"], value_vars=list(labels), var_name="what", value_name="y")
         long["what"] = long["what"].map(labels)
@@ -128,9 +128,9 @@ def _exp6_panels(df: pd.DataFrame, outputs, dpi: int, columns, ylabel: str, titl
 
 
 def exp6_time(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
-    """Mean time per model of the span-rule and of 5-fold CV (and training) vs l, one panel per d."""
+    """Mean time per model of the span-rule and of K-fold CV (and training) vs l, one panel per d."""
     _exp6_panels(df, outputs, dpi, ("t_span_rule", "t_cv", "t_train"), "mean time per model (s)",
-                 "Experiment 6: span-rule vs 5-fold CV cost (one thread)")
+                 f"Experiment 6: span-rule vs {label('t_cv', df)} cost (one thread)")
 
 
 def exp6_sv(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
@@ -142,23 +142,38 @@ def exp6_sv(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
 def loo_vs_span_rule(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
     """Span-rule vs exact LOO error (%), one point per model where exact LOO was computed."""
     plt, sns = _plt()
-    sub = df[np.isfinite(df["loo_exact"].to_numpy(dtype=float))].copy()
+    sub = df[np.isfinite(df["loo_error"].to_numpy(dtype=float))].copy()
     fig, ax = plt.subplots(figsize=(5.0, 4.6))
     if sub.empty:
         ax.text(0.5, 0.5, "no model with exact LOO\n(loo.fraction = 0 or training sets too large)",
                 ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
     else:
-        x, y = f"{LABELS['loo_exact']} (%)", f"{LABELS['span_rule']} (%)"
-        sub[x] = 100 * sub["loo_exact"]
+        x, y = f"{label('loo_error')} (%)", f"{label('span_rule')} (%)"
+        sub[x] = 100 * sub["loo_error"]
         sub[y] = 100 * sub["span_rule"]
         sns.scatterplot(data=sub, x=x, y=y, hue="dataset", style="dataset", alpha=0.7, ax=ax)
         hi = float(max(sub[x].max(), sub[y].max(), 1.0)) * 1.05
         ax.plot([0, hi], [0, hi], color="grey", lw=1, ls="--", zorder=0)
         ax.set_xlim(0, hi)
         ax.set_ylim(0, hi)
-        agree = np.mean(np.abs(sub["span_rule"] - sub["loo_exact"]) < 0.5 / sub["l"])
+        agree = np.mean(np.abs(sub["span_rule"] - sub["loo_error"]) < 0.5 / sub["l"])
         ax.set_title(f"Span-rule vs exact LOO ({len(sub)} models, {100 * agree:.0f}% identical)")
         ax.legend(title=None, fontsize="small")
     _save(fig, outputs, dpi)
     plt.close(fig)
+
+
+def _exp3(df, outputs, dpi, dataset=None, param=None):
+    if not dataset or not param:
+        raise ValueError("the exp3 figure needs a data set and a hyperparameter")
+    exp3_curves(df, dataset, param, outputs, dpi=dpi)
+
+
+#: figure kind (``catalog.FIGURES``) -> drawing function(rows, outputs, dpi, dataset=None, param=None)
+DRAWINGS = {
+    "exp3": _exp3,
+    "loo": lambda df, outputs, dpi, **_: loo_vs_span_rule(df, outputs, dpi=dpi),
+    "exp6-time": lambda df, outputs, dpi, **_: exp6_time(df, outputs, dpi=dpi),
+    "exp6-sv": lambda df, outputs, dpi, **_: exp6_sv(df, outputs, dpi=dpi),
+}

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
-from ..environment import library_versions, machine_info
+from ..utils.environment import library_versions, machine_info
 
 __all__ = ["code_version", "machine_info", "library_versions", "data_sha256"]
 

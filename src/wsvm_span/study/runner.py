@@ -1,42 +1,41 @@
 """The grid job: one chunk of the models of one (experiment, data set, weighting, seed, realization).
 
-The job loads the split, computes the kernel cache, the CV folds and the per-training-set constants
-(D, R^2) once, then evaluates every model of its chunk with ``wsvm_span.evaluate_model`` under one
-BLAS thread, logging each model as a child run of the job's parent run.  The chunk's parquet file is
-written last and atomically, so a chunk file exists only for a job whose MLflow runs are complete.
+``run_chunk`` is a few named steps:
+
+1. :func:`load_split`: the data set's split for the job's replicate;
+2. :func:`prepare_problem`: what every model of the job shares, computed once: the kernel matrices,
+   the CV folds and the per-training-set constants D and R^2;
+3. :class:`JobRuns`: the job's MLflow runs (a parent run per job, a child run per model), replacing
+   the runs of an earlier attempt;
+4. :func:`evaluate_models`: every model of the chunk, under one BLAS thread, with progress lines;
+5. :func:`write_chunk`: the rows and their provenance, written last and atomically, so a chunk file
+   exists only for a job whose MLflow runs are complete.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+
+import numpy as np
 
 from . import provenance
-from .config import canonical_json, grid_point, job_slot
-from .schema import COLUMNS, SchemaError, rows_to_table, write_rows_atomic
+from .config import Job, RuntimeSettings, canonical_json, grid_point
+from .progress import Progress
+from .results_schema import COLUMNS, SchemaError, rows_to_table, write_rows_atomic
 from .tracking import COMPLETE, KEY, KIND, MODEL_INDEX, SLOT, Tracker, experiment_name
 
-__all__ = ["ChunkOptions", "ChunkResult", "evaluation_row", "run_chunk"]
+__all__ = ["ChunkResult", "GridProblem", "JobRuns", "evaluate_models", "evaluation_row", "load_split",
+           "model_weights", "prepare_problem", "run_chunk", "write_chunk"]
 
 log = logging.getLogger(__name__)
 
-
-@dataclass
-class ChunkOptions:
-    """Where data come from and where runs go (settings that do not change the results)."""
-
-    data_dir: str | None = None
-    data_mirror: str | None = None
-    tracking_uri: str | None = None
-    experiment_prefix: str = "wsvm-span"
-    artifact_root: str | None = None
-    child_runs: bool = True
-    config_hash: str = "unknown"
+#: points per class of the warm-up problem: enough for LIBSVM, the span QPs and two CV folds
+WARM_UP_PER_CLASS = 12
 
 
 @dataclass
@@ -54,12 +53,83 @@ class ChunkResult:
         return self.tracking_s / self.wall_s if self.wall_s > 0 else math.nan
 
 
-def _weights(ws, spec: Mapping[str, Any], split, point: Mapping[str, float]):
-    if spec["weighting"] == "class":
+@dataclass
+class GridProblem:
+    """What every model of a job shares: the split, its kernels, the CV folds, D and R^2."""
+
+    split: Any
+    K: np.ndarray
+    K_test: np.ndarray
+    folds: np.ndarray
+    D: float
+    R2: float
+    gamma: float
+    setup_s: float
+
+    @property
+    def l(self) -> int:
+        return int(len(self.split.y_train))
+
+    @property
+    def d(self) -> int:
+        return int(self.split.d)
+
+
+# ------------------------------------------------------------------------------------------- steps
+def load_split(job: Job, settings: RuntimeSettings):
+    """Step 1: the split of the job's data set and replicate (data folder, mirror, publishers)."""
+    from wsvm_span.data import load_dataset
+
+    return load_dataset(job.dataset, seed=job.seed, realization=job.realization, data_dir=settings.data_dir,
+                        mirror=settings.data_mirror)
+
+
+def model_weights(job: Job, split, point: Mapping[str, float]) -> np.ndarray:
+    """The instance weights C_i of one grid point under the job's weighting scheme."""
+    import wsvm_span as ws
+
+    if job.weighting == "class":
         return ws.class_weights(split.y_train, 2.0 ** point["log2_C_plus"], 2.0 ** point["log2_C_minus"])
     if split.scores is None:
         raise ValueError(f"{split.name} has no importance scores; sigmoid weights need them")
-    return ws.sigmoid_weights(split.scores, point["A"], point["B"], 2.0 ** point["log2_C"], sigma=spec["sigma"])
+    return ws.sigmoid_weights(split.scores, point["A"], point["B"], 2.0 ** point["log2_C"], sigma=job.sigma)
+
+
+def prepare_problem(job: Job, split) -> GridProblem:
+    """Step 2: kernels, folds, D (by the configured QP solver) and R^2, once per job; then a warm-up so
+    that one-time initialisations are not charged to the first model's timings (Table 6)."""
+    import wsvm_span as ws
+    from wsvm_span.utils.environment import single_threaded
+
+    t0 = time.perf_counter()
+    gamma = 1.0 / int(split.d)  # the study's RBF width (experiments.md)
+    with single_threaded():  # one processor: parallel jobs must not oversubscribe the cores
+        cache = ws.KernelCache(split.X_train, gamma, X_test=split.X_test, qp_solver=job.qp_solver)
+        problem = GridProblem(
+            split=split, K=cache.train, K_test=cache.test,
+            folds=ws.stratified_folds(split.y_train, k=job.cv_folds, seed=job.cv_seed),
+            D=cache.diameter, R2=cache.radius2, gamma=gamma, setup_s=0.0)
+        _warm_up(job, problem)
+    problem.setup_s = time.perf_counter() - t0
+    return problem
+
+
+def _warm_up(job: Job, problem: GridProblem) -> None:
+    """Train and evaluate once on a small subsample of the job's first grid point."""
+    import wsvm_span as ws
+
+    y = problem.split.y_train
+    idx = np.concatenate([np.flatnonzero(y == 1)[:WARM_UP_PER_CLASS], np.flatnonzero(y == -1)[:WARM_UP_PER_CLASS]])
+    if len(np.unique(y[idx])) < 2:
+        return
+    C = model_weights(job, problem.split, grid_point(job.axes, job.model_start))[idx]
+    Ks = problem.K[np.ix_(idx, idx)]
+    try:
+        ws.evaluate_model(Ks, y[idx], C, Ks[:4], y[idx][:4], folds=np.arange(len(idx)) % 2,
+                          D=ws.enclosing_ball_diameter(Ks, solver=job.qp_solver), R2=ws.kernel_radius2(Ks),
+                          engine=job.engine, qp_solver=job.qp_solver, compute_loo=True, tol=job.tol)
+    except Exception as exc:  # noqa: BLE001 - a warm-up only; the real evaluation reports errors
+        log.debug("warm-up failed: %s", exc)
 
 
 def evaluation_row(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -69,171 +139,168 @@ def evaluation_row(values: Mapping[str, Any]) -> dict[str, Any]:
     if unknown:
         raise SchemaError(
             f"ModelEvaluation field(s) {', '.join(map(repr, unknown))} are not columns of the results schema; "
-            "add them to wsvm_span/study/schema.py (ROW_SCHEMA) or drop them from ModelEvaluation"
+            "add them to wsvm_span/study/results_schema.py (ROW_SCHEMA) or drop them from ModelEvaluation"
         )
     return dict(values)
 
 
-def _warm_up(ws, K, y, spec, split, point) -> None:
-    """Train and evaluate once on a small subsample before timing, so that lazy imports and one-time
-    initialisations (LIBSVM bindings, QP solver) are not charged to the first model (Table 6)."""
-    import numpy as np
-
-    idx = np.concatenate([np.flatnonzero(y == 1)[:12], np.flatnonzero(y == -1)[:12]])
-    if len(np.unique(y[idx])) < 2:
-        return
-    C = _weights(ws, spec, split, point)[idx]
-    Ks = K[np.ix_(idx, idx)]
-    try:
-        ws.evaluate_model(Ks, y[idx], C, Ks[:4], y[idx][:4], folds=np.arange(len(idx)) % 2,
-                          D=ws.enclosing_ball_diameter(Ks, solver=spec["svm"]["qp_solver"]),
-                          R2=ws.kernel_radius2(Ks),
-                          engine=spec["svm"]["engine"], qp_solver=spec["svm"]["qp_solver"], compute_loo=True,
-                          tol=float(spec["svm"]["tol"]))
-    except Exception as exc:  # noqa: BLE001 - a warm-up only; the real evaluation reports errors
-        log.debug("warm-up failed: %s", exc)
-
-
-def run_chunk(spec: Mapping[str, Any], output: str | Path | None, options: ChunkOptions | None = None,
-              tracking: bool = True) -> ChunkResult:
-    """Run one grid job described by ``spec`` (see :func:`wsvm_span.study.config.plan_jobs`) and write
-    its rows to ``output`` (skipped when None). Returns the rows and the time split."""
+def evaluate_models(job: Job, problem: GridProblem,
+                    on_model: Callable[[int, dict, dict], None] | None = None) -> list[dict]:
+    """Step 4: train and evaluate every model of the chunk (one BLAS thread); ``on_model(index, point,
+    row)`` is called after each (the job's MLflow child run). Logs progress lines."""
     import wsvm_span as ws
-    from wsvm_span.data import load_dataset
+    from wsvm_span.utils.environment import single_threaded
 
-    options = options or ChunkOptions()
-    t_start = time.perf_counter()
-    exp, dataset, weighting = spec["experiment"], spec["dataset"], spec["weighting"]
-    seed, realization, chunk = int(spec["seed"]), int(spec["realization"]), int(spec["chunk"])
-    start, stop = (int(v) for v in spec["models"])
-    axes = spec["axes"]
-    slot = job_slot(exp, dataset, weighting, seed, realization, chunk)
-    spec_hash = hashlib.sha256(canonical_json(dict(spec)).encode()).hexdigest()
-    job_key = f"{slot}@{spec_hash[:16]}"
-    loo_models = set(int(i) for i in spec.get("loo_models", []))
-    max_loo_l = spec["loo"]["max_train_size"]
-    all_loo_l = int(spec["loo"].get("all_up_to", 0))
-
-    t0 = time.perf_counter()
-    split = load_dataset(dataset, seed=seed, realization=realization, data_dir=options.data_dir,
-                         mirror=options.data_mirror)
-    load_s = time.perf_counter() - t0
-    l, d = int(len(split.y_train)), int(split.d)
-    if l <= all_loo_l and (max_loo_l is None or l <= int(max_loo_l)):
-        loo_models = set(range(start, stop))
-    elif max_loo_l is not None and l > int(max_loo_l):
-        loo_models = set()
-    gamma = 1.0 / d
-    data_sha = provenance.data_sha256(split.checksums)
-    qp_requested = spec["svm"]["qp_solver"]
-    qp_name = ws.qp_solver_name(qp_requested)
-    libs = provenance.library_versions()
-    code = provenance.code_version()
-    log.info("%s: l=%d d=%d models %d..%d (%d with exact LOO) qp=%s", slot, l, d, start, stop - 1,
-             sum(start <= i < stop for i in loo_models), qp_name)
-
+    split = problem.split
     rows: list[dict] = []
-    engines, solvers = set(), set()
-    t0 = time.perf_counter()
-    with ws.single_threaded():  # one processor: parallel jobs must not oversubscribe the cores
-        # D (enclosing ball) is computed by the configured QP solver
-        cache = ws.KernelCache(split.X_train, gamma, X_test=split.X_test, qp_solver=qp_requested)
-        K, K_test = cache.train, cache.test
-        folds = ws.stratified_folds(split.y_train, k=int(spec["cv"]["folds"]), seed=int(spec["cv"]["seed"]) + seed)
-        D, R2 = cache.diameter, cache.radius2
-        _warm_up(ws, K, split.y_train, spec, split, grid_point(axes, start))
-    t_setup = time.perf_counter() - t0
+    progress = Progress(job.slot, job.n_models, log)
+    with single_threaded():
+        for idx in range(job.model_start, job.model_stop):
+            point = grid_point(job.axes, idx)
+            ev = ws.evaluate_model(
+                problem.K, split.y_train, model_weights(job, split, point), problem.K_test, split.y_test,
+                folds=problem.folds, D=problem.D, R2=problem.R2, engine=job.engine, qp_solver=job.qp_solver,
+                compute_loo=idx in job.loo_models, tol=job.tol,
+                check_input=False)  # K comes from KernelCache: valid by construction
+            row = evaluation_row(ev.as_dict())
+            row.update(point)
+            row.update(experiment=job.experiment, dataset=job.dataset, weighting=job.weighting, seed=job.seed,
+                       realization=job.realization, gamma=problem.gamma, l=problem.l, d=problem.d,
+                       model_index=idx, chunk=job.chunk)
+            rows.append(row)
+            if on_model is not None:
+                on_model(idx, point, row)
+            progress.model_done()
+    return rows
 
-    tracker = parent_id = eid = None
-    if tracking and options.tracking_uri:
-        tracker = Tracker(options.tracking_uri, options.artifact_root)
-        eid = tracker.experiment_id(experiment_name(options.experiment_prefix, exp))
-        removed = tracker.delete_slot(eid, slot)
+
+class JobRuns:
+    """Step 3: the MLflow runs of one job: deletes the runs of an earlier attempt of its slot, opens a
+    parent run (provenance tags, job params), logs one finished child run per model, checks at the end
+    that there is exactly one child per model, and marks the parent complete (or FAILED on error)."""
+
+    def __init__(self, job: Job, settings: RuntimeSettings, problem: GridProblem, data_sha: str):
+        self.job, self.settings = job, settings
+        self.tracker = Tracker(settings.tracking_uri, settings.artifact_root)
+        self.experiment_id = self.tracker.experiment_id(experiment_name(settings.experiment_prefix, job.experiment))
+        removed = self.tracker.delete_slot(self.experiment_id, job.slot)
         if removed:
-            log.info("%s: deleted %d runs of an earlier attempt", slot, removed)
+            log.info("%s: deleted %d runs of an earlier attempt", job.slot, removed)
+        self.code = provenance.code_version()
+        qp_name = _qp_solver_name(job.qp_solver)
         tags = {
-            KIND: "job", SLOT: slot, KEY: job_key, COMPLETE: "false",
-            "code_version": code, "config_hash": options.config_hash, "spec_hash": spec_hash,
-            "data_sha256": data_sha, "data_files": canonical_json(dict(split.checksums or {}))[:5000],
-            "qp_solver": qp_name, "engine": spec["svm"]["engine"],
-            **{f"lib.{k}": v for k, v in libs.items()},
+            KIND: "job", SLOT: job.slot, KEY: f"{job.slot}@{job.spec_hash[:16]}", COMPLETE: "false",
+            "code_version": self.code, "config_hash": settings.config_hash, "spec_hash": job.spec_hash,
+            "data_sha256": data_sha, "data_files": canonical_json(dict(problem.split.checksums or {}))[:5000],
+            "qp_solver": qp_name, "engine": job.engine,
+            **{f"lib.{k}": v for k, v in provenance.library_versions().items()},
             **{f"machine.{k}": v for k, v in provenance.machine_info().items()},
         }
         params = {
-            "experiment": exp, "dataset": dataset, "weighting": weighting, "seed": seed,
-            "realization": realization, "chunk": chunk, "model_start": start, "model_stop": stop,
-            "n_models": stop - start, "l": l, "d": d, "gamma": gamma, "tol": spec["svm"]["tol"],
-            "engine_requested": spec["svm"]["engine"], "qp_solver_requested": qp_requested,
-            "cv_folds": spec["cv"]["folds"], "cv_seed": spec["cv"]["seed"] + seed,
-            "n_loo": sum(start <= i < stop for i in loo_models),
-            **{f"grid.{k}": f"{min(v)}:{max(v)}:{len(v)}" for k, v in axes.items()},
+            "experiment": job.experiment, "dataset": job.dataset, "weighting": job.weighting, "seed": job.seed,
+            "realization": job.realization, "chunk": job.chunk, "model_start": job.model_start,
+            "model_stop": job.model_stop, "n_models": job.n_models, "l": problem.l, "d": problem.d,
+            "gamma": problem.gamma, "tol": job.tol, "engine_requested": job.engine,
+            "qp_solver_requested": job.qp_solver, "cv_folds": job.cv_folds, "cv_seed": job.cv_seed,
+            "n_loo": len(job.loo_models),
+            **{f"grid.{k}": f"{min(v)}:{max(v)}:{len(v)}" for k, v in job.axes.items()},
         }
-        if "sigma" in spec:
-            params["sigma"] = spec["sigma"]
-        parent_id = tracker.create_run(eid, run_name=slot, tags=tags, params=params)
+        if job.sigma is not None:
+            params["sigma"] = job.sigma
+        self.parent_id = self.tracker.create_run(self.experiment_id, run_name=job.slot, tags=tags, params=params)
 
+    @property
+    def seconds(self) -> float:
+        return self.tracker.seconds
+
+    def log_model(self, idx: int, point: Mapping[str, float], row: Mapping[str, Any]) -> None:
+        if not self.settings.child_runs:
+            return
+        metrics = {k: v for k, v in row.items() if k in _METRICS}
+        self.tracker.create_run(
+            self.experiment_id, run_name=f"{self.job.slot}/m{idx}",
+            tags={KIND: "model", SLOT: self.job.slot, MODEL_INDEX: idx, "engine": row["engine"],
+                  "qp_solver": row["qp_solver"], "code_version": self.code, "config_hash": self.settings.config_hash},
+            params={**point, "model_index": idx}, metrics=metrics, parent_id=self.parent_id, finished=True)
+
+    def finish(self, rows: list[dict], timings: Mapping[str, float]) -> None:
+        if self.settings.child_runs:
+            self.tracker.check_children(self.experiment_id, self.job.slot, self.parent_id,
+                                        range(self.job.model_start, self.job.model_stop))
+        self.tracker.log_metrics(self.parent_id, {**timings, "tracking_s": self.tracker.seconds,
+                                                  "tracking_share": self.tracker.seconds / timings["wall_s"],
+                                                  "n_models": len(rows)},
+                                 tags={COMPLETE: "true", "engine": ",".join(sorted({r["engine"] for r in rows})),
+                                       "qp_solver": ",".join(sorted({r["qp_solver"] for r in rows}))})
+        self.tracker.terminate(self.parent_id, "FINISHED")
+
+    def fail(self) -> None:
+        try:
+            self.tracker.terminate(self.parent_id, "FAILED")
+        except Exception:  # noqa: BLE001 - best effort; a rerun deletes the slot anyway
+            pass
+
+
+#: row columns logged as MLflow metrics of a child run (the values; strings and identifiers are tags/params)
+_METRICS = frozenset(c for c in COLUMNS if c not in {
+    "experiment", "dataset", "weighting", "seed", "realization", "log2_C_plus", "log2_C_minus", "A", "B", "log2_C",
+    "gamma", "engine", "qp_solver", "l", "d", "model_index", "chunk"})
+
+
+def _qp_solver_name(requested: str) -> str:
+    from wsvm_span.solvers.qp import qp_solver_name
+
+    return qp_solver_name(requested)
+
+
+def write_chunk(rows: list[dict], output: str | Path, record: Mapping[str, Any]) -> None:
+    """Step 5: the rows with their provenance, atomically."""
+    write_rows_atomic(rows_to_table(rows, provenance=record), output)
+
+
+# -------------------------------------------------------------------------------------------- the job
+def run_chunk(job: Job, output: str | Path | None, settings: RuntimeSettings | None = None) -> ChunkResult:
+    """Run one grid job and write its rows to ``output`` (skipped when None). Returns the rows and the
+    time split (load, compute, tracking)."""
+    settings = settings or RuntimeSettings()
+    t_start = time.perf_counter()
+    split = load_split(job, settings)
+    load_s = time.perf_counter() - t_start
+    data_sha = provenance.data_sha256(split.checksums)
+    log.info("%s: l=%d d=%d models %d..%d (%d with exact LOO) engine=%s qp=%s", job.slot, len(split.y_train),
+             split.d, job.model_start, job.model_stop - 1, len(job.loo_models), job.engine,
+             _qp_solver_name(job.qp_solver))
+    problem = prepare_problem(job, split)
+
+    runs = JobRuns(job, settings, problem, data_sha) if settings.tracking_enabled and settings.tracking_uri else None
     try:
         t0 = time.perf_counter()
-        tracked_before = tracker.seconds if tracker is not None else 0.0
-        with ws.single_threaded():
-            for idx in range(start, stop):
-                point = grid_point(axes, idx)
-                C = _weights(ws, spec, split, point)
-                compute_loo = idx in loo_models
-                ev = ws.evaluate_model(K, split.y_train, C, K_test, split.y_test, folds=folds, D=D, R2=R2,
-                                       engine=spec["svm"]["engine"], qp_solver=qp_requested,
-                                       compute_loo=compute_loo, tol=float(spec["svm"]["tol"]),
-                                       check_input=False)  # K comes from KernelCache: valid by construction
-                values = ev.as_dict()
-                row = evaluation_row(values)
-                row.update(point)
-                row.update(experiment=exp, dataset=dataset, weighting=weighting, seed=seed,
-                           realization=realization, gamma=gamma, l=l, d=d, model_index=idx, chunk=chunk)
-                rows.append(row)
-                engines.add(ev.engine)
-                solvers.add(ev.qp_solver)
-                if tracker is not None and options.child_runs:
-                    metrics = {k: values[k] for k in values if k not in ("engine", "qp_solver")}
-                    tracker.create_run(
-                        eid, run_name=f"{slot}/m{idx}",
-                        tags={KIND: "model", SLOT: slot, MODEL_INDEX: idx, "engine": ev.engine,
-                              "qp_solver": ev.qp_solver, "code_version": code,
-                              "config_hash": options.config_hash},
-                        params={**point, "model_index": idx}, metrics=metrics, parent_id=parent_id,
-                        finished=True)
-        compute_s = time.perf_counter() - t0 - ((tracker.seconds - tracked_before) if tracker is not None else 0.0)
-        if tracker is not None:
-            if options.child_runs:
-                tracker.check_children(eid, slot, parent_id, range(start, stop))
-            wall = time.perf_counter() - t_start
-            tracker.log_metrics(parent_id, {
-                "wall_s": wall, "load_s": load_s, "setup_s": t_setup, "tracking_s": tracker.seconds,
-                "tracking_share": tracker.seconds / wall, "n_models": len(rows),
-            }, tags={COMPLETE: "true", "engine": ",".join(sorted(engines)),
-                     "qp_solver": ",".join(sorted(solvers))})
-            tracker.terminate(parent_id, "FINISHED")
+        tracked_before = runs.seconds if runs else 0.0
+        rows = evaluate_models(job, problem, runs.log_model if runs else None)
+        compute_s = time.perf_counter() - t0 - ((runs.seconds - tracked_before) if runs else 0.0)
+        if runs:
+            runs.finish(rows, {"wall_s": time.perf_counter() - t_start, "load_s": load_s,
+                               "setup_s": problem.setup_s})
     except BaseException:
-        if tracker is not None and parent_id is not None:
-            try:
-                tracker.terminate(parent_id, "FAILED")
-            except Exception:  # noqa: BLE001 - best effort; a rerun deletes the slot anyway
-                pass
+        if runs:
+            runs.fail()
         raise
 
     wall = time.perf_counter() - t_start
-    tracking_s = tracker.seconds if tracker is not None else 0.0
+    tracking_s = runs.seconds if runs else 0.0
     result = ChunkResult(n_models=len(rows), wall_s=wall, compute_s=compute_s, tracking_s=tracking_s,
-                         load_s=load_s, parent_run_id=parent_id, rows=rows)
+                         load_s=load_s, parent_run_id=runs.parent_id if runs else None, rows=rows)
     if output is not None:
-        prov = {
-            "slot": slot, "job_key": job_key, "spec_hash": spec_hash, "config_hash": options.config_hash,
-            "code_version": code, "data_sha256": data_sha, "data_files": dict(split.checksums or {}),
-            "machine": provenance.machine_info(), "library_versions": libs, "qp_solver": sorted(solvers),
-            "engine": sorted(engines), "wall_s": wall, "compute_s": compute_s, "tracking_s": tracking_s,
-            "load_s": load_s, "setup_s": t_setup, "mlflow_parent_run_id": parent_id, "mlflow_experiment": (
-                experiment_name(options.experiment_prefix, exp) if tracker is not None else None),
-        }
-        write_rows_atomic(rows_to_table(rows, provenance=prov), output)
-    log.info("%s: %d models in %.1fs (compute %.1fs, tracking %.2fs = %.1f%%)", slot, len(rows), wall,
+        write_chunk(rows, output, {
+            "slot": job.slot, "job_key": f"{job.slot}@{job.spec_hash[:16]}", "spec_hash": job.spec_hash,
+            "config_hash": settings.config_hash, "code_version": provenance.code_version(), "data_sha256": data_sha,
+            "data_files": dict(split.checksums or {}), "machine": provenance.machine_info(),
+            "library_versions": provenance.library_versions(), "qp_solver": sorted({r["qp_solver"] for r in rows}),
+            "engine": sorted({r["engine"] for r in rows}), "wall_s": wall, "compute_s": compute_s,
+            "tracking_s": tracking_s, "load_s": load_s, "setup_s": problem.setup_s, "n_models": len(rows),
+            "mlflow_parent_run_id": result.parent_run_id,
+            "mlflow_experiment": experiment_name(settings.experiment_prefix, job.experiment) if runs else None,
+        })
+    log.info("%s: %d models in %.1fs (compute %.1fs, tracking %.2fs = %.1f%%)", job.slot, len(rows), wall,
              compute_s, tracking_s, 100 * result.tracking_share)
     return result

@@ -27,9 +27,10 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..atomic import atomic_write
+from ..utils.atomic import atomic_write
 
-from .schema import ESTIMATORS, LABELS as COLUMN_LABELS
+from . import catalog
+from .results_schema import ESTIMATORS, LABELS as COLUMN_LABELS, label
 
 __all__ = [
     "LABELS",
@@ -45,11 +46,10 @@ __all__ = [
     "build_table",
     "write_table",
     "write_text_atomic",
-    "TABLES",
 ]
 
 #: estimators of Table 4 (the span bound is not an error estimate: it is not bounded by 1)
-RMSE_ESTIMATORS = ("span_rule", "cv5", "xi_alpha", "loo_exact")
+RMSE_ESTIMATORS = ("span_rule", "cv_error", "xi_alpha_bound", "loo_error")
 #: display labels: the row columns' (``schema.LABELS``) plus the columns the tables derive
 LABELS = {
     **COLUMN_LABELS,
@@ -62,7 +62,7 @@ LABELS = {
     "mean_diff": "Mean diff",
 }
 _LATEX_LABELS = {
-    "xi_alpha": r"$\xi\alpha$ bound",
+    "xi_alpha_bound": r"$\xi\alpha$ bound",
     "n_empty_lambda": r"$k$ (empty $\Lambda_p$)",
     "n_inbound": r"$n^*$",
     "n_sv": r"$n$",
@@ -102,11 +102,18 @@ class TableResult:
     footer: list[str] = field(default_factory=list)
     decimals: int = 2
     key_columns: list[str] = field(default_factory=lambda: ["dataset"])
+    labels: dict[str, str] = field(default_factory=dict)  # display labels of ``columns`` (default: LABELS)
 
 
 # ------------------------------------------------------------------------------------------ helpers
+#: two estimate values are tied when they agree to these tolerances: estimates are counts over l
+#: (span-rule, CV, bounds) or bounds computed to ~1e-10, so a real difference is far larger
+TIE_RTOL = 1e-9
+TIE_ATOL = 1e-12
+
+
 def select_test_error(values: np.ndarray, test_error: np.ndarray, tie_rule: str = "worst",
-                      rtol: float = 1e-9, atol: float = 1e-12) -> float:
+                      rtol: float = TIE_RTOL, atol: float = TIE_ATOL) -> float:
     """Test error of the model selected by ``values`` (argmin) under the tie rule; NaN when any value
     is missing (an estimator not computed for every model cannot select)."""
     values = np.asarray(values, dtype=float)
@@ -151,13 +158,13 @@ def table_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "tabl
             for est in ESTIMATORS:
                 per[est].append(100 * select_test_error(rep[est].to_numpy(dtype=float), te, tie_rule))
             per["min_error"].append(100 * float(te.min()))
-            loo_complete &= _complete(rep, "loo_exact")
+            loo_complete &= _complete(rep, "loo_error")
         row = {"dataset": ds, "experiment": sub["experiment"].iloc[0], "l": int(sub["l"].iloc[0]),
                "n_models": int(len(sub) // max(1, sub.groupby(REPLICATE).ngroups)),
                "n_replicates": int(sub.groupby(REPLICATE).ngroups), "tie_rule": tie_rule,
-               "n_loo": int(np.isfinite(sub["loo_exact"].to_numpy(dtype=float)).sum())}
+               "n_loo": int(np.isfinite(sub["loo_error"].to_numpy(dtype=float)).sum())}
         for col, vals in per.items():
-            if col == "loo_exact" and not loo_complete:
+            if col == "loo_error" and not loo_complete:
                 vals = []
             row[col], row[f"{col}_sd"] = _mean_sd(vals)
         out.append(row)
@@ -208,7 +215,7 @@ def table_counts(df: pd.DataFrame, name: str = "table5") -> TableResult:
 
 
 def table_timings(df: pd.DataFrame, provenance: Iterable[Mapping] = (), name: str = "table6") -> TableResult:
-    """Table 6: mean time per model (ms, one thread) of the span-rule, 5-fold CV, training, span bound
+    """Table 6: mean time per model (ms, one thread) of the span-rule, K-fold CV, training, span bound
     (and exact LOO over the models that have it)."""
     out = []
     cols = ["t_span_rule", "t_cv", "t_train", "t_span_bound", "t_loo"]
@@ -225,7 +232,7 @@ def table_timings(df: pd.DataFrame, provenance: Iterable[Mapping] = (), name: st
         row["cv_over_span_rule_sd"] = math.nan
         out.append(row)
     caption = ("Mean +- sd time per model (milliseconds, one processor: one thread for LIBSVM, BLAS and the "
-               "QP solver) to compute the span-rule (all S_p), to run 5-fold CV, to train, and to compute the "
+               f"QP solver) to compute the span-rule (all S_p), to run {label('t_cv', df)}, to train, and to compute the "
                "span bound; exact LOO over the models where it was computed. Last column: CV time / "
                "span-rule time.")
     return TableResult(name, pd.DataFrame(out), [*cols, "cv_over_span_rule"], caption,
@@ -249,7 +256,7 @@ def _environment_footer(provenance: Iterable[Mapping]) -> list[str]:
 
 
 def table_exp6(df: pd.DataFrame, name: str = "exp6_summary") -> TableResult:
-    """Experiment 6: mean time per model (ms) of span-rule, 5-fold CV and training, and mean n*, n,
+    """Experiment 6: mean time per model (ms) of span-rule, K-fold CV and training, and mean n*, n,
     per (d, l) of the synthetic sets."""
     out = []
     for (d, l), sub in df.groupby(["d", "l"], sort=True):
@@ -262,7 +269,7 @@ def table_exp6(df: pd.DataFrame, name: str = "exp6_summary") -> TableResult:
             row[col], row[f"{col}_sd"] = float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else math.nan
         out.append(row)
     caption = ("Experiment 6 (synthetic ringnorm variant): mean +- sd over models of the time per model "
-               "(milliseconds, one thread) of the span-rule, 5-fold CV and training, and of n* and n, per "
+               f"(milliseconds, one thread) of the span-rule, {label('t_cv', df)} and training, and of n* and n, per "
                "dimension d and training size l.")
     return TableResult(name, pd.DataFrame(out), ["t_span_rule", "t_cv", "t_train", "n_inbound", "n_sv"],
                        caption, key_columns=["d", "l"])
@@ -274,12 +281,13 @@ def table_loo(df: pd.DataFrame, name: str = "loo_agreement") -> TableResult:
     out = []
     for ds in _datasets(df):
         sub = df[df["dataset"] == ds]
-        sub = sub[np.isfinite(sub["loo_exact"].to_numpy(dtype=float))]
+        sub = sub[np.isfinite(sub["loo_error"].to_numpy(dtype=float))]
         l = int(df.loc[df["dataset"] == ds, "l"].iloc[0])
         row = {"dataset": ds, "experiment": df.loc[df["dataset"] == ds, "experiment"].iloc[0], "l": l,
                "n_models": int(len(sub))}
         if len(sub):
-            diff = sub["span_rule"].to_numpy(dtype=float) - sub["loo_exact"].to_numpy(dtype=float)
+            diff = sub["span_rule"].to_numpy(dtype=float) - sub["loo_error"].to_numpy(dtype=float)
+            # both count errors over l: they agree when they count the same number (|diff| < 1/2 of 1/l)
             row["agree_pct"] = 100 * float(np.mean(np.abs(diff) < 0.5 / l))
             row["mean_abs_diff"] = 100 * float(np.mean(np.abs(diff)))
             row["max_abs_diff"] = 100 * float(np.max(np.abs(diff)))
@@ -296,33 +304,23 @@ def table_loo(df: pd.DataFrame, name: str = "loo_agreement") -> TableResult:
                        caption)
 
 
-#: table name -> (kind, experiments whose rows it reads)
-TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "table2": ("selection", ("exp1",)),
-    "table3": ("selection", ("exp2",)),
-    "table4": ("rmse", ("exp1", "exp2")),
-    "table5": ("counts", ("exp1", "exp2")),
-    "table6": ("timings", ("exp1", "exp2")),
-    "loo_agreement": ("loo", ("exp1", "exp2")),
-    "exp6_summary": ("exp6", ("exp6",)),
+_BUILDERS: dict[str, Callable[..., TableResult]] = {
+    "selection": lambda df, t, tie_rule, provenance: table_selection(df, tie_rule, name=t.name, title=t.title),
+    "rmse": lambda df, t, tie_rule, provenance: table_rmse(df, t.name),
+    "counts": lambda df, t, tie_rule, provenance: table_counts(df, t.name),
+    "timings": lambda df, t, tie_rule, provenance: table_timings(df, provenance, t.name),
+    "loo": lambda df, t, tie_rule, provenance: table_loo(df, t.name),
+    "exp6": lambda df, t, tie_rule, provenance: table_exp6(df, t.name),
 }
 
 
 def build_table(name: str, df: pd.DataFrame, tie_rule: str = "worst",
                 provenance: Iterable[Mapping] = ()) -> TableResult:
-    kind = TABLES[name][0]
-    if kind == "selection":
-        title = "Experiment 1 (class weights C+/C-). " if name == "table2" else "Experiment 2 (sigmoid weights). "
-        return table_selection(df, tie_rule, name=name, title=title)
-    if kind == "rmse":
-        return table_rmse(df, name)
-    if kind == "counts":
-        return table_counts(df, name)
-    if kind == "timings":
-        return table_timings(df, provenance, name)
-    if kind == "loo":
-        return table_loo(df, name)
-    return table_exp6(df, name)
+    """The catalog's table ``name`` built from the rows ``df``; its column labels name the CV fold count."""
+    spec = catalog.table(name)
+    result = _BUILDERS[spec.kind](df, spec, tie_rule, provenance)
+    result.labels = {c: label(c, df) for c in result.columns}
+    return result
 
 
 # ------------------------------------------------------------------------------------------ writing
@@ -345,8 +343,8 @@ def _display(t: TableResult, pm: str, latex: bool) -> tuple[list[str], list[list
     if show_reps:
         headers.append(LABELS["n_replicates"])
     for c in t.columns:
-        label = (_LATEX_LABELS.get(c) if latex else None) or LABELS.get(c, c)
-        headers.append(_latex_escape(label) if latex and c not in _LATEX_LABELS else label)
+        text = (_LATEX_LABELS.get(c) if latex else None) or t.labels.get(c) or LABELS.get(c, c)
+        headers.append(_latex_escape(text) if latex and c not in _LATEX_LABELS else text)
     rows = []
     for _, r in t.data.iterrows():
         cells = [(_latex_escape(str(r[k])) if latex else str(r[k])) for k in t.key_columns]

@@ -37,6 +37,23 @@ def set_default_mode(path: str | os.PathLike[str]) -> None:
         os.chmod(path, default_file_mode())
 
 
+def temporary_path(target: str | os.PathLike[str]) -> Path:
+    """A new, empty temporary file beside ``target`` (same folder, so the final rename is atomic)."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    os.close(fd)
+    return Path(tmp)
+
+
+def move_into_place(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Flush a finished temporary file to disk, give it the default mode and rename it over ``target``."""
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    set_default_mode(tmp)
+    os.replace(tmp, target)
+
+
 @contextlib.contextmanager
 def atomic_write(target: str | os.PathLike[str], mode: str = "wb", **open_kwargs) -> Iterator[IO]:
     """Open a temporary file beside ``target``; on a clean exit, fsync it and rename it over
@@ -45,16 +62,11 @@ def atomic_write(target: str | os.PathLike[str], mode: str = "wb", **open_kwargs
     >>> with atomic_write("out.json", "w", encoding="utf-8") as fh:  # doctest: +SKIP
     ...     fh.write("{}")
     """
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    tmp = temporary_path(target)
     try:
-        with os.fdopen(fd, mode, **open_kwargs) as fh:
+        with open(tmp, mode, **open_kwargs) as fh:
             yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        set_default_mode(tmp)
-        os.replace(tmp, target)
+        move_into_place(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -1,4 +1,4 @@
-"""Spans of support vectors in weighted SVM (method.md sections 3 and 4).
+"""The geometry of spans: S_p^2 of the support vectors of a weighted SVM (method.md sections 3 and 4).
 
 Notation: M = in-bound SVs (0 < a_i < C_i), B = bounded SVs (a_i = C_i). For an SV p,
 S_p^2 is the squared distance from phi(x_p) to an affine combination of the in-bound SVs
@@ -19,14 +19,21 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
-from .qp import QPResult, solve_qp
-from .svm import WeightedSVM
+from ..model import WeightedSVM
+from ..solvers.qp import QPResult, solve_qp
 
-#: relative ridge added to K_MM when the bordered matrix is singular or too
-#: ill-conditioned to factor (duplicate in-bound points, very wide kernels).
-#: It changes S_p^2 by about RIDGE * max(K_ii) * (1 + ||lambda||^2), and turns the
-#: legitimate S_p = 0 of a duplicated point into a value of that order.
-RIDGE = 1e-12
+#: relative ridges (times max K_ii) tried in turn on K_RR when the bordered matrix is singular or
+#: too ill-conditioned to factor after merging coincident points (very wide kernels). A ridge
+#: changes S_p^2 by about ridge * (1 + ||lambda||^2); the second, larger one is a last resort.
+RIDGES = (0.0, 1e-12, 1e-9)
+#: squared feature-space distance (relative to max K_ii) below which two points coincide: far
+#: below any real distance of scaled data, above the rounding of K_ii + K_jj - 2 K_ij (~1e-16)
+COINCIDENT_RTOL = 1e-12
+#: Lemma 1's sum is compared with 0 up to this fraction of sum_SV C_i (the C_i themselves are
+#: rounded, and a sum that is 0 in exact arithmetic is the legitimate boundary case)
+LEMMA1_RTOL = 1e-12
+#: sum(ub) = 1 (Lemma 1 with equality: Lambda_p is one point) up to this fraction of sum |ub|
+SINGLE_POINT_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -50,10 +57,6 @@ class BorderedInverse:
     rep_index: np.ndarray
     twin: np.ndarray
     ridge: float
-
-
-#: squared feature-space distance (relative to max K_ii) below which points coincide
-COINCIDENT_RTOL = 1e-12
 
 
 def coincident_groups(K_MM) -> np.ndarray:
@@ -102,7 +105,7 @@ def bordered_inverse(K_MM) -> BorderedInverse:
     K_RR = K_MM[np.ix_(rep, rep)]
     n = rep.size
     scale = float(np.max(np.diag(K_RR), initial=1.0))
-    for ridge in (0.0, RIDGE * scale, 1e-9 * scale):
+    for ridge in (r * scale for r in RIDGES):
         Kt = np.empty((n + 1, n + 1))
         Kt[:n, :n] = K_RR
         Kt[:n, :n].flat[:: n + 1] += ridge
@@ -161,7 +164,7 @@ def lemma1_holds(model: WeightedSVM) -> np.ndarray:
     yp = y[M]
     value = np.array([same_class_total[s] for s in yp]) - C[M] + yp * bounded_signed
     scale = float(C[model.support].sum()) if model.support.size else 1.0
-    return value >= -1e-12 * scale
+    return value >= -LEMMA1_RTOL * scale
 
 
 def box_limit_rows(model: WeightedSVM, rows) -> tuple[np.ndarray, np.ndarray]:
@@ -222,7 +225,7 @@ def box_span_qp(model: WeightedSVM, K, p: int, solver: str = "auto") -> QPResult
     empty).
     """
     others, lb, ub = box_limits(model, p)
-    if others.size and abs(ub.sum() - 1.0) <= 1e-12 * max(1.0, float(np.abs(ub).sum())):
+    if others.size and abs(ub.sum() - 1.0) <= SINGLE_POINT_RTOL * max(1.0, float(np.abs(ub).sum())):
         # Lemma 1 holds with equality: Lambda_p is the single point lambda = ub, which an
         # interior-point solver can only approach; evaluate it directly.
         K = np.asarray(K, dtype=float)
@@ -249,7 +252,11 @@ def _affine_distance_qp(K, p, others, lb, ub, solver) -> QPResult:
     return QPResult(res.x, max(res.objective + float(K[p, p]), 0.0), "optimal", res.solver)
 
 
-def project_rows_to_box_hyperplane(V, LB, UB, iters: int = 64) -> np.ndarray:
+#: bisection steps of the projection: 64 halvings take the bracket to double-precision resolution
+PROJECTION_BISECTIONS = 64
+
+
+def project_rows_to_box_hyperplane(V, LB, UB, iters: int = PROJECTION_BISECTIONS) -> np.ndarray:
     """Row-wise Euclidean projection of V onto {sum_j x_j = 0, LB <= x <= UB} ((q, n) each).
 
     x = clip(v - tau, lb, ub), with tau found by bisection (the row sum is monotone in

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+#: a training kernel is symmetric up to this fraction of max |K_ii|: kernels computed in two
+#: triangles differ by rounding (~1e-16), a kernel of the wrong points by far more
+SYMMETRY_RTOL = 1e-10
+
 
 def check_labels(y, n: int | None = None, *, name: str = "y") -> np.ndarray:
     """Return ``y`` as a float64 vector in {-1, +1} holding both classes.
@@ -52,7 +56,7 @@ def check_kernel(K, *, name: str = "K", square: bool = True, symmetric: bool = T
             (float(np.abs(K[s:s + block] - K[:, s:s + block].T).max()) for s in range(0, K.shape[0], block)),
             default=0.0,
         )
-        if asym > 1e-10 * scale:
+        if asym > SYMMETRY_RTOL * scale:
             raise ValueError(
                 f"{name} is not symmetric (max |K - K'| = {asym:.3g}); a training kernel must be"
                 " the Gram matrix K_ij = K(x_i, x_j) of the training set"

@@ -1,9 +1,10 @@
-"""Estimators of the test error computed from ONE trained model (method.md sections 2-4).
+"""Leave-one-out estimates computed from ONE trained model (method.md sections 2-4): the span-rule,
+the span bound, the xi-alpha bound and the SV-count bound.
 
 All values are fractions of l, with theta(t) = 1 for t >= 0 (ties count as errors).
 ``analyse_spans`` does the work shared by the span-rule and the span bound and returns
-every intermediate quantity (per-SV S_p^2, Lemma 1 per in-bound SV, k, m, n*, S, D,
-timings); the scalar functions are thin views of it.
+every intermediate quantity (per-SV S_p^2, Lemma 1 per in-bound SV, the counts n_sv,
+n_inbound, n_bounded, n_empty_lambda, S, D, timings); the scalar functions are thin views of it.
 """
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .enclosing_ball import enclosing_ball_diameter
-from .kernels import kernel_radius2
-from .qp import qp_solver_name
-from .span import (
+from ..kernels import kernel_radius2
+from ..model import WeightedSVM
+from ..solvers.enclosing_ball import enclosing_ball_diameter
+from ..solvers.qp import qp_solver_name
+from .geometry import (
     BorderedInverse,
     affine_span_qp,
     bordered_inverse,
@@ -26,8 +28,12 @@ from .span import (
     project_rows_to_box_hyperplane,
     unconstrained_span2,
 )
-from .svm import WeightedSVM
-from .validation import check_kernel
+
+#: the closed-form lambda "satisfies the box" up to this fraction of the box's size (plus an
+#: absolute floor): LIBSVM's alphas are tolerance-accurate, and rejecting a lambda that is
+#: feasible to rounding would only cost an unnecessary QP, never change S
+BOX_FEASIBILITY_RTOL = 1e-9
+BOX_FEASIBILITY_ATOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,8 @@ class SpanAnalysis:
     closed_form_feasible : (n*,) True where the closed-form lambda satisfies the box
     span2_box : (n*,) box-constrained S_p^2; nan where Lambda_p is empty, or where the
         QP was skipped because it provably cannot change S (unless ``all_box_spans``)
-    k : in-bound SVs with empty Lambda_p;  m : bounded SVs;  S : max box-constrained S_p
+    n_sv : SVs (n);  n_inbound : in-bound SVs (n*);  n_bounded : bounded SVs (m)
+    n_empty_lambda : in-bound SVs with empty Lambda_p (k);  S : max box-constrained S_p
     D : enclosing-ball diameter;  n_qp : box-constrained QPs solved
     no_inbound : n* = 0 (the span is undefined; every SV is counted as an error)
     ridge : ridge added to K_MM to factor Kt (0 unless singular)
@@ -68,24 +75,24 @@ class SpanAnalysis:
     t_span_bound: float
 
     @property
-    def n(self) -> int:
+    def n_sv(self) -> int:
         return int(self.support.shape[0])
 
     @property
-    def n_star(self) -> int:
+    def n_inbound(self) -> int:
         return int(self.inbound.shape[0])
 
     @property
-    def m(self) -> int:
+    def n_bounded(self) -> int:
         return int(self.bounded.shape[0])
 
     @property
-    def k(self) -> int:
+    def n_empty_lambda(self) -> int:
         return int((~self.lemma1).sum())
 
     @property
     def no_inbound(self) -> bool:
-        return self.n_star == 0
+        return self.n_inbound == 0
 
 
 def analyse_spans(
@@ -147,10 +154,10 @@ def analyse_spans(
         else:
             raise RuntimeError(f"span QP for in-bound SV {M[j]} failed: {res.status}")
     nonempty = lemma1
-    k = int((~nonempty).sum())
+    n_empty_lambda = int((~nonempty).sum())
     S = float(np.sqrt(best)) if nonempty.any() else 0.0
     weight = np.maximum(D, 1.0 / np.sqrt(model.C[M[nonempty]]))
-    span_bound = (S * float(np.sum(weight * a[M[nonempty]])) + k + B.size) / l
+    span_bound = (S * float(np.sum(weight * a[M[nonempty]])) + n_empty_lambda + B.size) / l
     t_box = time.perf_counter() - t1
 
     return SpanAnalysis(
@@ -180,7 +187,7 @@ def _screen_box_constraints(model, K, inverse, lemma1, block: int = 256):
         rows = todo[start:start + block]
         lam = closed_form_lambda_rows(inverse, rows)
         LB, UB = box_limit_rows(model, rows)
-        slack = 1e-9 * np.maximum(np.abs(LB), np.abs(UB)) + 1e-12
+        slack = BOX_FEASIBILITY_RTOL * np.maximum(np.abs(LB), np.abs(UB)) + BOX_FEASIBILITY_ATOL
         ok = np.all((lam >= LB - slack) & (lam <= UB + slack), axis=1)
         feasible[rows[ok]] = True
         if (~ok).any():
@@ -248,18 +255,3 @@ def xi_alpha_bound(model: WeightedSVM, K=None, *, R2: float | None = None) -> fl
 def sv_count_bound(model: WeightedSVM) -> float:
     """n / l."""
     return model.support.shape[0] / model.n_train
-
-
-def test_error(model: WeightedSVM, K_test, y_test, *, check_input: bool = True) -> float:
-    """Error rate on held-out points; K_test: (m, l) test-by-train kernel; f = 0 counts as an error.
-
-    check_input=False skips scanning K_test for NaN/inf (a grid reuses one valid K_test).
-    """
-    y_test = np.asarray(y_test, dtype=float)
-    if check_input:
-        K_test = check_kernel(K_test, name="K_test", square=False)
-        if y_test.shape != (K_test.shape[0],):
-            raise ValueError(f"y_test has shape {y_test.shape}, expected ({K_test.shape[0]},)")
-        if not np.isin(y_test, (-1.0, 1.0)).all():
-            raise ValueError("y_test must hold labels in {-1, +1}")
-    return float(np.mean(-y_test * model.decision_function(K_test) >= 0))

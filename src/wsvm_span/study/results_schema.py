@@ -3,8 +3,13 @@
 Every chunk file written by a grid job, the per-experiment ``rows.parquet`` built from them, and
 every table or figure read from them go through :data:`ROW_SCHEMA` (writing) and
 :func:`validate_rows` (reading).  Columns that do not apply to a row (``A``, ``B``, ``log2_C`` for class
-weights; ``log2_C_plus``, ``log2_C_minus`` for sigmoid weights; ``loo_exact``/``t_loo`` where exact
+weights; ``log2_C_plus``, ``log2_C_minus`` for sigmoid weights; ``loo_error``/``t_loo`` where exact
 leave-one-out was not computed) hold NaN.
+
+The column names are the library's names of the quantities (``ModelEvaluation``'s fields), and the
+same names are the MLflow metrics. Files carry :data:`SCHEMA_VERSION`; files of another version (e.g.
+version 1, which named the columns ``cv5``, ``xi_alpha``, ``sv_bound``, ``loo_exact``) are rejected
+with a message, never misread.
 
 Provenance that is the same for every row of a file (code version, config hash, data checksums,
 machine, library versions) is stored once, as JSON in the parquet schema's key-value metadata under
@@ -21,9 +26,11 @@ from typing import Any, Iterable, Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..atomic import atomic_write
+from ..utils.atomic import atomic_write
+from .catalog import WEIGHTINGS
 
 __all__ = [
+    "SCHEMA_VERSION",
     "ROW_SCHEMA",
     "COLUMNS",
     "HYPERPARAMETERS",
@@ -31,9 +38,11 @@ __all__ = [
     "TIMINGS",
     "COUNTS",
     "LABELS",
+    "label",
     "PROVENANCE_KEY",
     "SchemaError",
     "rows_to_table",
+    "with_metadata",
     "validate_rows",
     "write_rows_atomic",
     "read_rows",
@@ -41,27 +50,28 @@ __all__ = [
 ]
 
 PROVENANCE_KEY = b"wsvm_span.provenance"
+VERSION_KEY = b"wsvm_span.schema_version"
+#: the version of the row schema written by this code (2: the library's names, cv_folds)
+SCHEMA_VERSION = 2
 
-#: hyperparameter columns, per weighting scheme
-HYPERPARAMETERS: dict[str, tuple[str, ...]] = {
-    "class": ("log2_C_plus", "log2_C_minus"),
-    "sigmoid": ("A", "B", "log2_C"),
-}
-#: estimator columns (fractions of l; span_bound may exceed 1)
-ESTIMATORS: tuple[str, ...] = ("span_rule", "span_bound", "cv5", "xi_alpha", "sv_bound", "loo_exact")
+#: hyperparameter columns, per weighting scheme (from the catalog)
+HYPERPARAMETERS: dict[str, tuple[str, ...]] = {name: w.hyperparameters for name, w in WEIGHTINGS.items()}
+#: estimate columns (fractions of l; span_bound may exceed 1)
+ESTIMATORS: tuple[str, ...] = ("span_rule", "span_bound", "cv_error", "xi_alpha_bound", "sv_count_bound", "loo_error")
 #: per-model timings, seconds
 TIMINGS: tuple[str, ...] = ("t_train", "t_span_rule", "t_span_bound", "t_cv", "t_loo")
 #: integer counts per model
 COUNTS: tuple[str, ...] = ("n_sv", "n_inbound", "n_bounded", "n_empty_lambda", "n_qp")
-#: display labels of the value columns (tables and figures; tables add labels for derived columns)
+#: display labels of the value columns (tables and figures; tables add labels for derived columns);
+#: "{k}" is the fold count of K-fold CV (see :func:`label`)
 LABELS: dict[str, str] = {
     "test_error": "Test error",
     "span_rule": "Span-rule",
     "span_bound": "Span bound",
-    "cv5": "5-fold CV",
-    "xi_alpha": "xi-alpha bound",
-    "sv_bound": "SV bound",
-    "loo_exact": "Exact LOO",
+    "cv_error": "{k}-fold CV",
+    "xi_alpha_bound": "xi-alpha bound",
+    "sv_count_bound": "SV bound",
+    "loo_error": "Exact LOO",
     "n_empty_lambda": "k (empty Lambda_p)",
     "n_inbound": "n* (in-bound SVs)",
     "n_sv": "n (SVs)",
@@ -70,9 +80,18 @@ LABELS: dict[str, str] = {
     "t_train": "Training",
     "t_span_rule": "Span-rule",
     "t_span_bound": "Span bound",
-    "t_cv": "5-fold CV",
+    "t_cv": "{k}-fold CV",
     "t_loo": "Exact LOO",
 }
+
+
+def label(column: str, rows=None) -> str:
+    """The display label of a column; K-fold CV names its fold count when the rows have one."""
+    text = LABELS.get(column, column)
+    if "{k}" in text:
+        folds = sorted(set(rows["cv_folds"])) if rows is not None and "cv_folds" in rows and len(rows) else []
+        text = text.format(k=folds[0] if len(folds) == 1 else "K")
+    return text
 
 _FIELDS: list[tuple[str, pa.DataType]] = [
     ("experiment", pa.string()),
@@ -90,6 +109,7 @@ _FIELDS: list[tuple[str, pa.DataType]] = [
     ("qp_solver", pa.string()),
     ("test_error", pa.float64()),
     *[(name, pa.float64()) for name in ESTIMATORS],
+    ("cv_folds", pa.int64()),
     *[(name, pa.int64()) for name in COUNTS],
     *[(name, pa.float64()) for name in TIMINGS],
     ("l", pa.int64()),
@@ -129,9 +149,15 @@ def rows_to_table(rows: Iterable[Mapping[str, Any]], provenance: Mapping[str, An
                 value = float(value)
             columns[name].append(value)
     table = pa.Table.from_pydict(columns, schema=ROW_SCHEMA)
+    return with_metadata(table, provenance)
+
+
+def with_metadata(table: pa.Table, provenance: Mapping[str, Any] | None = None) -> pa.Table:
+    """``table`` with this code's schema version and (optionally) a provenance record as metadata."""
+    meta = {VERSION_KEY: str(SCHEMA_VERSION).encode()}
     if provenance is not None:
-        table = table.replace_schema_metadata({PROVENANCE_KEY: json.dumps(provenance, sort_keys=True).encode()})
-    return table
+        meta[PROVENANCE_KEY] = json.dumps(provenance, sort_keys=True).encode()
+    return table.replace_schema_metadata(meta)
 
 
 def validate_rows(table: pa.Table | Any) -> None:
@@ -177,6 +203,14 @@ def write_rows_atomic(table: pa.Table, path: str | os.PathLike) -> Path:
 def read_rows_table(path: str | os.PathLike) -> pa.Table:
     """Read one parquet file of rows, validated against the schema (errors name the file)."""
     table = pq.read_table(path)
+    version = (table.schema.metadata or {}).get(VERSION_KEY, b"1").decode()
+    if version != str(SCHEMA_VERSION):
+        raise SchemaError(
+            f"{path}: written with results schema version {version}, this wsvm-span reads version "
+            f"{SCHEMA_VERSION} (columns were renamed: cv5 -> cv_error, xi_alpha -> xi_alpha_bound, sv_bound -> "
+            "sv_count_bound, loo_exact -> loo_error); delete the old results folder and rerun the workflow, "
+            "or read them with the wsvm-span version that wrote them"
+        )
     try:
         validate_rows(table)
     except SchemaError as exc:

@@ -1,0 +1,1 @@
+"""Numerical solvers: the one QP switch (``solvers.qp``) and the exact enclosing ball (D)."""

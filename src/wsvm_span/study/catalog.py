@@ -1,0 +1,181 @@
+"""The catalog of the study: every weighting scheme, experiment, table and figure, declared once.
+
+The config schema (its enums and experiment descriptions), the planner, the CLI (its choices) and the
+Snakemake rules (targets, inputs, captions) all read these declarations, so a new experiment, table
+or figure is one entry here (plus, for a new kind of table or figure, its builder in ``tables.py`` or
+``figures.py``).
+
+Experiments 1, 2 and 6 train models ("grid" experiments: one model per grid point of a weighting
+scheme, per data set and replicate); Experiments 3-5 are views of the rows of 1 and 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+__all__ = [
+    "Weighting", "Experiment", "Table", "Figure",
+    "WEIGHTINGS", "EXPERIMENTS", "TABLES", "FIGURES",
+    "grid_experiments", "selection_experiments", "table", "figure_kind", "tables_for", "figures_for",
+]
+
+
+@dataclass(frozen=True)
+class Weighting:
+    """A weighting scheme: how a grid point's hyperparameters become the instance weights C_i."""
+
+    name: str
+    hyperparameters: tuple[str, ...]  # grid axes, in grid order (the last varies fastest)
+    description: str
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One experiment of the study.
+
+    weighting : the weighting of its models (grid experiments), None for a view of other rows
+    datasets : how the config names its data sets: "benchmark" (a ``datasets`` list of the data
+        registry), "scored" (the same, restricted to data sets with importance scores) or
+        "ringnorm" (``d`` and ``l`` lists of the synthetic family)
+    selection : its grid selects hyperparameters per data set (Tables 2-5 and the curves read it)
+    """
+
+    name: str
+    title: str
+    weighting: str | None = None
+    datasets: str | None = None
+    selection: bool = False
+
+    @property
+    def trains_models(self) -> bool:
+        return self.weighting is not None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table: the builder ``kind`` of ``tables.py`` applied to the rows of ``reads``. It is built
+    when any experiment it reads is configured."""
+
+    name: str
+    kind: str
+    reads: tuple[str, ...]
+    experiment: str  # the experiment it reports (Tables 4-6 are Experiments 3-5)
+    caption: str  # the report's caption (the table files carry their own, with the numbers' details)
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure kind: the drawing ``kind`` of ``figures.py`` applied to the rows of ``reads``.
+
+    stem : file name without extension; "{dataset}" and "{param}" are filled per data set and
+        hyperparameter of every selection experiment when ``per_hyperparameter`` is set
+    """
+
+    kind: str
+    stem: str
+    reads: tuple[str, ...]
+    caption: str
+    per_hyperparameter: bool = False
+
+
+WEIGHTINGS: dict[str, Weighting] = {w.name: w for w in (
+    Weighting("class", ("log2_C_plus", "log2_C_minus"), "class weights C+ and C- (LIBSVM -w1 C+ -w-1 C-)"),
+    Weighting("sigmoid", ("A", "B", "log2_C"),
+              "individual weights C_i = max(C / (1 + exp(-A (q_i - B))), sigma) from importance scores q_i"),
+)}
+
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
+    Experiment("exp1", "Class weights C+/C- on benchmark data sets", "class", "benchmark", selection=True),
+    Experiment("exp2", "Individual sigmoid weights from importance scores", "sigmoid", "scored", selection=True),
+    Experiment("exp3", "Predicting the test error (views of Experiments 1 and 2)"),
+    Experiment("exp4", "How often is Lambda_p empty? (views of Experiments 1 and 2)"),
+    Experiment("exp5", "Cost per model (views of Experiments 1 and 2)"),
+    Experiment("exp6", "Synthetic ringnorm variant: when is the span-rule cheaper than K-fold CV?", "class",
+               "ringnorm"),
+)}
+
+_SELECTION = ("exp1", "exp2")
+
+TABLES: tuple[Table, ...] = (
+    Table("table2", "selection", ("exp1",), "exp1",
+          "**Table 2 (Experiment 1, class weights C+/C-).** Per data set, test error (%) of the model selected "
+          "by each estimate (span-rule, span bound, K-fold CV, xi-alpha bound, SV-count bound; exact LOO where "
+          "it was computed for every model) and the minimum test error over the grid, under the configured tie "
+          "rule (the study's rule is *worst*; *median* is the lower median, an actual model's error). Mean +- sd "
+          "over the replicates of each data set.",
+          title="Experiment 1 (class weights C+/C-). "),
+    Table("table3", "selection", ("exp2",), "exp2",
+          "**Table 3 (Experiment 2, sigmoid weights from importance scores).** As Table 2, for the grid over A, "
+          "B and C.",
+          title="Experiment 2 (sigmoid weights). "),
+    Table("table4", "rmse", _SELECTION, "exp3",
+          "**Table 4 (Experiment 3).** RMSE (percentage points) between each estimate and the test error over "
+          "all models of a data set: span-rule, K-fold CV, xi-alpha bound, and exact LOO where computed for "
+          "all models."),
+    Table("table5", "counts", _SELECTION, "exp4",
+          "**Table 5 (Experiment 4).** Mean +- sd over all models of the number of in-bound SVs whose Lambda_p "
+          "is empty (Lemma 1 fails), the number of in-bound SVs n* and of all SVs n."),
+    Table("table6", "timings", _SELECTION, "exp5",
+          "**Table 6 (Experiment 5).** Mean time per model (ms, one thread) of the span-rule, K-fold CV, "
+          "training and the span bound; machine and library versions are in the footer of the table files."),
+    Table("loo_agreement", "loo", _SELECTION, "exp3",
+          "**Span-rule vs exact LOO.** Over the models with exact LOO: how often both count the same number "
+          "of errors, and by how much they differ (percentage points)."),
+    Table("exp6_summary", "exp6", ("exp6",), "exp6",
+          "**Experiment 6 summary.** Mean time per model (ms) and mean SV counts per dimension d and training "
+          "size l of the synthetic ringnorm variant."),
+)
+
+FIGURES: tuple[Figure, ...] = (
+    Figure("exp3", "exp3_{dataset}_{param}", _SELECTION,
+           "**Experiment 3, data set {dataset}**: test error and each estimate against ``{param}``, the other "
+           "hyperparameters fixed at the values of the minimum-test-error model (values averaged over the data "
+           "set's replicates); stars mark each curve's minimum.",
+           per_hyperparameter=True),
+    Figure("loo", "loo_vs_span_rule", _SELECTION,
+           "**Span-rule vs exact leave-one-out error**, one point per model where exact LOO was computed (a "
+           "seeded sample of each data set's grid, see ``loo`` in the config); the dashed line is equality."),
+    Figure("exp6-time", "exp6_time", ("exp6",),
+           "**Experiment 6: cost.** Mean time per model of the span-rule and of K-fold CV (and training) "
+           "against the training size l (log scales), one panel per dimension d; one thread per job."),
+    Figure("exp6-sv", "exp6_sv", ("exp6",),
+           "**Experiment 6: support vectors.** Mean number of in-bound SVs n* and of SVs n against the "
+           "training size l, one panel per dimension d."),
+)
+
+
+def grid_experiments() -> tuple[str, ...]:
+    """The experiments that train models, in catalog order."""
+    return tuple(name for name, e in EXPERIMENTS.items() if e.trains_models)
+
+
+def selection_experiments() -> tuple[str, ...]:
+    return tuple(name for name, e in EXPERIMENTS.items() if e.selection)
+
+
+def table(name: str) -> Table:
+    for t in TABLES:
+        if t.name == name:
+            return t
+    raise KeyError(f"unknown table {name!r}; the catalog has {', '.join(t.name for t in TABLES)}")
+
+
+def figure_kind(kind: str) -> Figure:
+    for f in FIGURES:
+        if f.kind == kind:
+            return f
+    raise KeyError(f"unknown figure kind {kind!r}; the catalog has {', '.join(f.kind for f in FIGURES)}")
+
+
+def tables_for(configured: Iterable[str]) -> list[Table]:
+    """The tables a study with these (grid) experiments builds."""
+    configured = set(configured)
+    return [t for t in TABLES if configured & set(t.reads)]
+
+
+def figures_for(configured: Iterable[str]) -> list[Figure]:
+    """The figure kinds a study with these (grid) experiments draws."""
+    configured = set(configured)
+    return [f for f in FIGURES if configured & set(f.reads)]

@@ -1,0 +1,253 @@
+"""Loading and validating a study configuration: one JSON schema plus the checks a schema cannot express.
+
+The schema lives in ``workflow/schemas/config.schema.yaml`` (one place); the Snakefile and the CLI both
+call :func:`validate_config`, which fills in the schema's defaults and then runs the semantic checks.
+The schema's enums (engines, QP solvers, tie rules) and the experiments' descriptions come from the
+code's registries and the catalog when the schema is loaded, so they cannot drift apart; the schema
+must define exactly the catalog's grid experiments.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from wsvm_span.data import BENCHMARK_NAMES, DATASETS, list_datasets
+
+from .. import catalog
+
+__all__ = ["ConfigError", "SCORED_DATASETS", "IDA_DATASETS", "find_schema", "load_config", "validate_config",
+           "config_hash", "canonical_json", "known_datasets"]
+
+# What the study knows about its data sets comes from the data registry (``wsvm_span.data.DATASETS``:
+# sizes, realizations, whether the split uses a seed, whether it carries scores); it loads no data.
+#: data sets whose Split carries importance scores q (needed by sigmoid weights)
+SCORED_DATASETS = tuple(name for name in BENCHMARK_NAMES if DATASETS[name].has_scores)
+#: data sets with IDA benchmark realizations (``realizations`` applies to these only)
+IDA_DATASETS = tuple(name for name in BENCHMARK_NAMES if DATASETS[name].realizations)
+
+
+class ConfigError(ValueError):
+    """A configuration that fails validation; the message says where and why."""
+
+
+# --------------------------------------------------------------------------------------------- schema
+def find_schema(schema: str | os.PathLike | None = None) -> Path:
+    """Locate ``workflow/schemas/config.schema.yaml``: the given path, $WSVM_CONFIG_SCHEMA, the project
+    this package was installed from (editable install), or the current working directory."""
+    candidates: list[Path] = []
+    if schema is not None:
+        candidates.append(Path(schema))
+    if os.environ.get("WSVM_CONFIG_SCHEMA"):
+        candidates.append(Path(os.environ["WSVM_CONFIG_SCHEMA"]))
+    rel = Path("workflow") / "schemas" / "config.schema.yaml"
+    here = Path(__file__).resolve()
+    candidates += [parent / rel for parent in here.parents]
+    candidates.append(Path.cwd() / rel)
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise ConfigError(
+        "cannot find the config schema workflow/schemas/config.schema.yaml; pass --schema or set "
+        "WSVM_CONFIG_SCHEMA"
+    )
+
+
+@lru_cache(maxsize=8)
+def _load_schema(path: str) -> dict:
+    import yaml
+
+    with open(path, encoding="utf-8") as fh:
+        schema = yaml.safe_load(fh)
+    return _with_registries(schema, path)
+
+
+def _with_registries(schema: dict, path: str) -> dict:
+    """Fill the schema's enums from the registries and check its experiments against the catalog."""
+    from wsvm_span.engines import ENGINE_NAMES
+    from wsvm_span.solvers.qp import SOLVERS
+
+    from ..tables import TIE_RULES
+
+    props = schema["properties"]
+    props["svm"]["properties"]["engine"]["enum"] = list(ENGINE_NAMES)
+    props["svm"]["properties"]["qp_solver"]["enum"] = list(SOLVERS)
+    props["tie_rule"]["enum"] = list(TIE_RULES)
+    experiments = props["experiments"]["properties"]
+    grid = catalog.grid_experiments()
+    if set(experiments) != set(grid):
+        raise ConfigError(
+            f"{path}: the schema defines experiments {sorted(experiments)} but the catalog "
+            f"(wsvm_span.study.catalog) has grid experiments {sorted(grid)}; keep them in step"
+        )
+    for name, sub in experiments.items():
+        sub["description"] = catalog.EXPERIMENTS[name].title
+    return schema
+
+
+def _validator_with_defaults(schema: dict):
+    import jsonschema
+    from jsonschema import validators
+
+    base = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    validate_properties = base.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, subschema):
+        if validator.is_type(instance, "object"):
+            for prop, sub in properties.items():
+                if isinstance(sub, dict) and "default" in sub and prop not in instance:
+                    instance[prop] = copy.deepcopy(sub["default"])
+        yield from validate_properties(validator, properties, instance, subschema)
+
+    return validators.extend(base, {"properties": set_defaults})(schema)
+
+
+def _where(path) -> str:
+    parts = [str(p) if not isinstance(p, int) else f"[{p}]" for p in path]
+    out = ".".join(parts).replace(".[", "[")
+    return out or "<top level>"
+
+
+# --------------------------------------------------------------------------------------------- names
+def known_datasets() -> list[str]:
+    """The data set names of the data layer (``wsvm_span.data.list_datasets``)."""
+    return list(list_datasets())
+
+
+def _is_known(name: str) -> bool:
+    """A benchmark name or a synthetic ``ringnorm_d<d>_l<l>`` (the registry parses the name)."""
+    return name in DATASETS
+
+
+# ----------------------------------------------------------------------------------------- validation
+def load_config(path: str | os.PathLike, schema: str | os.PathLike | None = None) -> dict:
+    """Read a YAML config file and return it validated (defaults filled in)."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    with open(path, encoding="utf-8") as fh:
+        try:
+            cfg = yaml.safe_load(fh)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"{path}: the config must be a mapping")
+    return validate_config(cfg, schema=schema)
+
+
+def validate_config(cfg: Mapping[str, Any], schema: str | os.PathLike | None = None) -> dict:
+    """Validate ``cfg`` against the schema and the semantic rules; return a copy with defaults.
+
+    Raises :class:`ConfigError` listing every problem found (one per line)."""
+    schema_path = find_schema(schema)
+    cfg = copy.deepcopy(dict(cfg))
+    validator = _validator_with_defaults(_load_schema(str(schema_path)))
+    errors = sorted(validator.iter_errors(cfg), key=lambda e: (list(e.absolute_path), e.message))
+    if errors:
+        lines = []
+        for e in errors:
+            msg = e.message
+            if e.validator == "oneOf":  # only grid axes use oneOf
+                msg = "a grid axis needs either start, stop and step, or values (not both)"
+            lines.append(f"{_where(e.absolute_path)}: {msg}")
+        raise ConfigError("invalid config (schema " + schema_path.name + "):\n  " + "\n  ".join(lines))
+    problems = list(_semantic_problems(cfg))
+    if problems:
+        raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
+    return cfg
+
+
+def _axis_problems(where: str, axis: Mapping[str, Any]) -> Iterator[str]:
+    if "values" in axis:
+        values = axis["values"]
+        if not values:
+            yield f"{where}: empty grid (values is an empty list)"
+        elif any(not math.isfinite(v) for v in values):
+            yield f"{where}: values must be finite numbers"
+        elif len(set(values)) != len(values):
+            yield f"{where}: values has duplicates"
+        return
+    start, stop, step = axis["start"], axis["stop"], axis["step"]
+    if not all(math.isfinite(v) for v in (start, stop, step)):
+        yield f"{where}: start, stop and step must be finite numbers"
+    elif step <= 0:
+        yield f"{where}: step must be positive (got {step})"
+    elif start > stop:
+        yield f"{where}: empty grid: start ({start}) is greater than stop ({stop})"
+
+
+def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
+    """Problems of a schema-valid config that a schema cannot express (one message per problem)."""
+    if not cfg["seeds"]:
+        yield "seeds: needs at least one seed"
+    if len(set(cfg["seeds"])) != len(cfg["seeds"]):
+        yield "seeds: has duplicates"
+    if not cfg["realizations"]:
+        yield "realizations: needs at least one realization"
+    if any(r < 1 for r in cfg["realizations"]):
+        yield "realizations: realizations are numbered from 1"
+    if len(set(cfg["realizations"])) != len(cfg["realizations"]):
+        yield "realizations: has duplicates"
+    if cfg["loo"]["max_train_size"] is not None and cfg["loo"]["max_train_size"] < 1:
+        yield "loo.max_train_size: must be positive or null"
+    exps = cfg["experiments"]
+    for exp, sub in exps.items():
+        kind = catalog.EXPERIMENTS[exp].datasets
+        if kind in ("benchmark", "scored"):
+            yield from _dataset_list_problems(cfg, exp, sub["datasets"], scored=kind == "scored")
+        elif kind == "ringnorm":
+            for key in ("d", "l"):
+                vals = sub[key]
+                if not vals:
+                    yield f"experiments.{exp}.{key}: empty grid (list at least one value)"
+                elif any(v < 1 for v in vals):
+                    yield f"experiments.{exp}.{key}: values must be positive integers"
+                elif len(set(vals)) != len(vals):
+                    yield f"experiments.{exp}.{key}: has duplicates"
+    for exp, spec in exps.items():
+        for axis_name, axis in spec["grid"].items():
+            yield from _axis_problems(f"experiments.{exp}.grid.{axis_name}", axis)
+
+
+def _dataset_list_problems(cfg: Mapping[str, Any], exp: str, ds: list[str], scored: bool) -> Iterator[str]:
+    valid = ", ".join(BENCHMARK_NAMES) + ", ringnorm_d<d>_l<l>"
+    if not ds:
+        yield f"experiments.{exp}.datasets: empty (list at least one data set, or remove {exp})"
+    for name in ds:
+        if not _is_known(name):
+            yield f"experiments.{exp}.datasets: unknown data set {name!r}; valid names: {valid}"
+            continue
+        spec = DATASETS[name]
+        if scored and not spec.has_scores:
+            yield (
+                f"experiments.{exp}.datasets: {name!r} has no importance scores; sigmoid weights need "
+                f"one of {', '.join(SCORED_DATASETS)}"
+            )
+        elif spec.realizations and not set(cfg["realizations"]) <= set(spec.realizations):
+            missing = sorted(set(cfg["realizations"]) - set(spec.realizations))
+            yield (
+                f"realizations: {name!r} has realizations {spec.realizations[0]}-{spec.realizations[-1]}, "
+                f"not {', '.join(map(str, missing))}"
+            )
+    if len(set(ds)) != len(ds):
+        yield f"experiments.{exp}.datasets: has duplicates"
+
+
+def canonical_json(obj: Any) -> str:
+    """Canonical JSON (sorted keys, no whitespace): the input of every hash in the study."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def config_hash(cfg: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of the validated config."""
+    return hashlib.sha256(canonical_json(cfg).encode()).hexdigest()
+
+

@@ -1,0 +1,123 @@
+"""The catalog is the one declaration of experiments, tables and figures: the schema, the CLI, the
+planner and the status summary read it; typed job specs; versioned result files; progress lines."""
+
+from __future__ import annotations
+
+import logging
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from wsvm_span.engines import ENGINE_NAMES
+from wsvm_span.solvers.qp import SOLVERS
+from wsvm_span.study import catalog
+from wsvm_span.study import config as sc
+from wsvm_span.study.config.loading import _load_schema
+from wsvm_span.study.progress import Progress, parse_progress
+from wsvm_span.study.results_schema import SchemaError, read_rows, rows_to_table, write_rows_atomic
+from wsvm_span.study.status import study_status
+from wsvm_span.study.tables import TIE_RULES
+
+TINY = {
+    "chunk_size": 4,
+    "experiments": {
+        "exp1": {"datasets": ["breast_cancer"], "grid": {"log2_C_plus": {"values": [0, 2]},
+                                                        "log2_C_minus": {"values": [0, 2, 4]}}},
+        "exp6": {"d": [2], "l": [40], "grid": {"log2_C_plus": {"values": [0]}, "log2_C_minus": {"values": [0, 1]}}},
+    },
+}
+
+
+def test_schema_enums_and_experiments_come_from_the_registries():
+    schema = _load_schema(str(sc.find_schema()))
+    props = schema["properties"]
+    assert props["svm"]["properties"]["engine"]["enum"] == list(ENGINE_NAMES)
+    assert props["svm"]["properties"]["qp_solver"]["enum"] == list(SOLVERS)
+    assert props["tie_rule"]["enum"] == list(TIE_RULES)
+    assert set(props["experiments"]["properties"]) == set(catalog.grid_experiments())
+
+
+def test_engine_typo_fails_validation_naming_the_engines():
+    with pytest.raises(sc.ConfigError, match=r"svm.engine: 'libsvn' is not one of \['auto', 'sklearn', 'libsvm'"):
+        sc.validate_config({**TINY, "svm": {"engine": "libsvn"}})
+
+
+def test_cli_choices_are_the_catalogs():
+    from wsvm_span.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices
+    table_arg = next(a for a in sub["table"]._actions if a.dest == "name")
+    figure_arg = next(a for a in sub["figure"]._actions if a.dest == "kind")
+    tie_arg = next(a for a in sub["table"]._actions if a.dest == "tie_rule")
+    assert list(table_arg.choices) == [t.name for t in catalog.TABLES]
+    assert list(figure_arg.choices) == [f.kind for f in catalog.FIGURES]
+    assert list(tie_arg.choices) == list(TIE_RULES)
+
+
+def test_tables_and_figures_follow_the_configured_experiments():
+    assert [t.name for t in catalog.tables_for(["exp6"])] == ["exp6_summary"]
+    assert [t.name for t in catalog.tables_for(["exp2"])] == ["table3", "table4", "table5", "table6", "loo_agreement"]
+    assert {f.kind for f in catalog.figures_for(["exp1"])} == {"exp3", "loo"}
+    for t in catalog.TABLES:
+        assert set(t.reads) <= set(catalog.grid_experiments()) and t.experiment in catalog.EXPERIMENTS
+
+
+def test_job_spec_round_trip_and_mismatch():
+    job = sc.plan_jobs(sc.validate_config(TINY))[0]
+    assert sc.Job.from_json(job.to_json()) == job
+    with pytest.raises(sc.ConfigError, match=r"missing \['axes'.*unknown \['models'\]"):
+        sc.Job.from_json('{"experiment": "exp1", "models": [0, 4]}')
+
+
+def test_result_files_of_another_schema_version_are_rejected(tmp_path):
+    old = pa.table({"cv5": [0.1], "loo_exact": [0.2]})
+    pq.write_table(old, tmp_path / "old.parquet")
+    with pytest.raises(SchemaError, match="schema version 1.*cv5 -> cv_error.*rerun the workflow"):
+        read_rows(tmp_path / "old.parquet")
+
+
+def test_progress_lines_are_rate_limited_and_parsed(caplog):
+    log = logging.getLogger("test.progress")
+    with caplog.at_level(logging.INFO, logger="test.progress"):
+        p = Progress("exp1/x/class/s0-r1/chunk-0", 5, log, interval_s=3600)
+        for _ in range(5):
+            p.model_done()
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2  # the first and the last model; the interval holds the others back
+    assert lines[0].startswith("progress exp1/x/class/s0-r1/chunk-0: 1/5 models (20%), elapsed")
+    assert "remaining ~" in lines[0]
+    assert parse_progress("\n".join(lines)) == (5, 5)
+    assert parse_progress("nothing here") is None
+
+
+def test_status_counts_finished_and_running_jobs(tmp_path):
+    config = tmp_path / "study.yaml"
+    config.write_text(yaml.safe_dump(TINY))
+    jobs = sc.plan_jobs(sc.load_config(config))
+    results = tmp_path / "results"
+    empty = study_status(config, results=results, cores=2)
+    assert empty.total("jobs") == len(jobs) and empty.total("models_done") == 0
+    assert empty.total("seconds_left") > 0
+
+    done, running = jobs[0], jobs[1]
+    row = {"experiment": done.experiment, "dataset": done.dataset, "weighting": done.weighting, "seed": 0,
+           "realization": 1, "gamma": 0.1, "engine": "sklearn", "qp_solver": "clarabel", "test_error": 0.1,
+           "cv_folds": 5, "n_sv": 1, "n_inbound": 1, "n_bounded": 0, "n_empty_lambda": 0, "n_qp": 0, "l": 100,
+           "d": 10, "model_index": 0, "chunk": done.chunk}
+    write_rows_atomic(rows_to_table([row] * done.n_models, provenance={
+        "spec_hash": done.spec_hash, "wall_s": 8.0, "compute_s": 6.0}), results / done.path[len("results/"):])
+    log_file = results / running.log_path[len("results/"):]
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    log_file.write_text(f"INFO progress {running.slot}: 1/{running.n_models} models (25%), elapsed 2s\n")
+
+    st = study_status(config, results=results, cores=2)
+    exp1 = next(e for e in st.experiments if e.experiment == "exp1")
+    assert (exp1.jobs_done, exp1.jobs_running) == (1, 1)
+    assert exp1.models_done == done.n_models + 1 and exp1.seconds_spent == 8.0
+    # measured on this data set: 6 s of compute for the finished job's models
+    left = exp1.models - exp1.models_done
+    assert exp1.seconds_left == pytest.approx(left * 6.0 / done.n_models) and exp1.measured
+    assert "jobs 1/" in st.text() and st.as_dict()["total"]["jobs_done"] == 1
