@@ -3,7 +3,7 @@
 Runs one real grid job of a config (default: the default config's Experiment 1 job on banana) twice,
 
 each time in a fresh ``wsvm-span run-chunk`` process, as Snakemake runs it, into a throw-away SQLite
-store created once beforehand (``wsvm-span init-tracking``, as the workflow's first rule does):
+store created once beforehand (``wsvm-span init-tracking``, as the workflow's first job does):
 
 1. without tracking (this also warms the data cache);
 2. with tracking (parent run + one child run per model, exactly as the workflow does): the time spent in
@@ -64,7 +64,7 @@ def bench_job(args) -> dict:
         exe = Path(sys.executable).parent / "wsvm-span"
         t0 = time.perf_counter()
         subprocess.run([str(exe), "init-tracking", "--tracking-uri", uri, "--artifact-root", f"{tmp}/art",
-                        "--experiment-prefix", "bench", "--experiments", args.experiment, "--sqlite-wal"],
+                        "--experiment-prefix", "bench", "--experiments", args.experiment],
                        check=True, capture_output=True)
         init_s = time.perf_counter() - t0
         tracking = ["--tracking-uri", uri, "--artifact-root", f"{tmp}/art", "--experiment-prefix", "bench",

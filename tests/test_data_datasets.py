@@ -27,7 +27,7 @@ from wsvm_span.data import (
     list_datasets,
     load_dataset,
 )
-from wsvm_span.data.splits import stratified_split_indices
+from wsvm_span.data.splits import balanced_split_indices, stratified_split_indices
 
 # ------------------------------------------------------------------------------ locations
 from conftest import LOCAL_MIRROR as LOCAL, require_mirror
@@ -57,6 +57,7 @@ TABLE1 = {
     "bank_marketing": (300, 40888, 11),
 }
 RANDOM_SPLITS = {"breast_cancer": 100, "mushrooms": 200, "skin_nonskin": 500, "bank_marketing": 300}
+BALANCED_SPLITS = ("bank_marketing",)
 
 
 def _manifest_files() -> dict[str, dict]:
@@ -295,10 +296,11 @@ def test_bank_features_and_scores(splits):
                      r["marital"] == "married"] for r in rows], dtype=float)  # fmt: skip
     y = np.array([1.0 if r["y"] == "yes" else -1.0 for r in rows])
     dur = np.array([float(r["duration"]) for r in rows])
-    tr, te = stratified_split_indices(y, 300, 0)
+    tr, te = balanced_split_indices(y, 300, 0)
     ref_tr, ref_te = _ref_scale(X[tr], X[te])
     s = splits["bank_marketing"]
     assert s.X_train.shape[1] == 11
+    assert _counts(s.y_train) == (150, 150)  # class-balanced (experiments.md)
     np.testing.assert_allclose(s.X_train, ref_tr, atol=1e-12)
     np.testing.assert_allclose(s.X_test, ref_te, atol=1e-12)
     np.testing.assert_array_equal(s.y_train, y[tr])
@@ -323,12 +325,13 @@ def test_random_split_determinism_and_stratification(splits, data_dir, name):
     assert s0.seed == 0 and other.seed == 1 and s0.realization is None
     assert other.X_train.shape == s0.X_train.shape
     assert not np.array_equal(other.X_train, s0.X_train) or not np.array_equal(other.y_train, s0.y_train)
-    # stratification: class shares in train equal the full set's up to rounding (<= 1 point)
+    # stratification: class shares in train equal the full set's up to rounding (<= 1 point); bank_marketing
+    # is drawn class-balanced instead (experiments.md): half of each class
     for s in (s0, other):
         y_all = np.concatenate([s.y_train, s.y_test])
         n_train = RANDOM_SPLITS[name]
         for c in (-1.0, 1.0):
-            expected = n_train * np.mean(y_all == c)
+            expected = n_train / 2 if name in BALANCED_SPLITS else n_train * np.mean(y_all == c)
             assert abs(np.sum(s.y_train == c) - expected) < 1.0
 
 
@@ -336,6 +339,18 @@ def test_fixed_splits_ignore_seed(data_dir, splits):
     s = load_dataset("splice", seed=5, data_dir=data_dir, mirror=MIRROR, publishers=False)
     assert s.seed is None and s.realization is None
     np.testing.assert_array_equal(s.X_train, splits["splice"].X_train)
+
+
+def test_balanced_split_indices_properties():
+    y = np.array([1] * 30 + [-1] * 70)
+    tr, te = balanced_split_indices(y, 20, seed=3)
+    assert np.sum(y[tr] == 1) == 10 and np.sum(y[tr] == -1) == 10
+    assert np.array_equal(np.sort(np.concatenate([tr, te])), np.arange(100))
+    np.testing.assert_array_equal(tr, balanced_split_indices(y, 20, seed=3)[0])
+    assert not np.array_equal(tr, balanced_split_indices(y, 20, seed=4)[0])
+    for bad in (21, 60):  # odd, or more than the smaller class holds
+        with pytest.raises(ValueError, match="balanced split"):
+            balanced_split_indices(y, bad, seed=0)
 
 
 def test_stratified_split_indices_properties():

@@ -71,3 +71,17 @@ def test_cv_rejects_single_class_fold():
     folds = np.array([0, 0, 1, 1, 1, 1, 1, 2, 2, 2])
     with pytest.raises(ValueError, match="single class"):
         ws.kfold_cv_error(K, y, 1.0, folds=folds)
+
+
+def test_cached_fold_kernels_give_the_same_cv_error():
+    """Issue 8: the folds' kernels sliced once per grid give exactly the CV error of slicing per model."""
+    p = make_problem(5, 90, "instance")
+    folds = ws.stratified_folds(p.y, 5, seed=2)
+    cache = ws.FoldKernels(p.K, folds)
+    assert ws.FoldKernels.nbytes(folds) == sum(8 * K.size for *_, K in cache.parts)
+    for scale in (0.25, 1.0, 8.0):
+        C = scale * p.C
+        assert ws.kfold_cv_error(p.K, p.y, C, folds=folds, fold_kernels=cache) == ws.kfold_cv_error(
+            p.K, p.y, C, folds=folds)
+    with pytest.raises(ValueError, match="other folds"):
+        ws.kfold_cv_error(p.K, p.y, p.C, folds=ws.stratified_folds(p.y, 5, seed=3), fold_kernels=cache)

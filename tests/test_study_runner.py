@@ -100,3 +100,15 @@ def test_child_runs_carry_code_version_and_config_hash(tmp_path):
         assert parent.data.tags[tag]
         assert {c.data.tags.get(tag) for c in children} == {parent.data.tags[tag]}
     assert parent.data.tags["config_hash"] == "cafe" * 16
+
+
+def test_fold_kernels_are_cached_only_within_the_memory_limit(tmp_path):
+    from wsvm_span.study.results_schema import read_provenance, read_rows
+
+    job = tiny_job()
+    cached = run_chunk(job, tmp_path / "a.parquet", RuntimeSettings(data_dir=str(tmp_path)))
+    sliced = run_chunk(job, tmp_path / "b.parquet", RuntimeSettings(data_dir=str(tmp_path), memory_mb=1))
+    assert read_provenance(tmp_path / "a.parquet")["fold_cache"] is True
+    assert read_provenance(tmp_path / "b.parquet")["fold_cache"] is False
+    assert [r["cv_error"] for r in cached.rows] == [r["cv_error"] for r in sliced.rows]
+    assert len(read_rows(tmp_path / "b.parquet")) == job.n_models

@@ -106,6 +106,9 @@ def test_tie_rules():
     assert select_test_error(values, errors, "best") == 0.2
     assert select_test_error(values, errors, "median") == 0.25
     assert math.isnan(select_test_error(np.array([0.1, np.nan]), np.array([0.1, 0.2])))
+    # an infinite value is a value: it loses the argmin, it does not blank the selection (issue 8)
+    assert select_test_error(np.array([np.inf, 0.3, 0.2]), np.array([0.05, 0.4, 0.3])) == 0.3
+    assert select_test_error(np.array([np.inf, np.inf]), np.array([0.1, 0.2]), "worst") == 0.2
 
 
 def test_median_tie_rule_reports_an_actual_models_error():
@@ -166,6 +169,31 @@ def test_loo_column_only_when_complete():
     assert math.isnan(build_table("table2", df).data["loo_error"].iloc[0])
     assert math.isnan(build_table("table4", df).data["loo_error"].iloc[0])
     assert build_table("loo_agreement", df).data["n_models"].iloc[0] == 8
+
+
+def test_infinite_span_bound_does_not_blank_the_selection():
+    rows = make_rows("a")
+    rows[0]["span_bound"] = float("inf")  # a model with no in-bound SV that Lemma 1 admits
+    df = rows_to_table(rows).to_pandas()
+    te, sb = df["test_error"].to_numpy(), df["span_bound"].to_numpy()
+    finite = np.isfinite(sb)
+    expected = 100 * te[finite][np.isclose(sb[finite], sb[finite].min())].max()
+    assert build_table("table2", df).data["span_bound"].iloc[0] == pytest.approx(expected)
+
+
+def test_models_without_inbound_svs_are_reported_apart():
+    """Table 4 and the LOO agreement: share of n* = 0 models and the RMSE over n* >= 1 (issue 8)."""
+    df = rows_to_table(make_rows("a")).to_pandas()
+    some = df["n_inbound"].to_numpy() >= 1
+    assert 0 < some.sum() < len(df)  # the fixture has both kinds
+    te, rule, loo = (df[c].to_numpy(dtype=float) for c in ("test_error", "span_rule", "loo_error"))
+    t4 = build_table("table4", df).data.iloc[0]
+    assert t4["no_inbound_pct"] == pytest.approx(100 * np.mean(~some))
+    assert t4["span_rule"] == pytest.approx(100 * np.sqrt(np.mean((rule - te) ** 2)))
+    assert t4["span_rule_inbound"] == pytest.approx(100 * np.sqrt(np.mean((rule[some] - te[some]) ** 2)))
+    agree = build_table("loo_agreement", df).data.iloc[0]
+    assert agree["no_inbound_pct"] == pytest.approx(100 * np.mean(~some))
+    assert agree["rmse_inbound"] == pytest.approx(100 * np.sqrt(np.mean((rule[some] - loo[some]) ** 2)))
 
 
 def test_rmse_counts_timings_tables(tmp_path):

@@ -89,8 +89,8 @@ def test_four_concurrent_writers_no_lost_or_duplicated_runs(tmp_path):
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     root = str(tmp_path / "artifacts")
-    # the store is created once, before the fan-out (as the workflow's init_tracking rule does)
-    Tracker(uri, root).init_store([EXPERIMENT], sqlite_wal=False)  # rollback journal: the harder case
+    # the store is created once, before the writers start
+    Tracker(uri, root, sqlite_wal=False).init_store([EXPERIMENT])  # rollback journal: the harder case
 
     # a job that died half-way: a RUNNING parent and some children in one writer's slot
     zombie = Tracker(uri, root)
@@ -133,9 +133,35 @@ def test_four_concurrent_writers_no_lost_or_duplicated_runs(tmp_path):
     assert set(child.data.metrics) == {"test_error", "span_rule"}  # NaN metrics are not logged
 
 
+def _open_store(args):
+    uri, event = args[0], _EVENT
+    event.wait(60)
+    tracker = Tracker(uri)  # creates the store if no other process has yet
+    return tracker.experiment_id(EXPERIMENT)
+
+
+@pytest.mark.timeout(240)
+def test_concurrent_jobs_create_a_new_store_once(tmp_path):
+    """No job has to run before the fan-out: the first of several concurrent jobs creates the store
+    under a file lock, the others wait and use it (issue 8: a workflow step that had to run first)."""
+    uri = f"sqlite:///{tmp_path / 'new' / 'mlflow.db'}"
+    ctx = mp.get_context("spawn")
+    event = ctx.Event()
+    with ctx.Pool(N_WRITERS, initializer=_init_pool, initargs=(event,)) as pool:
+        res = pool.map_async(_open_store, [(uri,)] * N_WRITERS)
+        time.sleep(0.5)
+        event.set()
+        ids = res.get(timeout=220)
+    assert len(set(ids)) == 1  # one experiment, seen by every job
+    con = sqlite3.connect(tmp_path / "new" / "mlflow.db")
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert con.execute("SELECT count(*) FROM alembic_version").fetchone()[0] == 1
+    con.close()
+
+
 def test_wal_mode(tmp_path):
     uri = f"sqlite:///{tmp_path / 'm.db'}"
-    Tracker(uri).init_store(["x/exp1"], sqlite_wal=True)
+    Tracker(uri, sqlite_wal=True).init_store(["x/exp1"])
     con = sqlite3.connect(tmp_path / "m.db")
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     con.close()

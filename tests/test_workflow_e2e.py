@@ -259,3 +259,28 @@ def test_killed_job_and_repeated_chunk_do_not_duplicate_runs(study):
     slot_runs = [r for r in runs if r.data.tags.get(SLOT) == job.slot]
     assert len(slot_runs) == 1 + job.n_models
     assert pd.read_parquet(out).shape[0] == job.n_models
+
+
+def test_status_summarises_the_finished_study(study):
+    res = run([WSVM, "status", study.config, "--results", study.workdir / "results", "--json"], study.workdir,
+              study.env)
+    assert res.returncode == 0, explain(res)
+    total = json.loads(res.stdout)["total"]
+    assert total["jobs_done"] == total["jobs"] == len(study.jobs)
+    assert total["models_done"] == total["models"] == study.n_models and total["seconds_left"] == 0
+    log = (study.workdir / study.jobs[0].log_path).read_text()
+    assert f"progress {study.jobs[0].slot}: {study.jobs[0].n_models}/{study.jobs[0].n_models} models" in log
+
+
+def test_changed_tracking_settings_still_produce_the_requested_chunk(study):
+    """Issue 8, defect 3: after a change of the tracking settings, asking for one chunk must produce it
+    in the same call (it used to rerun a store-initialisation step only and report success)."""
+    cfg = yaml.safe_load(study.config.read_text())
+    cfg["tracking"] = {"enabled": False}
+    untracked = study.workdir / "untracked.yaml"
+    untracked.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    job = study.jobs[-1]
+    (study.workdir / job.path).unlink()
+    res = snakemake(["--cores", "2", job.path, "--configfile", untracked], study.workdir, study.env)
+    assert res.returncode == 0, explain(res)
+    assert (study.workdir / job.path).is_file(), explain(res)

@@ -43,7 +43,7 @@ def test_paper_config_dry_run_plans_the_full_study(tmp_path, env):
     assert counts["table"] == 7
     # exp3 curves (12 x 2 + 2 x 3), the LOO scatter, exp6 time and SV counts
     assert counts["figure"] == 12 * 2 + 2 * 3 + 1 + 2
-    assert counts["total"] == counts["grid_chunk"] + 3 + 7 + 33 + 1 + 1 + 1
+    assert counts["total"] == counts["grid_chunk"] + 3 + 7 + 33 + 1 + 1  # + summary, all
     assert elapsed < 120
     assert not (tmp_path / "results").exists()  # planning touched no data and wrote no results
 

@@ -2,7 +2,7 @@
 
 Subcommands:
   check-config   validate a config file (schema + semantic checks); print what it plans
-  init-tracking  create the MLflow store and the study's experiments (once, before the fan-out)
+  init-tracking  create the MLflow store and the study's experiments (optional: jobs create them too)
   run-chunk      run one grid job (a chunk of models) and write its parquet rows atomically
   collect        concatenate an experiment's chunk files into results/<experiment>/rows.parquet
   table          build one table (CSV, Markdown, LaTeX) from rows files
@@ -14,6 +14,7 @@ Subcommands:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
@@ -84,9 +85,9 @@ def cmd_init_tracking(args) -> int:
 
     info = {"tracking": False}
     if not args.no_tracking:
-        tracker = Tracker(args.tracking_uri, args.artifact_root)
+        tracker = Tracker(args.tracking_uri, args.artifact_root, sqlite_wal=not args.no_sqlite_wal)
         names = [experiment_name(args.experiment_prefix, e) for e in [*args.experiments, "summary"]]
-        ids = tracker.init_store(names, sqlite_wal=args.sqlite_wal)
+        ids = tracker.init_store(names)
         info = {"tracking": True, "tracking_uri": args.tracking_uri, "experiments": ids}
         log.info("MLflow store ready at %s: %s", args.tracking_uri, ids)
     if args.output:
@@ -99,7 +100,7 @@ def cmd_run_chunk(args) -> int:
     from .study.runner import run_chunk
 
     job = Job.from_json(Path(args.spec[1:]).read_text() if args.spec.startswith("@") else args.spec)
-    res = run_chunk(job, args.output, _runtime(args))
+    res = run_chunk(job, args.output, dataclasses.replace(_runtime(args), memory_mb=args.mem_mb))
     print(json.dumps({"models": res.n_models, "wall_s": round(res.wall_s, 3), "compute_s": round(res.compute_s, 3),
                       "tracking_s": round(res.tracking_s, 3), "tracking_share": round(res.tracking_share, 4),
                       "parent_run_id": res.parent_run_id}))
@@ -152,8 +153,7 @@ def cmd_summary(args) -> int:
         info = {"run_id": None, "tracking": False, "config_hash": args.config_hash,
                 **tracking_overhead(rows_provenance(args.rows))}
     else:
-        info = log_summary(args.tracking_uri, args.artifact_root, args.experiment_prefix, args.config_hash,
-                           args.rows, args.artifacts)
+        info = log_summary(_runtime(args), args.rows, args.artifacts)
     write_json_atomic(info, args.output)
     return 0
 
@@ -167,6 +167,8 @@ def _add_runtime(p: argparse.ArgumentParser, data: bool = False) -> None:
     g.add_argument("--config-hash", default="unknown", help="sha256 of the validated config (a tag)")
     g.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
     g.add_argument("--no-child-runs", action="store_true", help="log only the job's parent run")
+    g.add_argument("--no-sqlite-wal", action="store_true",
+                   help="create a new SQLite store in rollback-journal mode (a store on a network file system)")
     if data:
         g = p.add_argument_group("data")
         g.add_argument("--data-dir", help="local data folder")
@@ -180,7 +182,7 @@ def _runtime(args):
     return RuntimeSettings(
         tracking_enabled=not args.no_tracking and bool(args.tracking_uri), tracking_uri=args.tracking_uri,
         experiment_prefix=args.experiment_prefix, artifact_root=args.artifact_root,
-        child_runs=not args.no_child_runs, data_dir=getattr(args, "data_dir", None),
+        child_runs=not args.no_child_runs, sqlite_wal=not args.no_sqlite_wal, data_dir=getattr(args, "data_dir", None),
         data_mirror=getattr(args, "data_mirror", None), config_hash=args.config_hash,
     )
 
@@ -202,16 +204,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_check_config)
 
-    p = sub.add_parser("init-tracking", help="create the MLflow store and experiments (once)")
+    p = sub.add_parser("init-tracking", help="create the MLflow store and experiments (optional)")
     _add_runtime(p)
     p.add_argument("--experiments", nargs="*", default=list(catalog.grid_experiments()))
-    p.add_argument("--sqlite-wal", action="store_true", help="put a SQLite store in WAL journal mode")
     p.add_argument("--output", help="flag file (JSON) written when done")
     p.set_defaults(func=cmd_init_tracking)
 
     p = sub.add_parser("run-chunk", help="run one grid job")
     p.add_argument("--spec", required=True, help="job spec as JSON (or @file)")
     p.add_argument("--output", help="chunk parquet file (written atomically)")
+    p.add_argument("--mem-mb", type=int, help="the job's memory limit (MB): CV fold kernels are cached if they fit")
     _add_runtime(p, data=True)
     p.set_defaults(func=cmd_run_chunk)
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from .engines import AUTO, fit_svm
 from .model import WeightedSVM
-from .resampling import kfold_cv_error, leave_one_out
+from .resampling import FoldKernels, kfold_cv_error, leave_one_out
 from .span.estimates import analyse_spans, sv_count_bound, xi_alpha_bound
 from .utils.validation import check_kernel
 
@@ -79,6 +79,7 @@ def evaluate_model(
     compute_loo: bool = False,
     tol: float = 1e-7,
     check_input: bool = True,
+    fold_kernels: FoldKernels | None = None,
 ) -> ModelEvaluation:
     """Train on (K, y, C) and compute the test error, span-rule, span bound, K-fold CV, xi-alpha
     bound, SV-count bound and (optionally) the exact LOO error.
@@ -86,14 +87,16 @@ def evaluate_model(
     K : (l, l) training kernel; K_test : (m, l) test-by-train kernel; folds : (l,) CV fold
     ids shared by the grid; D, R2 : per-training-set constants (enclosing-ball diameter,
     xi-alpha radius), computed once by the caller. check_input=False skips validating K
-    (costly for large l) when the caller built it, e.g. with ``KernelCache``.
+    (costly for large l) when the caller built it, e.g. with ``KernelCache``. fold_kernels : the
+    folds' training kernels sliced once for the grid (``FoldKernels(K, folds)``).
     """
     t0 = time.perf_counter()
     model = fit_svm(K, y, C, engine=engine, tol=tol, check_input=check_input)
     t_train = time.perf_counter() - t0
     spans = analyse_spans(model, K, D=D, qp_solver=qp_solver)
     t0 = time.perf_counter()
-    cv = kfold_cv_error(K, model.y, model.C, folds=folds, engine=model.engine, tol=tol, check_input=False)
+    cv = kfold_cv_error(K, model.y, model.C, folds=folds, engine=model.engine, tol=tol, check_input=False,
+                        fold_kernels=fold_kernels)
     t_cv = time.perf_counter() - t0
     loo, t_loo = math.nan, math.nan
     if compute_loo:

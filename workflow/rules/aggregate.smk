@@ -61,7 +61,6 @@ rule figure:
 rule summary:
     # Tables and figures as artifacts of the study's MLflow summary run (replaced on rerun).
     input:
-        tracking=ancient("results/.tracking-initialized.json"),
         rows=[rows_file(e) for e in GRID_EXPS],
         artifacts=[*table_files(), *figure_files()],
     output:

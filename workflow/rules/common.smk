@@ -75,19 +75,7 @@ class ShellArgs:
         return " ".join(shlex.quote(str(a)) for a in self.args)
 
 
-def _tracking_args():
-    r = RUNTIME
-    if not r.tracking_enabled:
-        return ["--no-tracking", "--config-hash", r.config_hash]
-    args = ["--tracking-uri", r.tracking_uri, "--experiment-prefix", r.experiment_prefix,
-            "--config-hash", r.config_hash]
-    if r.artifact_root:
-        args += ["--artifact-root", r.artifact_root]
-    return args
-
-
-TRACKING_ARGS = ShellArgs(_tracking_args())
-INIT_ARGS = ShellArgs(_tracking_args() + (["--sqlite-wal"] if RUNTIME.sqlite_wal else []))
+TRACKING_ARGS = ShellArgs(RUNTIME.cli_args(data=False))
 CHUNK_ARGS = ShellArgs(RUNTIME.cli_args())
 
 

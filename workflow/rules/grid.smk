@@ -1,33 +1,13 @@
-# Fan-out: one job per (experiment, data set, weighting, replicate x grid chunk).
+# Fan-out: one job per (experiment, data set, weighting, replicate x grid chunk). The first job that
+# logs to a new SQLite store creates it, under a file lock (no job has to run before the fan-out).
 
 
 localrules:
-    init_tracking,
     collect_rows,
-
-
-rule init_tracking:
-    # Creates the MLflow store (schema migrations) and the experiments ONCE, before any grid job:
-    # concurrent migrations would corrupt a SQLite store.
-    output:
-        "results/.tracking-initialized.json",
-    params:
-        runtime=INIT_ARGS,
-        experiments=GRID_EXPS,
-        store=RUNTIME.tracking_uri if RUNTIME.tracking_enabled else "none",  # a new store re-initialises
-    log:
-        "results/logs/init_tracking.log",
-    conda:
-        CONDA_ENV
-    shell:
-        "wsvm-span init-tracking {params.runtime} --experiments {params.experiments} "
-        "--output {output:q} > {log:q} 2>&1"
 
 
 rule grid_chunk:
     # Kernel cache once, then every model of the chunk; rows written atomically at the end.
-    input:
-        tracking=ancient("results/.tracking-initialized.json"),
     output:
         sc.CHUNK_PATTERN,
     params:
@@ -42,7 +22,8 @@ rule grid_chunk:
     conda:
         CONDA_ENV
     shell:
-        "wsvm-span run-chunk --spec {params.spec:q} {params.runtime} --output {output:q} > {log:q} 2>&1"
+        "wsvm-span run-chunk --spec {params.spec:q} {params.runtime} --mem-mb {resources.mem_mb} "
+        "--output {output:q} > {log:q} 2>&1"
 
 
 rule collect_rows:

@@ -328,7 +328,7 @@ def _make_fixed() -> dict[str, DatasetSpec]:
     specs.append(DatasetSpec(
         "bank_marketing", 300, 40888, 11, 11,
         "bank-additional-full.csv: 11 features (7 numeric, 4 boolean; duration is not one); "
-        "seeded stratified random 300 train, rest test; scores = duration scaled over the "
+        "seeded class-balanced random 300 train (150 yes, 150 no), rest test; scores = duration scaled over the "
         "training set", 'y == "yes"', (BANK,),
         _bind(build_bank, relpath=BANK.relpath, n_train=300),
         uses_seed=True, has_scores=True,

@@ -18,10 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
+from scipy.linalg import lapack
 
 from ..model import WeightedSVM
 from ..solvers.qp import QPResult, solve_qp
 
+#: smallest reciprocal condition number of K_RR for which its Cholesky inverse is used: the same
+#: threshold at which LAPACK's solvers warn that a matrix is singular to working precision
+MIN_RCOND = float(np.finfo(float).eps)
 #: relative ridges (times max K_ii) tried in turn on K_RR when the bordered matrix is singular or
 #: too ill-conditioned to factor after merging coincident points (very wide kernels). A ridge
 #: changes S_p^2 by about ridge * (1 + ||lambda||^2); the second, larger one is a last resort.
@@ -84,26 +88,63 @@ def coincident_groups(K_MM) -> np.ndarray:
     return np.array([root(x) for x in range(n)])
 
 
+def _bordered_inverse_cholesky(K_RR) -> np.ndarray | None:
+    """Kt^-1 from a Cholesky factorization of K_RR and the Schur complement of the border, or None
+    when K_RR is not numerically positive definite.
+
+    With u = K_RR^-1 1 and s = 1'u > 0: Kt^-1 = [[K_RR^-1 - u u'/s, u/s], [u'/s, -1/s]]. A positive
+    definite K_RR (distinct points, RBF kernel) is the common case, and LAPACK's Cholesky inverse is
+    several times faster than a symmetric-indefinite solve against the identity.
+    """
+    n = K_RR.shape[0]
+    c, info = lapack.dpotrf(K_RR, lower=False, clean=True)
+    if info != 0:
+        return None
+    rcond, info = lapack.dpocon(c, float(np.abs(K_RR).sum(axis=0).max()))
+    if info != 0 or not rcond > MIN_RCOND:
+        return None
+    inv, info = lapack.dpotri(c, lower=False)
+    if info != 0:
+        return None
+    inv = np.triu(inv) + np.triu(inv, 1).T
+    u = inv.sum(axis=1)
+    s = float(u.sum())
+    if not (np.isfinite(s) and s > 0):
+        return None
+    out = np.empty((n + 1, n + 1))
+    out[:n, :n] = inv - np.outer(u, u) / s
+    out[:n, n] = out[n, :n] = u / s
+    out[n, n] = -1.0 / s
+    return out
+
+
 def bordered_inverse(K_MM) -> BorderedInverse:
     """Invert the bordered kernel matrix of the in-bound SVs (symmetric indefinite).
 
-    Uses LAPACK's symmetric-indefinite solver (LDL') on the representatives of
-    coincident groups; falls back to a tiny ridge on K_RR when it is still numerically
+    Works on the representatives of coincident groups: a Cholesky factorization of K_RR plus the
+    Schur complement of the border when K_RR is numerically positive definite, else LAPACK's
+    symmetric-indefinite solver (LDL'), with a tiny ridge on K_RR when it is still numerically
     singular (very wide kernels).
     """
     K_MM = np.asarray(K_MM, dtype=float)
     n_star = K_MM.shape[0]
     groups = coincident_groups(K_MM)
-    _, rep, counts = np.unique(groups, return_index=True, return_counts=True)
+    labels, rep, counts = np.unique(groups, return_index=True, return_counts=True)
     rep = np.sort(rep)
     rep_index = np.full(n_star, -1)
     rep_index[rep] = np.arange(rep.size)
     twin = np.full(n_star, -1)
-    for g in np.flatnonzero(counts > 1):
-        members = np.flatnonzero(groups == g)
+    # Iterate over the group LABELS (the union-find roots), not over positions in ``labels``: once one
+    # group is merged, the two differ, and every later group would get the wrong members.
+    for label in labels[counts > 1]:
+        members = np.flatnonzero(groups == label)
         twin[members] = np.roll(members, 1)
     K_RR = K_MM[np.ix_(rep, rep)]
     n = rep.size
+    if n:
+        inv = _bordered_inverse_cholesky(K_RR)
+        if inv is not None:
+            return BorderedInverse(inv, rep, rep_index, twin, 0.0)
     scale = float(np.max(np.diag(K_RR), initial=1.0))
     for ridge in (r * scale for r in RIDGES):
         Kt = np.empty((n + 1, n + 1))

@@ -136,7 +136,8 @@ FIGURES: tuple[Figure, ...] = (
            per_hyperparameter=True),
     Figure("loo", "loo_vs_span_rule", _SELECTION,
            "**Span-rule vs exact leave-one-out error**, one point per model where exact LOO was computed (a "
-           "seeded sample of each data set's grid, see ``loo`` in the config); the dashed line is equality."),
+           "seeded sample of each data set's grid, see ``loo`` in the config); the dashed line is equality; circled: models "
+           "with no in-bound SV (n* = 0), whose span is undefined."),
     Figure("exp6-time", "exp6_time", ("exp6",),
            "**Experiment 6: cost.** Mean time per model of the span-rule and of K-fold CV (and training) "
            "against the training size l (log scales), one panel per dimension d; one thread per job."),

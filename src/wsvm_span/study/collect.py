@@ -66,15 +66,16 @@ def write_json_atomic(obj, path: str | Path) -> None:
         fh.write("\n")
 
 
-def log_summary(tracking_uri: str, artifact_root: str | None, prefix: str, config_hash: str,
-                rows: Sequence[str | Path], artifacts: Sequence[str | Path]) -> dict:
+def log_summary(settings, rows: Sequence[str | Path], artifacts: Sequence[str | Path]) -> dict:
     """Log (or replace) the study's summary run: tables and figures as artifacts, the grid's size and
-    tracking overhead as metrics. Idempotent: earlier summary runs of the study are deleted first."""
+    tracking overhead as metrics (``settings``: the run-time settings, ``RuntimeSettings``). Idempotent:
+    earlier summary runs of the study are deleted first."""
     from . import provenance
     from .results_schema import read_rows
     from .tracking import KIND, Tracker, experiment_name
 
-    tracker = Tracker(tracking_uri, artifact_root)
+    tracking_uri, prefix, config_hash = settings.tracking_uri, settings.experiment_prefix, settings.config_hash
+    tracker = Tracker(tracking_uri, settings.artifact_root, sqlite_wal=settings.sqlite_wal)
     eid = tracker.experiment_id(experiment_name(prefix, "summary"))
     removed = tracker.delete_runs(tracker.search(eid, f"tags.`{KIND}` = 'summary'"))
     prov = rows_provenance(rows)

@@ -5,7 +5,7 @@
   replicates); each curve's minimum is marked.
 - Experiment 6: mean time per model of the span-rule and of K-fold CV vs l (log scale), one panel per
   d; mean n* and n vs l, one panel per d.
-- Span-rule vs exact LOO: one point per model with exact LOO.
+- Span-rule vs exact LOO: one point per model with exact LOO; models with n* = 0 are circled.
 """
 
 from __future__ import annotations
@@ -153,6 +153,11 @@ def loo_vs_span_rule(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int =
         sub[x] = 100 * sub["loo_error"]
         sub[y] = 100 * sub["span_rule"]
         sns.scatterplot(data=sub, x=x, y=y, hue="dataset", style="dataset", alpha=0.7, ax=ax)
+        # models without an in-bound SV: the span is undefined and every SV counts as an error
+        undefined = sub[sub["n_inbound"] == 0]
+        if len(undefined):
+            ax.scatter(undefined[x], undefined[y], s=90, facecolors="none", edgecolors="black", linewidths=0.9,
+                       zorder=4, label=f"n* = 0 ({len(undefined)} models: span undefined)")
         hi = float(max(sub[x].max(), sub[y].max(), 1.0)) * 1.05
         ax.plot([0, hi], [0, hi], color="grey", lw=1, ls="--", zorder=0)
         ax.set_xlim(0, hi)

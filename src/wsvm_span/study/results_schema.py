@@ -85,9 +85,10 @@ LABELS: dict[str, str] = {
 }
 
 
-def label(column: str, rows=None) -> str:
-    """The display label of a column; K-fold CV names its fold count when the rows have one."""
-    text = LABELS.get(column, column)
+def label(column: str, rows=None, labels: Mapping[str, str] = LABELS) -> str:
+    """The display label of a column (from ``labels``); K-fold CV names its fold count when the rows
+    have one."""
+    text = labels.get(column, column)
     if "{k}" in text:
         folds = sorted(set(rows["cv_folds"])) if rows is not None and "cv_folds" in rows and len(rows) else []
         text = text.format(k=folds[0] if len(folds) == 1 else "K")

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from . import provenance
-from .config import Job, RuntimeSettings, canonical_json, grid_point
+from .config import Job, RuntimeSettings, canonical_json, grid_point, memory_mb
 from .progress import Progress
 from .results_schema import COLUMNS, SchemaError, rows_to_table, write_rows_atomic
 from .tracking import COMPLETE, KEY, KIND, MODEL_INDEX, SLOT, Tracker, experiment_name
@@ -65,6 +65,7 @@ class GridProblem:
     R2: float
     gamma: float
     setup_s: float
+    fold_kernels: Any = None  # the CV folds' kernels, sliced once when they fit the job's memory
 
     @property
     def l(self) -> int:
@@ -95,9 +96,10 @@ def model_weights(job: Job, split, point: Mapping[str, float]) -> np.ndarray:
     return ws.sigmoid_weights(split.scores, point["A"], point["B"], 2.0 ** point["log2_C"], sigma=job.sigma)
 
 
-def prepare_problem(job: Job, split) -> GridProblem:
-    """Step 2: kernels, folds, D (by the configured QP solver) and R^2, once per job; then a warm-up so
-    that one-time initialisations are not charged to the first model's timings (Table 6)."""
+def prepare_problem(job: Job, split, memory_limit_mb: float | None = None) -> GridProblem:
+    """Step 2: kernels, folds, D (by the configured QP solver) and R^2, once per job, and the CV folds'
+    kernels when they fit in ``memory_limit_mb`` (None: no limit); then a warm-up so that one-time
+    initialisations are not charged to the first model's timings (Table 6)."""
     import wsvm_span as ws
     from wsvm_span.utils.environment import single_threaded
 
@@ -109,6 +111,12 @@ def prepare_problem(job: Job, split) -> GridProblem:
             split=split, K=cache.train, K_test=cache.test,
             folds=ws.stratified_folds(split.y_train, k=job.cv_folds, seed=job.cv_seed),
             D=cache.diameter, R2=cache.radius2, gamma=gamma, setup_s=0.0)
+        need = memory_mb(len(split.y_train), len(split.y_test), job.cv_folds, fold_cache=True)
+        if memory_limit_mb is None or need <= memory_limit_mb:
+            problem.fold_kernels = ws.FoldKernels(problem.K, problem.folds)
+        else:
+            log.info("%s: CV folds sliced per model (their cached kernels need ~%.0f MB, the job has %s MB)",
+                     job.slot, need, memory_limit_mb)
         _warm_up(job, problem)
     problem.setup_s = time.perf_counter() - t0
     return problem
@@ -160,7 +168,7 @@ def evaluate_models(job: Job, problem: GridProblem,
             ev = ws.evaluate_model(
                 problem.K, split.y_train, model_weights(job, split, point), problem.K_test, split.y_test,
                 folds=problem.folds, D=problem.D, R2=problem.R2, engine=job.engine, qp_solver=job.qp_solver,
-                compute_loo=idx in job.loo_models, tol=job.tol,
+                compute_loo=idx in job.loo_models, tol=job.tol, fold_kernels=problem.fold_kernels,
                 check_input=False)  # K comes from KernelCache: valid by construction
             row = evaluation_row(ev.as_dict())
             row.update(point)
@@ -181,7 +189,7 @@ class JobRuns:
 
     def __init__(self, job: Job, settings: RuntimeSettings, problem: GridProblem, data_sha: str):
         self.job, self.settings = job, settings
-        self.tracker = Tracker(settings.tracking_uri, settings.artifact_root)
+        self.tracker = Tracker(settings.tracking_uri, settings.artifact_root, sqlite_wal=settings.sqlite_wal)
         self.experiment_id = self.tracker.experiment_id(experiment_name(settings.experiment_prefix, job.experiment))
         removed = self.tracker.delete_slot(self.experiment_id, job.slot)
         if removed:
@@ -270,7 +278,7 @@ def run_chunk(job: Job, output: str | Path | None, settings: RuntimeSettings | N
     log.info("%s: l=%d d=%d models %d..%d (%d with exact LOO) engine=%s qp=%s", job.slot, len(split.y_train),
              split.d, job.model_start, job.model_stop - 1, len(job.loo_models), job.engine,
              _qp_solver_name(job.qp_solver))
-    problem = prepare_problem(job, split)
+    problem = prepare_problem(job, split, settings.memory_mb)
 
     runs = JobRuns(job, settings, problem, data_sha) if settings.tracking_enabled and settings.tracking_uri else None
     try:
@@ -298,6 +306,7 @@ def run_chunk(job: Job, output: str | Path | None, settings: RuntimeSettings | N
             "library_versions": provenance.library_versions(), "qp_solver": sorted({r["qp_solver"] for r in rows}),
             "engine": sorted({r["engine"] for r in rows}), "wall_s": wall, "compute_s": compute_s,
             "tracking_s": tracking_s, "load_s": load_s, "setup_s": problem.setup_s, "n_models": len(rows),
+            "fold_cache": problem.fold_kernels is not None, "memory_limit_mb": settings.memory_mb,
             "mlflow_parent_run_id": result.parent_run_id,
             "mlflow_experiment": experiment_name(settings.experiment_prefix, job.experiment) if runs else None,
         })

@@ -50,6 +50,15 @@ __all__ = [
 
 #: estimators of Table 4 (the span bound is not an error estimate: it is not bounded by 1)
 RMSE_ESTIMATORS = ("span_rule", "cv_error", "xi_alpha_bound", "loo_error")
+#: the share (%) of models without in-bound SVs (n* = 0), and the suffix of columns restricted to n* >= 1
+NO_INBOUND = "no_inbound_pct"
+INBOUND_SUFFIX = "_inbound"
+
+
+def _inbound(columns) -> list[str]:
+    return [f"{c}{INBOUND_SUFFIX}" for c in columns]
+
+
 #: display labels: the row columns' (``schema.LABELS``) plus the columns the tables derive
 LABELS = {
     **COLUMN_LABELS,
@@ -60,6 +69,9 @@ LABELS = {
     "mean_abs_diff": "Mean |diff|",
     "max_abs_diff": "Max |diff|",
     "mean_diff": "Mean diff",
+    "rmse": "RMSE",
+    NO_INBOUND: "n* = 0 (%)",
+    **{f"{c}{INBOUND_SUFFIX}": f"{COLUMN_LABELS.get(c, 'RMSE')} (n* >= 1)" for c in (*RMSE_ESTIMATORS, "rmse")},
 }
 _LATEX_LABELS = {
     "xi_alpha_bound": r"$\xi\alpha$ bound",
@@ -67,6 +79,8 @@ _LATEX_LABELS = {
     "n_inbound": r"$n^*$",
     "n_sv": r"$n$",
 }
+
+
 def _lower_median(e: np.ndarray) -> float:
     """The lower median: the middle value, or the lower of the two middle values (an actual element,
     never the average of two)."""
@@ -115,10 +129,11 @@ TIE_ATOL = 1e-12
 def select_test_error(values: np.ndarray, test_error: np.ndarray, tie_rule: str = "worst",
                       rtol: float = TIE_RTOL, atol: float = TIE_ATOL) -> float:
     """Test error of the model selected by ``values`` (argmin) under the tie rule; NaN when any value
-    is missing (an estimator not computed for every model cannot select)."""
+    is missing (an estimator not computed for every model cannot select). An infinite value is a value
+    (a span bound of a model whose span is undefined): it can only lose the argmin."""
     values = np.asarray(values, dtype=float)
     test_error = np.asarray(test_error, dtype=float)
-    if values.size == 0 or not np.all(np.isfinite(values)):
+    if values.size == 0 or np.isnan(values).any():
         return math.nan
     best = values.min()
     tied = np.isclose(values, best, rtol=rtol, atol=atol)
@@ -174,27 +189,41 @@ def table_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "tabl
     return TableResult(name, pd.DataFrame(out), [*ESTIMATORS, "min_error"], caption)
 
 
+def _rmse(v: np.ndarray, te: np.ndarray) -> float:
+    return 100 * float(np.sqrt(np.mean((v - te) ** 2))) if v.size else math.nan
+
+
 def table_rmse(df: pd.DataFrame, name: str = "table4") -> TableResult:
-    """Table 4: RMSE (percentage points) between each estimator and the test error over all models."""
+    """Table 4: RMSE (percentage points) between each estimate and the test error, over all models and
+    over the models with at least one in-bound SV, and the share of models without one.
+
+    A model with n* = 0 has an undefined span: the span-rule counts every SV as an error (as
+    specified), which can dominate the RMSE over all models; the n* >= 1 columns show the rest."""
     out = []
     for ds in _datasets(df):
         sub = df[df["dataset"] == ds]
-        per: dict[str, list[float]] = {c: [] for c in RMSE_ESTIMATORS}
+        per: dict[str, list[float]] = {c: [] for c in (*RMSE_ESTIMATORS, *_inbound(RMSE_ESTIMATORS), NO_INBOUND)}
         for _, rep in _replicates(sub):
             te = rep["test_error"].to_numpy(dtype=float)
+            some_inbound = rep["n_inbound"].to_numpy() >= 1
+            per[NO_INBOUND].append(100 * float(np.mean(~some_inbound)))
             for est in RMSE_ESTIMATORS:
                 v = rep[est].to_numpy(dtype=float)
-                per[est].append(100 * float(np.sqrt(np.mean((v - te) ** 2))) if _complete(rep, est) else math.nan)
+                complete = _complete(rep, est)
+                per[est].append(_rmse(v, te) if complete else math.nan)
+                per[f"{est}{INBOUND_SUFFIX}"].append(_rmse(v[some_inbound], te[some_inbound]) if complete else math.nan)
         row = {"dataset": ds, "experiment": sub["experiment"].iloc[0], "l": int(sub["l"].iloc[0]),
                "n_models": int(len(sub) // max(1, sub.groupby(REPLICATE).ngroups)),
                "n_replicates": int(sub.groupby(REPLICATE).ngroups)}
         for col, vals in per.items():
             row[col], row[f"{col}_sd"] = _mean_sd(vals) if not any(math.isnan(v) for v in vals) else (math.nan, math.nan)
         out.append(row)
-    caption = ("RMSE (percentage points) between each estimator's value and the test error over all models "
-               "of a data set (the span bound is excluded: it is not bounded by 1). " + _REPLICATES_TEXT
-               + " Exact LOO only where it was computed for every model.")
-    return TableResult(name, pd.DataFrame(out), list(RMSE_ESTIMATORS), caption)
+    caption = ("RMSE (percentage points) between each estimate and the test error over all models of a data set "
+               "(the span bound is excluded: it is not bounded by 1), then the share (%) of models with no in-bound "
+               "SV (n* = 0: the span is undefined and the span-rule counts every SV as an error) and the RMSE over "
+               "the models with n* >= 1. " + _REPLICATES_TEXT + " Exact LOO only where it was computed for every "
+               "model.")
+    return TableResult(name, pd.DataFrame(out), [*RMSE_ESTIMATORS, NO_INBOUND, *_inbound(RMSE_ESTIMATORS)], caption)
 
 
 def table_counts(df: pd.DataFrame, name: str = "table5") -> TableResult:
@@ -277,7 +306,9 @@ def table_exp6(df: pd.DataFrame, name: str = "exp6_summary") -> TableResult:
 
 def table_loo(df: pd.DataFrame, name: str = "loo_agreement") -> TableResult:
     """Span-rule vs exact LOO over the models where exact LOO was computed: how often they agree
-    (same number of LOO errors) and by how much they differ (percentage points)."""
+    (same number of LOO errors), by how much they differ (percentage points), the share of models with
+    no in-bound SV, and the RMSE over all of them and over those with n* >= 1."""
+    cols = ["agree_pct", "mean_abs_diff", "max_abs_diff", "mean_diff", "rmse", NO_INBOUND, f"rmse{INBOUND_SUFFIX}"]
     out = []
     for ds in _datasets(df):
         sub = df[df["dataset"] == ds]
@@ -285,23 +316,27 @@ def table_loo(df: pd.DataFrame, name: str = "loo_agreement") -> TableResult:
         l = int(df.loc[df["dataset"] == ds, "l"].iloc[0])
         row = {"dataset": ds, "experiment": df.loc[df["dataset"] == ds, "experiment"].iloc[0], "l": l,
                "n_models": int(len(sub))}
+        row.update({c: math.nan for c in cols})
         if len(sub):
-            diff = sub["span_rule"].to_numpy(dtype=float) - sub["loo_error"].to_numpy(dtype=float)
+            rule, loo = sub["span_rule"].to_numpy(dtype=float), sub["loo_error"].to_numpy(dtype=float)
+            diff = rule - loo
+            some_inbound = sub["n_inbound"].to_numpy() >= 1
             # both count errors over l: they agree when they count the same number (|diff| < 1/2 of 1/l)
             row["agree_pct"] = 100 * float(np.mean(np.abs(diff) < 0.5 / l))
             row["mean_abs_diff"] = 100 * float(np.mean(np.abs(diff)))
             row["max_abs_diff"] = 100 * float(np.max(np.abs(diff)))
             row["mean_diff"] = 100 * float(np.mean(diff))
-        else:
-            row.update(agree_pct=math.nan, mean_abs_diff=math.nan, max_abs_diff=math.nan, mean_diff=math.nan)
-        for c in ("agree_pct", "mean_abs_diff", "max_abs_diff", "mean_diff"):
+            row["rmse"] = _rmse(rule, loo)
+            row[NO_INBOUND] = 100 * float(np.mean(~some_inbound))
+            row[f"rmse{INBOUND_SUFFIX}"] = _rmse(rule[some_inbound], loo[some_inbound])
+        for c in cols:
             row[f"{c}_sd"] = math.nan
         out.append(row)
     caption = ("Span-rule vs exact leave-one-out error over the models with exact LOO: share of models where "
-               "both count the same errors (%), mean and max absolute difference and mean signed difference "
-               "(span-rule - LOO, percentage points).")
-    return TableResult(name, pd.DataFrame(out), ["agree_pct", "mean_abs_diff", "max_abs_diff", "mean_diff"],
-                       caption)
+               "both count the same errors (%), mean and max absolute difference, mean signed difference "
+               "(span-rule - LOO) and RMSE (percentage points); then the share (%) of these models with no "
+               "in-bound SV (n* = 0, span undefined) and the RMSE over those with n* >= 1.")
+    return TableResult(name, pd.DataFrame(out), cols, caption)
 
 
 _BUILDERS: dict[str, Callable[..., TableResult]] = {
@@ -319,7 +354,7 @@ def build_table(name: str, df: pd.DataFrame, tie_rule: str = "worst",
     """The catalog's table ``name`` built from the rows ``df``; its column labels name the CV fold count."""
     spec = catalog.table(name)
     result = _BUILDERS[spec.kind](df, spec, tie_rule, provenance)
-    result.labels = {c: label(c, df) for c in result.columns}
+    result.labels = {c: label(c, df, LABELS) for c in result.columns}
     return result
 
 

@@ -11,9 +11,10 @@ attempt, or the half-finished runs of a job that died), then logs anew, and at t
 exactly one child per model exists (removing any duplicate).  So the store mirrors ``results/``: one
 parent per chunk file and one child per row.
 
-Concurrency: the SQLite store is created once (``wsvm-span init-tracking``, a rule before the fan-out,
-so alembic migrations never race) and every call is retried with exponential backoff and jitter on
-"database is locked"/busy errors.
+Concurrency: a SQLite store is created by the first job that needs it, under an exclusive file lock
+beside the database (:func:`_store_creation`), so alembic migrations never race and no workflow
+step has to run first; every call is retried with exponential backoff and jitter on "database is
+locked"/busy errors.
 """
 
 from __future__ import annotations
@@ -101,6 +102,49 @@ def sqlite_path(uri: str) -> str | None:
     return path if path and path != ":memory:" else None
 
 
+def _sqlite_initialized(path: str) -> bool:
+    """Whether a SQLite file holds an MLflow store (MLflow's migrations record their version)."""
+    import sqlite3
+
+    if not Path(path).is_file():
+        return False
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        try:
+            return bool(con.execute("SELECT count(*) FROM alembic_version").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False
+
+
+@contextmanager
+def _store_creation(uri: str, sqlite_wal: bool):
+    """Serialise the creation of a SQLite store: MLflow runs its schema migrations when a client first
+    opens a new database, and concurrent migrations corrupt it. Inside the block the caller opens the
+    store; while the database is new, that happens under an exclusive lock on ``<database>.lock``, and a
+    new store is then put in write-ahead-log mode when ``sqlite_wal`` (persistent; needs a local file
+    system). An existing SQLite store, a tracking server or a file store is opened without a lock."""
+    path = sqlite_path(uri)
+    if path is None or _sqlite_initialized(path):
+        yield
+        return
+    import fcntl
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{path}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            new = not _sqlite_initialized(path)
+            yield
+            if new and sqlite_wal:
+                set_sqlite_wal(uri)
+            if new:
+                log.info("created the MLflow store %s", path)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def set_sqlite_wal(uri: str) -> str:
     """Switch a SQLite store to WAL journal mode (a persistent property of the database file)."""
     import sqlite3
@@ -133,7 +177,7 @@ class Tracker:
     ``seconds`` accumulates the wall time spent in MLflow (import, store access, retries), which is
     the tracking overhead the study reports."""
 
-    def __init__(self, uri: str, artifact_root: str | None = None):
+    def __init__(self, uri: str, artifact_root: str | None = None, sqlite_wal: bool = True):
         self.seconds = 0.0
         self.calls = 0
         self.uri = uri
@@ -141,7 +185,9 @@ class Tracker:
         with self.timed():
             from mlflow.tracking import MlflowClient  # heavy import: counted as overhead
 
-            self.client = MlflowClient(tracking_uri=uri)
+            with _store_creation(uri, sqlite_wal):
+                self.client = MlflowClient(tracking_uri=uri)
+                self.client.search_experiments(max_results=1)  # opens (and, if new, creates) the store
         self._exp_ids: dict[str, str] = {}
 
     # -------------------------------------------------------------------------------- plumbing
@@ -187,12 +233,9 @@ class Tracker:
         self._exp_ids[name] = eid
         return eid
 
-    def init_store(self, names: Iterable[str], sqlite_wal: bool = False) -> dict[str, str]:
-        """Create the store (schema migrations run here, once) and the experiments; optionally put a
-        SQLite store in write-ahead-log mode (persistent; needs a local file system)."""
-        self.call(self.client.search_experiments, max_results=1)
-        if sqlite_wal and self.uri.startswith("sqlite:///"):
-            set_sqlite_wal(self.uri)
+    def init_store(self, names: Iterable[str]) -> dict[str, str]:
+        """The experiments ``names`` in the store (created when missing; the store itself is created
+        when the tracker opens it)."""
         return {n: self.experiment_id(n) for n in names}
 
     # ------------------------------------------------------------------------------------ runs

@@ -7,7 +7,7 @@
 - :mod:`.runtime`: settings that do not change results (data locations, tracking).
 """
 
-from .cost import approx_sizes, estimated_seconds, job_resources
+from .cost import approx_sizes, estimated_seconds, job_resources, memory_mb
 from .grid import expand_axis, grid_axes, grid_point, grid_size
 from .loading import (
     IDA_DATASETS,
@@ -24,7 +24,8 @@ from .planning import CHUNK_LOG_PATTERN, CHUNK_PATTERN, Job, chunk_path, experim
 from .runtime import RuntimeSettings, runtime_settings
 
 __all__ = [
-    "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "ConfigError", "IDA_DATASETS", "Job", "RuntimeSettings", "SCORED_DATASETS", "approx_sizes", "canonical_json", "estimated_seconds",
+    "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "ConfigError", "IDA_DATASETS", "Job", "RuntimeSettings", "SCORED_DATASETS",
+    "approx_sizes", "canonical_json", "estimated_seconds", "memory_mb",
     "chunk_path", "config_hash", "expand_axis", "experiment_datasets", "find_schema", "grid_axes", "grid_point",
     "grid_size", "job_resources", "job_slot", "known_datasets", "load_config", "loo_models", "loo_selection",
     "plan_jobs", "replicates", "runtime_settings", "validate_config",

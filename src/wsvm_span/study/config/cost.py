@@ -9,11 +9,11 @@ from wsvm_span.data import DATASETS
 
 from .planning import Job
 
-__all__ = ["approx_sizes", "estimated_seconds", "job_resources"]
+__all__ = ["approx_sizes", "estimated_seconds", "fold_cache_factor", "job_resources", "memory_mb"]
 
-#: l x l float64 kernels alive at once: the training kernel, a CV fold's slice, LIBSVM's copy, a
-#: leave-one-out slice
-KERNEL_COPIES = 4
+#: l x l float64 arrays alive at once besides the fold kernels: the training kernel, a temporary
+#: slice (a CV fold's when the folds are not cached, a leave-one-out slice when exact LOO runs)
+KERNEL_COPIES = 2
 #: headroom over the estimated arrays (Python objects, temporaries, allocator fragmentation)
 MEMORY_HEADROOM = 1.5
 #: resident size of an idle job: interpreter, numpy/scipy/sklearn/mlflow imports (MB)
@@ -39,11 +39,24 @@ def estimated_seconds(job: Job) -> float:
     return job.n_models * SECONDS_PER_MODEL_AT_REFERENCE * (l / REFERENCE_L) ** TIME_EXPONENT
 
 
+def fold_cache_factor(folds: int) -> float:
+    """Size of the cached CV fold kernels in units of l^2: k folds of ((k-1)/k l)^2 each."""
+    return (folds - 1) ** 2 / folds
+
+
+def memory_mb(l: int, m: int, folds: int, fold_cache: bool = True) -> float:
+    """Peak memory of a grid job (MB): its kernels (training l x l, test m x l, a temporary slice and,
+    with ``fold_cache``, the CV fold kernels), with headroom, plus the interpreter."""
+    squares = KERNEL_COPIES + (fold_cache_factor(folds) if fold_cache else 0.0)
+    return (squares * l * l + m * l) * 8 / 2**20 * MEMORY_HEADROOM + BASE_MEMORY_MB
+
+
 def job_resources(cfg: Mapping[str, Any], job: Job) -> dict[str, int]:
-    """Scheduler hints: memory from the kernel matrices (train l x l several times, test m x l),
-    run time from the model count and training size (padded), never below the config's minimums."""
+    """Scheduler hints: memory for the job's kernels with its CV fold kernels cached (the job uses the
+    cache only when its memory allows it), run time from the model count and training size (padded),
+    never below the config's minimums."""
     l, m = approx_sizes(job.dataset)
-    mem = (KERNEL_COPIES * l * l + m * l) * 8 / 2**20 * MEMORY_HEADROOM + BASE_MEMORY_MB
+    mem = memory_mb(l, m, job.cv_folds, fold_cache=True)
     secs = estimated_seconds(job) * TIME_PADDING + STARTUP_SECONDS
     return {
         "mem_mb": max(int(cfg["resources"]["mem_mb_min"]), int(math.ceil(mem / 100.0) * 100)),

@@ -27,16 +27,17 @@ class RuntimeSettings:
     experiment_prefix: str = "wsvm-span"
     artifact_root: str | None = None
     child_runs: bool = True
-    sqlite_wal: bool = False
+    sqlite_wal: bool = True
     data_dir: str | None = None
     data_mirror: str | None = None
     config_hash: str = "unknown"
+    memory_mb: int | None = None  # the job's memory limit (its scheduler's mem_mb); None: no limit
 
-    def cli_args(self) -> list[str]:
-        args = ["--config-hash", self.config_hash, "--experiment-prefix", self.experiment_prefix,
-                "--data-dir", self.data_dir]
-        if self.data_mirror:
-            args += ["--data-mirror", self.data_mirror]
+    def cli_args(self, data: bool = True) -> list[str]:
+        """The ``wsvm-span`` arguments that carry these settings (``data``: with the data locations)."""
+        args = ["--config-hash", self.config_hash, "--experiment-prefix", self.experiment_prefix]
+        if data:
+            args += ["--data-dir", self.data_dir] + (["--data-mirror", self.data_mirror] if self.data_mirror else [])
         if not self.tracking_enabled:
             args += ["--no-tracking"]
         else:
@@ -45,6 +46,8 @@ class RuntimeSettings:
                 args += ["--artifact-root", self.artifact_root]
             if not self.child_runs:
                 args += ["--no-child-runs"]
+            if not self.sqlite_wal:
+                args += ["--no-sqlite-wal"]
         return args
 
 
