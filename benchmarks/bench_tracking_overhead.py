@@ -48,9 +48,10 @@ def _run_chunk(spec_json: str, runtime: list[str]) -> dict:
 
 def bench_job(args) -> dict:
     from wsvm_span.study import config as sc
+    from wsvm_span.study.experiments import plan_jobs
 
     cfg = sc.load_config(args.config)
-    jobs = [j for j in sc.plan_jobs(cfg) if j.experiment == args.experiment and j.dataset == args.dataset]
+    jobs = [j for j in plan_jobs(cfg) if j.experiment == args.experiment and j.dataset == args.dataset]
     if not jobs:
         raise SystemExit(f"no job of {args.experiment}/{args.dataset} in {args.config}")
     job = jobs[args.chunk]

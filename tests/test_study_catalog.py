@@ -14,6 +14,8 @@ from wsvm_span.engines import ENGINE_NAMES
 from wsvm_span.solvers.qp import SOLVERS
 from wsvm_span.study import catalog
 from wsvm_span.study import config as sc
+from wsvm_span.study import experiments as ex
+from wsvm_span.study.experiments import weight_grid as wg
 from wsvm_span.study.config.loading import _load_schema
 from wsvm_span.study.progress import Progress, parse_progress
 from wsvm_span.study.results_schema import SchemaError, read_rows, rows_to_table, write_rows_atomic
@@ -66,10 +68,12 @@ def test_tables_and_figures_follow_the_configured_experiments():
 
 
 def test_job_spec_round_trip_and_mismatch():
-    job = sc.plan_jobs(sc.validate_config(TINY))[0]
-    assert sc.Job.from_json(job.to_json()) == job
+    job = ex.plan_jobs(sc.validate_config(TINY))[0]
+    assert ex.job_from_json(job.to_json()) == job
     with pytest.raises(sc.ConfigError, match=r"missing \['axes'.*unknown \['models'\]"):
-        sc.Job.from_json('{"experiment": "exp1", "models": [0, 4]}')
+        ex.job_from_json('{"kind": "weight_grid", "experiment": "exp1", "models": [0, 4]}')
+    with pytest.raises(sc.ConfigError, match="unknown job kind 'nope'"):
+        ex.job_from_json('{"kind": "nope"}')
 
 
 def test_result_files_of_another_schema_version_are_rejected(tmp_path):
@@ -96,7 +100,7 @@ def test_progress_lines_are_rate_limited_and_parsed(caplog):
 def test_status_counts_finished_and_running_jobs(tmp_path):
     config = tmp_path / "study.yaml"
     config.write_text(yaml.safe_dump(TINY))
-    jobs = sc.plan_jobs(sc.load_config(config))
+    jobs = ex.plan_jobs(sc.load_config(config))
     results = tmp_path / "results"
     empty = study_status(config, results=results, cores=2)
     assert empty.total("jobs") == len(jobs) and empty.total("models_done") == 0

@@ -12,6 +12,8 @@ import pytest
 import yaml
 
 from wsvm_span.study import config as sc
+from wsvm_span.study import experiments as ex
+from wsvm_span.study.experiments import weight_grid as wg
 
 REPO = Path(__file__).resolve().parents[1]
 WSVM = Path(sys.executable).parent / "wsvm-span"
@@ -78,14 +80,14 @@ def test_chunking_covers_each_grid_once_per_replicate():
     raw = base_config()
     raw.update(chunk_size=4, seeds=[0, 1], realizations=[1, 2])
     cfg = sc.validate_config(raw)
-    jobs = sc.plan_jobs(cfg)
+    jobs = ex.plan_jobs(cfg)
     # banana is an IDA set (fixed split per realization): realizations only; breast_cancer (random
     # split): seeds only; parkinson_speech (fixed split): one replicate
     for ds, reps in [("banana", 2), ("breast_cancer", 2), ("parkinson_speech", 1)]:
         dj = [j for j in jobs if j.dataset == ds]
-        assert {(j.seed, j.realization) for j in dj} == set(sc.replicates(cfg, ds))
-        assert len(sc.replicates(cfg, ds)) == reps
-        for rep in sc.replicates(cfg, ds):
+        assert {(j.seed, j.realization) for j in dj} == set(ex.replicates(cfg, ds))
+        assert len(ex.replicates(cfg, ds)) == reps
+        for rep in ex.replicates(cfg, ds):
             idx = sorted(i for j in dj if (j.seed, j.realization) == rep for i in range(j.model_start, j.model_stop))
             assert idx == list(range(sc.grid_size(sc.grid_axes(cfg, dj[0].experiment))))
         chunks = [j.chunk for j in dj]
@@ -97,7 +99,7 @@ def test_chunking_covers_each_grid_once_per_replicate():
     # per-experiment chunk size
     raw["experiments"]["exp2"]["chunk_size"] = 100
     cfg = sc.validate_config(raw)
-    assert len([j for j in sc.plan_jobs(cfg) if j.experiment == "exp2"]) == 1  # fixed split: 1 replicate x 1 chunk
+    assert len([j for j in ex.plan_jobs(cfg) if j.experiment == "exp2"]) == 1  # fixed split: 1 replicate x 1 chunk
 
 
 def test_replicates_follow_the_data_registry():
@@ -105,21 +107,21 @@ def test_replicates_follow_the_data_registry():
     raw.update(seeds=[0, 1, 2], realizations=[1, 2])
     cfg = sc.validate_config(raw)
     # random split: one replicate per seed
-    assert sc.replicates(cfg, "breast_cancer") == [(0, 1), (1, 1), (2, 1)]
-    assert len(sc.replicates(cfg, "bank_marketing")) == 3
+    assert ex.replicates(cfg, "breast_cancer") == [(0, 1), (1, 1), (2, 1)]
+    assert len(ex.replicates(cfg, "bank_marketing")) == 3
     # fixed splits: exactly one replicate, with the first seed (it offsets the CV folds)
-    assert sc.replicates(cfg, "splice") == [(0, 1)]
-    assert sc.replicates(cfg, "parkinson_speech") == [(0, 1)]
+    assert ex.replicates(cfg, "splice") == [(0, 1)]
+    assert ex.replicates(cfg, "parkinson_speech") == [(0, 1)]
     # IDA sets: one replicate per realization, not per seed
-    assert sc.replicates(cfg, "banana") == [(0, 1), (0, 2)]
+    assert ex.replicates(cfg, "banana") == [(0, 1), (0, 2)]
     # synthetic sets are drawn from the seed
-    assert sc.replicates(cfg, "ringnorm_d20_l128") == [(0, 1), (1, 1), (2, 1)]
-    jobs = sc.plan_jobs(cfg)
+    assert ex.replicates(cfg, "ringnorm_d20_l128") == [(0, 1), (1, 1), (2, 1)]
+    jobs = ex.plan_jobs(cfg)
     exp2 = [j for j in jobs if j.experiment == "exp2"]
     assert {(j.seed, j.realization) for j in exp2} == {(0, 1)}
     assert {(j.seed, j.realization) for j in jobs if j.dataset == "breast_cancer"} == {(0, 1), (1, 1), (2, 1)}
     raw["seeds"] = [5, 0]
-    assert sc.replicates(sc.validate_config(raw), "splice") == [(5, 1)]
+    assert ex.replicates(sc.validate_config(raw), "splice") == [(5, 1)]
 
 
 def test_dataset_facts_come_from_the_data_registry():
@@ -136,30 +138,30 @@ def test_dataset_facts_come_from_the_data_registry():
 
 def test_job_spec_is_json_and_independent_of_runtime_settings():
     cfg = sc.validate_config(base_config())
-    job = sc.plan_jobs(cfg)[0]
+    job = ex.plan_jobs(cfg)[0]
     spec = json.loads(job.to_json())
     assert spec["experiment"] == "exp1" and [spec["model_start"], spec["model_stop"]] == [job.model_start, job.model_stop]
-    assert sc.Job.from_json(job.to_json()) == job
+    assert ex.job_from_json(job.to_json()) == job
     cfg2 = copy.deepcopy(cfg)
     cfg2["tracking"]["uri"] = "http://elsewhere:5000"
     cfg2["data"]["mirror"] = "https://example.org/mirror"
-    assert sc.plan_jobs(cfg2)[0].to_json() == job.to_json()
+    assert ex.plan_jobs(cfg2)[0].to_json() == job.to_json()
 
 
 def test_loo_selection_is_seeded_and_chunk_independent():
     raw = base_config()
     raw["loo"] = {"fraction": 0.25, "seed": 3}
     cfg = sc.validate_config(raw)
-    sel = sc.loo_selection(cfg, "exp2", "parkinson_speech", 24)
-    assert len(sel) == 6 and sel == sc.loo_selection(cfg, "exp2", "parkinson_speech", 24)
+    sel = wg.loo_selection(cfg, "exp2", "parkinson_speech", 24)
+    assert len(sel) == 6 and sel == wg.loo_selection(cfg, "exp2", "parkinson_speech", 24)
     raw["chunk_size"] = 5
     cfg5 = sc.validate_config(raw)
-    from_chunks = {i for j in sc.plan_jobs(cfg5) if j.experiment == "exp2" for i in j.loo_models}
+    from_chunks = {i for j in ex.plan_jobs(cfg5) if j.experiment == "exp2" for i in j.loo_models}
     assert from_chunks == set(sel)
     raw["experiments"]["exp2"]["loo_fraction"] = 0
     cfg0 = sc.validate_config(raw)
-    assert sc.loo_selection(cfg0, "exp2", "parkinson_speech", 24) == frozenset()
-    assert all(j.loo_models == () for j in sc.plan_jobs(cfg0) if j.experiment == "exp2")
+    assert wg.loo_selection(cfg0, "exp2", "parkinson_speech", 24) == frozenset()
+    assert all(j.loo_models == () for j in ex.plan_jobs(cfg0) if j.experiment == "exp2")
 
 
 @pytest.mark.parametrize(
@@ -232,15 +234,15 @@ def test_runtime_settings(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", ["config.yaml", "paper.yaml", "test.yaml"])
 def test_shipped_configs_validate(name):
     cfg = sc.load_config(REPO / "config" / name)
-    assert sc.plan_jobs(cfg)
+    assert ex.plan_jobs(cfg)
 
 
 def test_paper_config_plans_the_full_study():
     cfg = sc.load_config(REPO / "config" / "paper.yaml")
-    jobs = sc.plan_jobs(cfg)
-    assert len(sc.experiment_datasets(cfg, "exp1")) == 12
-    assert sc.experiment_datasets(cfg, "exp2") == ["parkinson_speech", "bank_marketing"]
-    assert len(sc.experiment_datasets(cfg, "exp6")) == 24
+    jobs = ex.plan_jobs(cfg)
+    assert len(ex.experiment_datasets(cfg, "exp1")) == 12
+    assert ex.experiment_datasets(cfg, "exp2") == ["parkinson_speech", "bank_marketing"]
+    assert len(ex.experiment_datasets(cfg, "exp6")) == 24
     assert sc.grid_size(sc.grid_axes(cfg, "exp1")) == 33 * 33
     assert sc.grid_size(sc.grid_axes(cfg, "exp2")) == 10 * 10 * 17
     assert sum(j.n_models for j in jobs) == 12 * 1089 + 2 * 1700 + 24 * 1089
@@ -256,7 +258,7 @@ def test_cli_check_config_ok():
     res = _cli("check-config", REPO / "config" / "test.yaml", "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
-    assert out["jobs"] == len(sc.plan_jobs(sc.load_config(REPO / "config" / "test.yaml")))
+    assert out["jobs"] == len(ex.plan_jobs(sc.load_config(REPO / "config" / "test.yaml")))
     assert set(out["experiments"]) == {"exp1", "exp2", "exp6"}
     assert out["experiments"]["exp1"]["replicates"] == {"breast_cancer": 1}
 

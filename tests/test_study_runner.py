@@ -10,14 +10,17 @@ import wsvm_span.data
 import wsvm_span.kernels
 import wsvm_span.solvers.enclosing_ball
 from wsvm_span.study import config as sc
+from wsvm_span.study import experiments as ex
+from wsvm_span.study.experiments import weight_grid as wg
 from wsvm_span.study.config import RuntimeSettings
-from wsvm_span.study.runner import evaluation_row, run_chunk
+from wsvm_span.study.experiments.weight_grid import evaluation_row
+from wsvm_span.study.runner import run_chunk
 from wsvm_span.study.results_schema import COLUMNS, SchemaError
 
 DATASET = "ringnorm_d2_l40"
 
 
-def tiny_job(qp_solver: str = "clarabel") -> sc.Job:
+def tiny_job(qp_solver: str = "clarabel") -> wg.GridJob:
     """One job of 6 models (3 x 2 grid) of a synthetic set: l = 40 training points, no exact LOO."""
     cfg = sc.validate_config({
         "chunk_size": 6,
@@ -26,7 +29,7 @@ def tiny_job(qp_solver: str = "clarabel") -> sc.Job:
         "experiments": {"exp6": {"d": [2], "l": [40], "grid": {
             "log2_C_plus": {"values": [-2, 0, 2]}, "log2_C_minus": {"values": [0, 2]}}}},
     })
-    jobs = sc.plan_jobs(cfg)
+    jobs = ex.plan_jobs(cfg)
     assert len(jobs) == 1 and jobs[0].dataset == DATASET and jobs[0].n_models == 6
     return jobs[0]
 

@@ -40,10 +40,11 @@ SELECTION = ["span_rule", "span_bound", "cv_error", "xi_alpha_bound", "sv_count_
 class Study:
     def __init__(self, workdir: Path, config: Path, env: dict, first: object):
         from wsvm_span.study import config as sc
+        from wsvm_span.study import experiments as ex
 
         self.workdir, self.config, self.env, self.first = workdir, config, env, first
         self.cfg = sc.load_config(config)
-        self.jobs = sc.plan_jobs(self.cfg)
+        self.jobs = ex.plan_jobs(self.cfg)
         self.n_models = sum(j.n_models for j in self.jobs)
         self.uri = f"sqlite:///{workdir / 'results' / 'mlflow.db'}"
         self.prefix = self.cfg["study"]

@@ -9,6 +9,7 @@ Subcommands:
   figure         draw one figure (PNG and PDF) from rows files
   summary        log tables and figures as artifacts of the study's MLflow summary run
   status         how far a study is: jobs and models done, time spent, time left
+  calibrate-cost fit the cost model behind `check-config --estimate` to finished results
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ def _setup_logging(verbose: bool = False) -> None:
 def cmd_check_config(args) -> int:
     from .study import catalog
     from .study import config as sc
+    from .study.experiments import experiment_datasets, plan_jobs, replicates
 
     cfg = sc.load_config(args.config, schema=args.schema)
-    jobs = sc.plan_jobs(cfg)
+    jobs = plan_jobs(cfg)
     summary = {
         "config": str(args.config),
         "config_hash": sc.config_hash(cfg),
@@ -49,26 +51,47 @@ def cmd_check_config(args) -> int:
     for exp in catalog.grid_experiments():
         if exp in cfg["experiments"]:
             ej = [j for j in jobs if j.experiment == exp]
+            datasets = experiment_datasets(cfg, exp)
             summary["experiments"][exp] = {
-                "datasets": sc.experiment_datasets(cfg, exp),
-                "grid": {k: len(v) for k, v in sc.grid_axes(cfg, exp).items()},
-                "models_per_replicate": sc.grid_size(sc.grid_axes(cfg, exp)),
-                "replicates": {ds: len(sc.replicates(cfg, ds)) for ds in sc.experiment_datasets(cfg, exp)},
+                "kind": catalog.EXPERIMENTS[exp].kind,
+                "datasets": datasets,
+                "replicates": {ds: len(replicates(cfg, ds)) for ds in datasets},
                 "jobs": len(ej),
                 "models": sum(j.n_models for j in ej),
             }
+            if catalog.EXPERIMENTS[exp].weighting:
+                axes = sc.grid_axes(cfg, exp)
+                summary["experiments"][exp].update(grid={k: len(v) for k, v in axes.items()},
+                                                   models_per_replicate=sc.grid_size(axes))
+    if args.estimate:
+        from .study.config.estimate import estimate, load_calibration
+
+        cal = load_calibration(args.calibration)
+        summary["estimate"] = estimate(jobs, cal, cores=args.cores).as_dict()
+        summary["estimate"]["calibration"] = cal.source
     if args.json:
         out = dict(summary, config_resolved=cfg) if args.show else summary
         print(json.dumps(out, indent=2, sort_keys=True))
     else:
         print(f"config OK: {args.config} (hash {summary['config_hash'][:12]})")
         for exp, s in summary["experiments"].items():
-            grid = " x ".join(f"{k}({n})" for k, n in s["grid"].items())
-            print(f"  {exp}: {len(s['datasets'])} data sets, grid {grid} = {s['models_per_replicate']} models; "
-                  f"{s['jobs']} jobs, {s['models']} models")
+            grid = ""
+            if "grid" in s:
+                grid = " x ".join(f"{k}({n})" for k, n in s["grid"].items())
+                grid = f", grid {grid} = {s['models_per_replicate']} models"
+            print(f"  {exp}: {len(s['datasets'])} data sets{grid}; {s['jobs']} jobs, {s['models']} rows")
             reps = ", ".join(f"{ds} {n}" for ds, n in s["replicates"].items())
             print(f"    replicates (seed x realization) per data set: {reps}")
         print(f"  total: {summary['jobs']} grid jobs, {summary['models']} models")
+        if args.estimate:
+            e = summary["estimate"]
+            per = ", ".join(f"{k} {v:.2f}" for k, v in e["per_experiment_cpu_hours"].items())
+            print(f"  estimate: {e['cpu_hours']:.2f} CPU-hours ({per}); about {e['wall_hours']:.2f} h on "
+                  f"{e['cores']} cores (longest job {e['longest_job_hours']:.2f} h); peak memory "
+                  f"{e['peak_job_memory_mb'] / 1024:.1f} GiB per job, {e['peak_memory_mb'] / 1024:.1f} GiB for "
+                  f"{e['cores']} jobs at once")
+            print(f"    measured data sets: {', '.join(e['measured_datasets']) or 'none'}; extrapolated from "
+                  f"the training size: {', '.join(e['extrapolated_datasets']) or 'none'}")
         if args.jobs:
             for j in jobs:
                 print(f"  {j.path}\t{j.slot}\tmodels {j.model_start}..{j.model_stop - 1}")
@@ -96,10 +119,10 @@ def cmd_init_tracking(args) -> int:
 
 
 def cmd_run_chunk(args) -> int:
-    from .study.config import Job
+    from .study.experiments import job_from_json
     from .study.runner import run_chunk
 
-    job = Job.from_json(Path(args.spec[1:]).read_text() if args.spec.startswith("@") else args.spec)
+    job = job_from_json(Path(args.spec[1:]).read_text() if args.spec.startswith("@") else args.spec)
     res = run_chunk(job, args.output, dataclasses.replace(_runtime(args), memory_mb=args.mem_mb))
     print(json.dumps({"models": res.n_models, "wall_s": round(res.wall_s, 3), "compute_s": round(res.compute_s, 3),
                       "tracking_s": round(res.tracking_s, 3), "tracking_share": round(res.tracking_share, 4),
@@ -135,6 +158,17 @@ def cmd_figure(args) -> int:
     if catalog.figure_kind(args.kind).per_hyperparameter and not (args.dataset and args.param):
         raise SystemExit(f"figure {args.kind} needs --dataset and --param")
     DRAWINGS[args.kind](read_rows(args.rows), args.output, args.dpi, dataset=args.dataset, param=args.param)
+    return 0
+
+
+def cmd_calibrate_cost(args) -> int:
+    from .study.collect import write_json_atomic
+    from .study.config.estimate import calibrate
+
+    cal = calibrate(args.rows)
+    write_json_atomic(cal.as_dict(), args.output)
+    log.info("cost calibration from %d models of %d data sets -> %s", cal.source["models"], len(cal.datasets),
+             args.output)
     return 0
 
 
@@ -202,6 +236,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", action="store_true", help="list every grid job")
     p.add_argument("--show", action="store_true", help="print the config with defaults filled in")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--estimate", action="store_true",
+                   help="project CPU-hours, wall time and peak memory from the calibrated cost model")
+    p.add_argument("--cores", type=int, default=2, help="cores for the wall-time projection (default 2)")
+    p.add_argument("--calibration", help="cost calibration JSON (default: the one shipped with wsvm-span)")
     p.set_defaults(func=cmd_check_config)
 
     p = sub.add_parser("init-tracking", help="create the MLflow store and experiments (optional)")
@@ -246,6 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rows", nargs="*", default=[])
     p.add_argument("--artifacts", nargs="*", default=[])
     p.set_defaults(func=cmd_summary)
+
+    p = sub.add_parser("calibrate-cost", help="fit the cost model of check-config --estimate to finished results")
+    p.add_argument("--output", required=True, help="calibration JSON to write")
+    p.add_argument("rows", nargs="+", help="rows files of finished experiments (results/<experiment>/rows.parquet)")
+    p.set_defaults(func=cmd_calibrate_cost)
 
     p = sub.add_parser("status", help="summarise a running or finished study from its results folder")
     p.add_argument("config", nargs="?", default="config/config.yaml")

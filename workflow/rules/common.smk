@@ -10,6 +10,7 @@ from snakemake.utils import update_config
 
 from wsvm_span.study import catalog
 from wsvm_span.study import config as sc
+from wsvm_span.study import experiments as ex
 
 SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
 CONDA_ENV = "../../envs/wsvm-span.yaml"
@@ -38,7 +39,7 @@ except sc.ConfigError as _exc:
     raise WorkflowError(f"wsvm-span: {_exc}")
 
 RUNTIME = sc.runtime_settings(STUDY, Path.cwd())
-JOBS = sc.plan_jobs(STUDY)
+JOBS = ex.plan_jobs(STUDY)
 JOB_BY_PATH = {job.path: job for job in JOBS}
 GRID_EXPS = [e for e in catalog.grid_experiments() if e in STUDY["experiments"]]
 TABLES = catalog.tables_for(GRID_EXPS)
@@ -54,7 +55,7 @@ def _figure_targets():
         for e in fig.reads:
             if e not in STUDY["experiments"]:
                 continue
-            for ds in sc.experiment_datasets(STUDY, e):
+            for ds in ex.experiment_datasets(STUDY, e):
                 for param in sc.grid_axes(STUDY, e):
                     out[fig.stem.format(dataset=ds, param=param)] = (fig, ds, param)
     return out
@@ -80,11 +81,17 @@ CHUNK_ARGS = ShellArgs(RUNTIME.cli_args())
 
 
 def job_of(wildcards):
-    path = sc.chunk_path(wildcards.experiment, wildcards.dataset, wildcards.weighting, int(wildcards.chunk))
+    path = ex.chunk_path(wildcards.experiment, wildcards.dataset, wildcards.weighting, int(wildcards.chunk))
     try:
         return JOB_BY_PATH[path]
     except KeyError:
         raise WorkflowError(f"{path} is not a grid job of this config")
+
+
+def job_resources(wildcards):
+    """The job's scheduler hints: its kind's own estimate where it has one, else the grid job's."""
+    job = job_of(wildcards)
+    return getattr(ex.kind_of(job), "resources", sc.job_resources)(STUDY, job)
 
 
 def chunk_files(experiment):
@@ -135,7 +142,7 @@ def _alternatives(names):
 
 wildcard_constraints:
     experiment=_alternatives(GRID_EXPS),
-    weighting=_alternatives(catalog.WEIGHTINGS),
+    weighting=_alternatives({j.variant for j in JOBS}),
     chunk=r"\d+",
     dataset=r"[A-Za-z0-9_]+",
     table=_alternatives([t.name for t in TABLES]),

@@ -9,16 +9,16 @@ localrules:
 rule grid_chunk:
     # Kernel cache once, then every model of the chunk; rows written atomically at the end.
     output:
-        sc.CHUNK_PATTERN,
+        ex.CHUNK_PATTERN,
     params:
         spec=lambda wildcards: job_of(wildcards).to_json(),
         runtime=CHUNK_ARGS,
     threads: 1
     resources:
-        mem_mb=lambda wildcards: sc.job_resources(STUDY, job_of(wildcards))["mem_mb"],
-        runtime=lambda wildcards: sc.job_resources(STUDY, job_of(wildcards))["runtime"],
+        mem_mb=lambda wildcards: job_resources(wildcards)["mem_mb"],
+        runtime=lambda wildcards: job_resources(wildcards)["runtime"],
     log:
-        sc.CHUNK_LOG_PATTERN,
+        ex.CHUNK_LOG_PATTERN,
     conda:
         CONDA_ENV
     shell:

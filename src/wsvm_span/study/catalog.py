@@ -5,8 +5,8 @@ Snakemake rules (targets, inputs, captions) all read these declarations, so a ne
 or figure is one entry here (plus, for a new kind of table or figure, its builder in ``tables.py`` or
 ``figures.py``).
 
-Experiments 1, 2 and 6 train models ("grid" experiments: one model per grid point of a weighting
-scheme, per data set and replicate); Experiments 3-5 are views of the rows of 1 and 2.
+Experiments 1, 2 and 6 run jobs ("weight_grid" jobs: one model per grid point of a weighting scheme,
+per data set and replicate); Experiments 3-5 are views of the rows of 1 and 2.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ class Weighting:
 class Experiment:
     """One experiment of the study.
 
-    weighting : the weighting of its models (grid experiments), None for a view of other rows
+    kind : the kind of its jobs (``study.experiments.KINDS``), None for a view of other experiments' rows
+    weighting : the weighting of its models (weight-grid experiments)
     datasets : how the config names its data sets: "benchmark" (a ``datasets`` list of the data
         registry), "scored" (the same, restricted to data sets with importance scores) or
         "ringnorm" (``d`` and ``l`` lists of the synthetic family)
@@ -43,13 +44,14 @@ class Experiment:
 
     name: str
     title: str
+    kind: str | None = None
     weighting: str | None = None
     datasets: str | None = None
     selection: bool = False
 
     @property
-    def trains_models(self) -> bool:
-        return self.weighting is not None
+    def runs_jobs(self) -> bool:
+        return self.kind is not None
 
 
 @dataclass(frozen=True)
@@ -87,13 +89,15 @@ WEIGHTINGS: dict[str, Weighting] = {w.name: w for w in (
 )}
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
-    Experiment("exp1", "Class weights C+/C- on benchmark data sets", "class", "benchmark", selection=True),
-    Experiment("exp2", "Individual sigmoid weights from importance scores", "sigmoid", "scored", selection=True),
+    Experiment("exp1", "Class weights C+/C- on benchmark data sets", "weight_grid", "class", "benchmark",
+               selection=True),
+    Experiment("exp2", "Individual sigmoid weights from importance scores", "weight_grid", "sigmoid", "scored",
+               selection=True),
     Experiment("exp3", "Predicting the test error (views of Experiments 1 and 2)"),
     Experiment("exp4", "How often is Lambda_p empty? (views of Experiments 1 and 2)"),
     Experiment("exp5", "Cost per model (views of Experiments 1 and 2)"),
-    Experiment("exp6", "Synthetic ringnorm variant: when is the span-rule cheaper than K-fold CV?", "class",
-               "ringnorm"),
+    Experiment("exp6", "Synthetic ringnorm variant: when is the span-rule cheaper than K-fold CV?", "weight_grid",
+               "class", "ringnorm"),
 )}
 
 _SELECTION = ("exp1", "exp2")
@@ -148,8 +152,8 @@ FIGURES: tuple[Figure, ...] = (
 
 
 def grid_experiments() -> tuple[str, ...]:
-    """The experiments that train models, in catalog order."""
-    return tuple(name for name, e in EXPERIMENTS.items() if e.trains_models)
+    """The experiments that run jobs (the others are views of their rows), in catalog order."""
+    return tuple(name for name, e in EXPERIMENTS.items() if e.runs_jobs)
 
 
 def selection_experiments() -> tuple[str, ...]:

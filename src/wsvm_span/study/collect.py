@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ..utils.atomic import atomic_write
 
-from .results_schema import read_provenance, read_rows_table, with_metadata, write_rows_atomic
+from .results_schema import read_provenance, read_rows_table, row_kind, with_metadata, write_rows_atomic
 
 __all__ = ["collect_chunks", "rows_provenance", "tracking_overhead", "write_json_atomic", "log_summary"]
 
@@ -22,17 +22,19 @@ log = logging.getLogger(__name__)
 def collect_chunks(chunks: Sequence[str | Path], output: str | Path) -> pa.Table:
     """Concatenate chunk files (validated, in the given order) into ``output``; the provenance of
     every chunk is kept, as a list, in the output's metadata."""
-    tables, prov = [], []
+    tables, prov, kinds = [], [], set()
     for path in chunks:
         t = read_rows_table(path)
+        kinds.add(row_kind(t))
         tables.append(t.replace_schema_metadata(None))
         p = read_provenance(path) or {}
         p["file"] = str(path)
         prov.append(p)
     if not tables:
         raise ValueError("no chunk files to collect")
-    table = pa.concat_tables(tables)
-    table = with_metadata(table, {"chunks": prov})
+    if len(kinds) > 1:
+        raise ValueError(f"chunk files of different row kinds ({sorted(kinds)}) cannot be collected together")
+    table = with_metadata(pa.concat_tables(tables), {"chunks": prov}, kinds.pop())
     write_rows_atomic(table, output)
     return table
 

@@ -32,6 +32,8 @@ from .catalog import WEIGHTINGS
 __all__ = [
     "SCHEMA_VERSION",
     "ROW_SCHEMA",
+    "ROW_SCHEMAS",
+    "row_kind",
     "COLUMNS",
     "HYPERPARAMETERS",
     "ESTIMATORS",
@@ -122,70 +124,91 @@ _FIELDS: list[tuple[str, pa.DataType]] = [
 ROW_SCHEMA: pa.Schema = pa.schema([pa.field(n, t, nullable=False) for n, t in _FIELDS])
 COLUMNS: tuple[str, ...] = tuple(ROW_SCHEMA.names)
 
-_STRING_COLUMNS = {f.name for f in ROW_SCHEMA if pa.types.is_string(f.type)}
-_INT_COLUMNS = {f.name for f in ROW_SCHEMA if pa.types.is_integer(f.type)}
+#: every row schema of the study, by name (a job kind's ``ROWS``): "model" is one row per trained
+#: weighted SVM of a weight grid
+ROW_SCHEMAS: dict[str, pa.Schema] = {"model": ROW_SCHEMA}
+KIND_KEY = b"wsvm_span.row_kind"
 
 
 class SchemaError(ValueError):
     """Rows that do not match :data:`ROW_SCHEMA`."""
 
 
-def rows_to_table(rows: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any] | None = None) -> pa.Table:
-    """Build a pyarrow table with exactly :data:`ROW_SCHEMA` from dict rows (missing floats -> NaN)."""
+def _kinds(schema: pa.Schema) -> tuple[set[str], set[str]]:
+    """(string columns, integer columns) of a row schema: both are required in every row."""
+    return ({f.name for f in schema if pa.types.is_string(f.type)},
+            {f.name for f in schema if pa.types.is_integer(f.type)})
+
+
+def rows_to_table(rows: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any] | None = None,
+                  kind: str = "model") -> pa.Table:
+    """Build a pyarrow table with exactly the row schema ``kind`` from dict rows (missing floats -> NaN)."""
+    schema = ROW_SCHEMAS[kind]
+    strings, ints = _kinds(schema)
     rows = list(rows)
-    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    columns: dict[str, list[Any]] = {name: [] for name in schema.names}
     for i, row in enumerate(rows):
-        unknown = set(row) - set(COLUMNS)
+        unknown = set(row) - set(schema.names)
         if unknown:
             raise SchemaError(f"row {i}: unknown column(s) {sorted(unknown)}")
-        for name in COLUMNS:
+        for name in schema.names:
             value = row.get(name)
             if value is None:
-                if name in _STRING_COLUMNS or name in _INT_COLUMNS:
+                if name in strings or name in ints:
                     raise SchemaError(f"row {i}: column {name!r} is required")
                 value = float("nan")
-            elif name in _INT_COLUMNS:
+            elif name in ints:
                 value = int(value)
-            elif name not in _STRING_COLUMNS:
+            elif name not in strings:
                 value = float(value)
             columns[name].append(value)
-    table = pa.Table.from_pydict(columns, schema=ROW_SCHEMA)
-    return with_metadata(table, provenance)
+    table = pa.Table.from_pydict(columns, schema=schema)
+    return with_metadata(table, provenance, kind)
 
 
-def with_metadata(table: pa.Table, provenance: Mapping[str, Any] | None = None) -> pa.Table:
-    """``table`` with this code's schema version and (optionally) a provenance record as metadata."""
-    meta = {VERSION_KEY: str(SCHEMA_VERSION).encode()}
+def with_metadata(table: pa.Table, provenance: Mapping[str, Any] | None = None, kind: str = "model") -> pa.Table:
+    """``table`` with this code's schema version, its row kind and (optionally) a provenance record."""
+    meta = {VERSION_KEY: str(SCHEMA_VERSION).encode(), KIND_KEY: kind.encode()}
     if provenance is not None:
         meta[PROVENANCE_KEY] = json.dumps(provenance, sort_keys=True).encode()
     return table.replace_schema_metadata(meta)
 
 
-def validate_rows(table: pa.Table | Any) -> None:
-    """Raise :class:`SchemaError` unless ``table`` (pyarrow table or DataFrame) has exactly the row schema."""
+def row_kind(table: pa.Table) -> str:
+    """The row schema a table was written with (files before row kinds hold model rows)."""
+    return (table.schema.metadata or {}).get(KIND_KEY, b"model").decode()
+
+
+def validate_rows(table: pa.Table | Any, kind: str | None = None) -> None:
+    """Raise :class:`SchemaError` unless ``table`` (pyarrow table or DataFrame) has exactly the row schema
+    ``kind`` (default: the one its metadata names, else "model")."""
+    if kind is None:
+        kind = row_kind(table) if isinstance(table, pa.Table) else "model"
+    schema = ROW_SCHEMAS[kind]
     if not isinstance(table, pa.Table):
         names = list(table.columns)
-        if names != list(COLUMNS):
-            missing = [c for c in COLUMNS if c not in names]
-            extra = [c for c in names if c not in COLUMNS]
-            raise SchemaError(f"columns differ from the results schema: missing {missing}, extra {extra}")
-        table = pa.Table.from_pandas(table, schema=ROW_SCHEMA, preserve_index=False)
+        if names != list(schema.names):
+            missing = [c for c in schema.names if c not in names]
+            extra = [c for c in names if c not in schema.names]
+            raise SchemaError(f"columns differ from the {kind} row schema: missing {missing}, extra {extra}")
+        table = pa.Table.from_pandas(table, schema=schema, preserve_index=False)
     got = table.schema.remove_metadata()
-    if not got.equals(ROW_SCHEMA):
+    if not got.equals(schema):
         diffs = []
-        for field in ROW_SCHEMA:
+        for field in schema:
             idx = got.get_field_index(field.name)
             if idx < 0:
                 diffs.append(f"missing {field.name}")
             elif got.field(idx).type != field.type:
                 diffs.append(f"{field.name}: {got.field(idx).type} != {field.type}")
-        extra = [n for n in got.names if n not in COLUMNS]
+        extra = [n for n in got.names if n not in schema.names]
         if extra:
             diffs.append(f"extra {extra}")
-        if got.names != list(COLUMNS) and not diffs:
+        if got.names != list(schema.names) and not diffs:
             diffs.append("column order differs")
-        raise SchemaError("parquet rows do not match the results schema: " + "; ".join(diffs or ["nullability"]))
-    for name in _STRING_COLUMNS | _INT_COLUMNS:
+        raise SchemaError(f"parquet rows do not match the {kind} row schema: " + "; ".join(diffs or ["nullability"]))
+    strings, ints = _kinds(schema)
+    for name in strings | ints:
         if table.column(name).null_count:
             raise SchemaError(f"column {name!r} has nulls")
 
@@ -225,7 +248,11 @@ def read_rows(paths: str | os.PathLike | Iterable[str | os.PathLike]):
 
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    frames = [read_rows_table(p).to_pandas() for p in paths]
+    tables = [read_rows_table(p) for p in paths]
+    kinds = {row_kind(t) for t in tables}
+    if len(kinds) > 1:
+        raise SchemaError(f"rows of different kinds ({sorted(kinds)}) cannot be read into one table")
+    frames = [t.to_pandas() for t in tables]
     if not frames:
         return pa.Table.from_pylist([], schema=ROW_SCHEMA).to_pandas()
     return pd.concat(frames, ignore_index=True)

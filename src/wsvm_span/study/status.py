@@ -3,8 +3,8 @@
 Finished jobs are the chunk files whose provenance carries the job's spec hash (a chunk of another
 config counts as not done: Snakemake would rerun it); running (or interrupted) jobs are those whose
 log has progress lines but no chunk file. Time left is the models still to compute times the measured
-time per model of the same data set (finished jobs and progress lines), or the planner's rough
-estimate where nothing of that data set has been measured yet.
+time per model of the same data set (finished jobs), or the calibrated cost model's projection
+(``check-config --estimate``) where nothing of that data set has been measured yet.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .config import Job, estimated_seconds, load_config, plan_jobs
+from .config import estimated_seconds, load_config
+from .config.estimate import job_seconds, load_calibration
+from .experiments import plan_jobs
 from .progress import format_seconds, parse_progress
 from .results_schema import read_provenance
 
@@ -30,7 +32,7 @@ class ExperimentStatus:
     models_done: int = 0
     seconds_spent: float = 0.0  # summed wall time of the finished jobs
     seconds_left: float = 0.0  # estimated one-core seconds still to compute
-    measured: bool = True  # False when part of seconds_left is the planner's rough estimate
+    measured: bool = True  # False when part of seconds_left is the cost model's projection
 
 
 @dataclass
@@ -57,7 +59,7 @@ class StudyStatus:
     def text(self) -> str:
         lines = [f"study {self.config} (results in {self.results})"]
         for e in self.experiments:
-            rough = "" if e.measured else " (partly the planner's rough estimate)"
+            rough = "" if e.measured else " (partly projected by the cost model)"
             lines.append(f"  {e.experiment}: jobs {e.jobs_done}/{e.jobs} done, {e.jobs_running} running; "
                          f"models {e.models_done}/{e.models}; spent {format_seconds(e.seconds_spent)}; "
                          f"left ~{format_seconds(e.seconds_left)} of one core{rough}")
@@ -80,7 +82,7 @@ def study_status(config: str | os.PathLike, results: str | os.PathLike = "result
     status = StudyStatus(str(config), str(results), cores or os.cpu_count() or 1)
     per_exp: dict[str, ExperimentStatus] = {}
     rate: dict[tuple[str, str], list[float]] = {}  # (experiment, dataset) -> [seconds, models] measured
-    pending: list[tuple[Job, int]] = []  # (job, models still to compute)
+    pending: list[tuple[object, int]] = []  # (job, models still to compute)
     for job in plan_jobs(cfg):
         e = per_exp.setdefault(job.experiment, ExperimentStatus(job.experiment))
         e.jobs += 1
@@ -103,13 +105,18 @@ def study_status(config: str | os.PathLike, results: str | os.PathLike = "result
             e.jobs_running += 1
             e.models_done += done
         pending.append((job, job.n_models - done))
+    try:
+        calibration = load_calibration()
+    except FileNotFoundError:
+        calibration = None
     for job, left in pending:
         e = per_exp[job.experiment]
         seconds, models = rate[(job.experiment, job.dataset)]
         if models:
             e.seconds_left += left * seconds / models
         else:
-            e.seconds_left += estimated_seconds(job) * left / max(1, job.n_models)
+            planned = job_seconds(job, calibration) if calibration else estimated_seconds(job)
+            e.seconds_left += planned * left / max(1, job.n_models)
             e.measured = False
     status.experiments = list(per_exp.values())
     return status

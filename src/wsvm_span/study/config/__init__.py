@@ -2,9 +2,10 @@
 
 - :mod:`.loading`: reading and validating a config (one schema + semantic checks), its hash;
 - :mod:`.grid`: grid axes and grid points of the weighting schemes;
-- :mod:`.planning`: the typed grid :class:`Job` and the planner;
-- :mod:`.cost`: scheduler hints (memory, run time) per job;
+- :mod:`.cost`: scheduler hints (memory, run time) per job; :mod:`.estimate`: the calibrated cost model;
 - :mod:`.runtime`: settings that do not change results (data locations, tracking).
+
+The jobs a config plans are in ``wsvm_span.study.experiments``.
 """
 
 from .cost import approx_sizes, estimated_seconds, job_resources, memory_mb
@@ -20,13 +21,11 @@ from .loading import (
     load_config,
     validate_config,
 )
-from .planning import CHUNK_LOG_PATTERN, CHUNK_PATTERN, Job, chunk_path, experiment_datasets, job_slot, loo_models, loo_selection, plan_jobs, replicates
 from .runtime import RuntimeSettings, runtime_settings
 
 __all__ = [
-    "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "ConfigError", "IDA_DATASETS", "Job", "RuntimeSettings", "SCORED_DATASETS",
+    "ConfigError", "IDA_DATASETS", "RuntimeSettings", "SCORED_DATASETS",
     "approx_sizes", "canonical_json", "estimated_seconds", "memory_mb",
-    "chunk_path", "config_hash", "expand_axis", "experiment_datasets", "find_schema", "grid_axes", "grid_point",
-    "grid_size", "job_resources", "job_slot", "known_datasets", "load_config", "loo_models", "loo_selection",
-    "plan_jobs", "replicates", "runtime_settings", "validate_config",
+    "config_hash", "expand_axis", "find_schema", "grid_axes", "grid_point", "grid_size", "job_resources",
+    "known_datasets", "load_config", "runtime_settings", "validate_config",
 ]

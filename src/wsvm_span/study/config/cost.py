@@ -7,7 +7,6 @@ from typing import Any, Mapping
 
 from wsvm_span.data import DATASETS
 
-from .planning import Job
 
 __all__ = ["approx_sizes", "estimated_seconds", "fold_cache_factor", "job_resources", "memory_mb"]
 
@@ -33,7 +32,7 @@ def approx_sizes(dataset: str) -> tuple[int, int]:
     return int(spec.n_train), int(spec.n_test)
 
 
-def estimated_seconds(job: Job) -> float:
+def estimated_seconds(job) -> float:
     """A rough one-thread run time of a job, before any of its kind has been measured."""
     l, _ = approx_sizes(job.dataset)
     return job.n_models * SECONDS_PER_MODEL_AT_REFERENCE * (l / REFERENCE_L) ** TIME_EXPONENT
@@ -51,7 +50,7 @@ def memory_mb(l: int, m: int, folds: int, fold_cache: bool = True) -> float:
     return (squares * l * l + m * l) * 8 / 2**20 * MEMORY_HEADROOM + BASE_MEMORY_MB
 
 
-def job_resources(cfg: Mapping[str, Any], job: Job) -> dict[str, int]:
+def job_resources(cfg: Mapping[str, Any], job) -> dict[str, int]:
     """Scheduler hints: memory for the job's kernels with its CV fold kernels cached (the job uses the
     cache only when its memory allows it), run time from the model count and training size (padded),
     never below the config's minimums."""

@@ -1,0 +1,117 @@
+"""What every job of the study shares, whatever it computes: its place (experiment, data set, variant,
+replicate, chunk), its files, its JSON spec, and the replicates of a data set.
+
+A job kind is one module of this package defining:
+
+- ``KIND`` (its name) and ``JOB``: a frozen dataclass that mixes in :class:`JobIdentity`, with at least
+  the fields ``experiment, dataset, seed, realization, chunk``, a ``variant`` (the third part of its
+  paths; for a weight grid, its weighting scheme) and ``n_models`` (the rows it writes);
+- ``ROWS``: the name of its row schema in ``results_schema.ROW_SCHEMAS``;
+- ``plan(cfg, experiment) -> list[JOB]``: its jobs, from the config alone;
+- ``prepare(job, settings) -> prepared``: what all of a job's rows share (data, kernels), with a
+  ``checksums`` attribute (the data files' sha256) and optionally ``l`` and ``d``;
+- ``evaluate(job, prepared, on_row) -> rows``: the rows, calling ``on_row(row)`` after each;
+- ``run_params(job, prepared)``, ``row_params(job, row)``: the MLflow params of the job's parent run
+  and of a row's child run (the numeric columns are the child's metrics);
+- ``provenance(job, prepared)``: what it adds to the chunk file's provenance.
+
+See ``weight_grid.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any, ClassVar, Mapping
+
+from wsvm_span.data import DATASETS
+
+from ..config.loading import ConfigError, canonical_json
+
+__all__ = ["CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "JobIdentity", "chunk_path", "job_slot", "replicates"]
+
+#: where a job writes its rows and its log (Snakemake wildcard patterns; relative to the working
+#: directory); the third component is the job's variant (for a weight grid: its weighting scheme)
+CHUNK_PATTERN = "results/{experiment}/{dataset}/{weighting}/chunk-{chunk}.parquet"
+CHUNK_LOG_PATTERN = "results/logs/{experiment}/{dataset}/{weighting}/chunk-{chunk}.log"
+
+
+def chunk_path(experiment: str, dataset: str, variant: str, chunk: int) -> str:
+    return CHUNK_PATTERN.format(experiment=experiment, dataset=dataset, weighting=variant, chunk=chunk)
+
+
+def job_slot(experiment, dataset, variant, seed, realization, chunk) -> str:
+    """The job's place in the study, independent of the config's other settings."""
+    return f"{experiment}/{dataset}/{variant}/s{seed}-r{realization}/chunk-{chunk}"
+
+
+class JobIdentity:
+    """Files, slot and JSON of a job (mixed into each kind's frozen dataclass)."""
+
+    kind: ClassVar[str]
+
+    @property
+    def path(self) -> str:
+        return chunk_path(self.experiment, self.dataset, self.variant, self.chunk)
+
+    @property
+    def log_path(self) -> str:
+        return CHUNK_LOG_PATTERN.format(experiment=self.experiment, dataset=self.dataset, weighting=self.variant,
+                                        chunk=self.chunk)
+
+    @property
+    def slot(self) -> str:
+        return job_slot(self.experiment, self.dataset, self.variant, self.seed, self.realization, self.chunk)
+
+    def to_json(self) -> str:
+        return canonical_json({"kind": self.kind, **dataclasses.asdict(self)})
+
+    @property
+    def spec_hash(self) -> str:
+        """sha256 of the job's JSON: what the job computes, independent of where runs are logged."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+    @classmethod
+    def from_fields(cls, raw: Mapping[str, Any]):
+        """The job of these JSON fields; missing or unknown keys are an error that says which."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        required = {f.name for f in dataclasses.fields(cls)
+                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+        got = set(raw)
+        if not required <= got or not got <= names:
+            raise ConfigError(
+                f"{cls.kind} job spec does not match this version of wsvm-span: missing {sorted(required - got)}, "
+                f"unknown {sorted(got - names)}; plan the job again (snakemake reruns it)"
+            )
+        return cls(**cls.normalise(dict(raw)))
+
+    @staticmethod
+    def normalise(raw: dict) -> dict:
+        """JSON values back to the dataclass's types (lists to tuples, ...); kinds override it."""
+        return raw
+
+
+def parse_job_json(text: str) -> tuple[str, dict]:
+    """(kind, fields) of a job spec."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"job spec is not valid JSON: {exc}") from None
+    if not isinstance(raw, dict) or "kind" not in raw:
+        raise ConfigError("job spec must be a JSON object with a 'kind'; plan the job again (snakemake reruns it)")
+    return raw.pop("kind"), raw
+
+
+def replicates(cfg: Mapping[str, Any], dataset: str) -> list[tuple[int, int]]:
+    """(seed, realization) pairs of a data set, as the data registry describes its split:
+
+    - every seed for a data set whose split (or data) depends on the seed (random splits, synthetic sets);
+    - every realization for the IDA sets (waveform, banana, image), whose splits are fixed per realization;
+    - one replicate for a fixed split (e.g. splice, adult, MNIST, parkinson_speech).
+
+    Where the seeds do not apply, the first seed is used (it still offsets the CV fold seed)."""
+    spec = DATASETS[dataset]
+    seeds = list(cfg["seeds"]) if spec.uses_seed else list(cfg["seeds"][:1])
+    reals = list(cfg["realizations"]) if spec.realizations else [1]
+    return [(s, r) for s in seeds for r in reals]

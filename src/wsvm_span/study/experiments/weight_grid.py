@@ -1,0 +1,315 @@
+"""The weight-grid job (Experiments 1, 2 and 6): one chunk of the models of one data set's grid of
+weights, one replicate. Every model is trained on all training points and gets its test error and
+every estimate (span-rule, span bound, K-fold CV, xi-alpha, SV count, exact LOO for a seeded sample).
+
+:class:`GridJob` is the one definition of what such a job computes: the planner builds it from the
+config alone (no data is loaded, so planning the paper-size study is quick), the Snakemake rule passes
+it to ``wsvm-span run-chunk`` as JSON, and the runner reads it back.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Mapping
+
+import numpy as np
+
+from wsvm_span.data import DATASETS
+
+from .. import catalog
+from ..config.cost import memory_mb
+from ..config.grid import grid_axes, grid_point, grid_size
+from ..progress import Progress
+from ..results_schema import COLUMNS, SchemaError
+from .base import JobIdentity, replicates
+
+__all__ = ["GridJob", "GridProblem", "JOB", "KIND", "ROWS", "evaluate", "evaluation_row", "experiment_datasets", "loo_models",
+           "loo_selection", "model_weights", "plan", "prepare"]
+
+log = logging.getLogger(__name__)
+
+#: the kind's name (a job spec's "kind") and the row schema of its jobs (``results_schema.ROW_SCHEMAS``):
+#: one row per trained model
+KIND = "weight_grid"
+ROWS = "model"
+#: points per class of the warm-up problem: enough for LIBSVM, the span QPs and two CV folds
+WARM_UP_PER_CLASS = 12
+
+
+@dataclass(frozen=True)
+class GridJob(JobIdentity):
+    """Models ``model_start .. model_stop - 1`` of one data set's grid, one replicate.
+
+    axes : the grid (name -> values, in grid order; model ``i`` is ``grid_point(axes, i)``)
+    engine, qp_solver, tol : how models are trained and span QPs solved (config ``svm``)
+    cv_folds, cv_seed : the stratified folds of K-fold CV (the fold seed is ``cv.seed + seed``)
+    loo_models : the model indices of this chunk that get exact LOO (decided by the planner from the
+        config's ``loo`` settings and the data set's training size)
+    sigma : the floor of the sigmoid weights (sigmoid weighting only)
+    """
+
+    kind: ClassVar[str] = KIND
+
+    experiment: str
+    dataset: str
+    weighting: str
+    seed: int
+    realization: int
+    chunk: int
+    model_start: int
+    model_stop: int
+    axes: dict[str, list[float]] = field(hash=False)
+    engine: str
+    qp_solver: str
+    tol: float
+    cv_folds: int
+    cv_seed: int
+    loo_models: tuple[int, ...]
+    sigma: float | None = None
+
+    @property
+    def variant(self) -> str:
+        return self.weighting
+
+    @property
+    def n_models(self) -> int:
+        return self.model_stop - self.model_start
+
+    @staticmethod
+    def normalise(raw: dict) -> dict:
+        raw["axes"] = {k: [float(v) for v in vals] for k, vals in raw["axes"].items()}
+        raw["loo_models"] = tuple(int(i) for i in raw["loo_models"])
+        return raw
+
+
+# -------------------------------------------------------------------------------------------- planning
+def experiment_datasets(cfg: Mapping[str, Any], experiment: str) -> list[str]:
+    spec = cfg["experiments"].get(experiment)
+    if spec is None:
+        return []
+    if catalog.EXPERIMENTS[experiment].datasets == "ringnorm":
+        return [f"ringnorm_d{d}_l{l}" for d in spec["d"] for l in spec["l"]]
+    return list(spec["datasets"])
+
+
+def _loo_fraction(cfg: Mapping[str, Any], experiment: str) -> float:
+    override = cfg["experiments"].get(experiment, {}).get("loo_fraction")
+    return float(cfg["loo"]["fraction"] if override is None else override)
+
+
+def loo_selection(cfg: Mapping[str, Any], experiment: str, dataset: str, n_models: int) -> frozenset[int]:
+    """Model indices of a data set's grid in the seeded exact-LOO sample: the same for every chunking
+    and every replicate (:func:`loo_models` applies the training-size limits)."""
+    fraction = _loo_fraction(cfg, experiment)
+    if fraction <= 0 or n_models == 0:
+        return frozenset()
+    n_sel = min(n_models, max(1, int(round(fraction * n_models))))
+    if n_sel == n_models:
+        return frozenset(range(n_models))
+    rng = np.random.default_rng([int(cfg["loo"]["seed"]) & 0xFFFFFFFF, zlib.crc32(f"{experiment}/{dataset}".encode())])
+    return frozenset(int(i) for i in rng.permutation(n_models)[:n_sel])
+
+
+def loo_models(cfg: Mapping[str, Any], experiment: str, dataset: str, n_models: int) -> frozenset[int]:
+    """The models of a data set's grid that get exact LOO: all of them on training sets up to
+    ``loo.all_up_to`` points, none above ``loo.max_train_size``, else the seeded sample; none at all
+    when the experiment's LOO fraction is 0."""
+    if _loo_fraction(cfg, experiment) <= 0:
+        return frozenset()
+    l = int(DATASETS[dataset].n_train)
+    largest = cfg["loo"]["max_train_size"]
+    if largest is not None and l > int(largest):
+        return frozenset()
+    if l <= int(cfg["loo"]["all_up_to"]):
+        return frozenset(range(n_models))
+    return loo_selection(cfg, experiment, dataset, n_models)
+
+
+def _chunk_size(cfg: Mapping[str, Any], experiment: str) -> int:
+    return int(cfg["experiments"][experiment].get("chunk_size") or cfg["chunk_size"])
+
+
+def plan(cfg: Mapping[str, Any], experiment: str) -> list[GridJob]:
+    """The jobs of one weight-grid experiment, in a deterministic order (no data is loaded)."""
+    axes = grid_axes(cfg, experiment)
+    n = grid_size(axes)
+    size = _chunk_size(cfg, experiment)
+    n_chunks = -(-n // size)
+    weighting = catalog.EXPERIMENTS[experiment].weighting
+    sigma = cfg["experiments"][experiment].get("sigma") if weighting == "sigmoid" else None
+    jobs = []
+    for dataset in experiment_datasets(cfg, experiment):
+        with_loo = loo_models(cfg, experiment, dataset, n)
+        for rep, (seed, realization) in enumerate(replicates(cfg, dataset)):
+            for j in range(n_chunks):
+                start, stop = j * size, min(n, (j + 1) * size)
+                jobs.append(GridJob(
+                    experiment=experiment, dataset=dataset, weighting=weighting, seed=seed, realization=realization,
+                    chunk=rep * n_chunks + j, model_start=start, model_stop=stop, axes=axes,
+                    engine=cfg["svm"]["engine"], qp_solver=cfg["svm"]["qp_solver"], tol=float(cfg["svm"]["tol"]),
+                    cv_folds=int(cfg["cv"]["folds"]), cv_seed=int(cfg["cv"]["seed"]) + seed,
+                    loo_models=tuple(sorted(i for i in with_loo if start <= i < stop)), sigma=sigma,
+                ))
+    return jobs
+
+
+# --------------------------------------------------------------------------------------------- running
+@dataclass
+class GridProblem:
+    """What every model of a job shares: the split, its kernels, the CV folds, D and R^2."""
+
+    split: Any
+    K: np.ndarray
+    K_test: np.ndarray
+    folds: np.ndarray
+    D: float
+    R2: float
+    gamma: float
+    setup_s: float
+    fold_kernels: Any = None  # the CV folds' kernels, sliced once when they fit the job's memory
+
+    @property
+    def l(self) -> int:
+        return int(len(self.split.y_train))
+
+    @property
+    def d(self) -> int:
+        return int(self.split.d)
+
+    @property
+    def checksums(self) -> dict:
+        return dict(self.split.checksums or {})
+
+
+def model_weights(job: GridJob, split, point: Mapping[str, float]) -> np.ndarray:
+    """The instance weights C_i of one grid point under the job's weighting scheme."""
+    import wsvm_span as ws
+
+    if job.weighting == "class":
+        return ws.class_weights(split.y_train, 2.0 ** point["log2_C_plus"], 2.0 ** point["log2_C_minus"])
+    if split.scores is None:
+        raise ValueError(f"{split.name} has no importance scores; sigmoid weights need them")
+    return ws.sigmoid_weights(split.scores, point["A"], point["B"], 2.0 ** point["log2_C"], sigma=job.sigma)
+
+
+def prepare(job: GridJob, settings) -> GridProblem:
+    """The split of the job's replicate; kernels, folds, D (by the configured QP solver) and R^2, once per
+    job, and the CV folds' kernels when they fit in the job's memory limit; then a warm-up so that
+    one-time initialisations are not charged to the first model's timings (Table 6)."""
+    import wsvm_span as ws
+    from wsvm_span.data import load_dataset
+    from wsvm_span.utils.environment import single_threaded
+
+    split = load_dataset(job.dataset, seed=job.seed, realization=job.realization, data_dir=settings.data_dir,
+                         mirror=settings.data_mirror)
+    t0 = time.perf_counter()
+    gamma = 1.0 / int(split.d)  # the study's RBF width (experiments.md)
+    with single_threaded():  # one processor: parallel jobs must not oversubscribe the cores
+        cache = ws.KernelCache(split.X_train, gamma, X_test=split.X_test, qp_solver=job.qp_solver)
+        problem = GridProblem(
+            split=split, K=cache.train, K_test=cache.test,
+            folds=ws.stratified_folds(split.y_train, k=job.cv_folds, seed=job.cv_seed),
+            D=cache.diameter, R2=cache.radius2, gamma=gamma, setup_s=0.0)
+        need = memory_mb(len(split.y_train), len(split.y_test), job.cv_folds, fold_cache=True)
+        if settings.memory_mb is None or need <= settings.memory_mb:
+            problem.fold_kernels = ws.FoldKernels(problem.K, problem.folds)
+        else:
+            log.info("%s: CV folds sliced per model (their cached kernels need ~%.0f MB, the job has %s MB)",
+                     job.slot, need, settings.memory_mb)
+        _warm_up(job, problem)
+    problem.setup_s = time.perf_counter() - t0
+    log.info("%s: l=%d d=%d models %d..%d (%d with exact LOO) engine=%s", job.slot, problem.l, problem.d,
+             job.model_start, job.model_stop - 1, len(job.loo_models), job.engine)
+    return problem
+
+
+def _warm_up(job: GridJob, problem: GridProblem) -> None:
+    """Train and evaluate once on a small subsample of the job's first grid point."""
+    import wsvm_span as ws
+
+    y = problem.split.y_train
+    idx = np.concatenate([np.flatnonzero(y == 1)[:WARM_UP_PER_CLASS], np.flatnonzero(y == -1)[:WARM_UP_PER_CLASS]])
+    if len(np.unique(y[idx])) < 2:
+        return
+    C = model_weights(job, problem.split, grid_point(job.axes, job.model_start))[idx]
+    Ks = problem.K[np.ix_(idx, idx)]
+    try:
+        ws.evaluate_model(Ks, y[idx], C, Ks[:4], y[idx][:4], folds=np.arange(len(idx)) % 2,
+                          D=ws.enclosing_ball_diameter(Ks, solver=job.qp_solver), R2=ws.kernel_radius2(Ks),
+                          engine=job.engine, qp_solver=job.qp_solver, compute_loo=True, tol=job.tol)
+    except Exception as exc:  # noqa: BLE001 - a warm-up only; the real evaluation reports errors
+        log.debug("warm-up failed: %s", exc)
+
+
+def evaluation_row(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema columns of one ``ModelEvaluation.as_dict()``; a field that is not a column of the
+    results schema is an error (schema and evaluation must not drift apart silently)."""
+    unknown = [k for k in values if k not in COLUMNS]
+    if unknown:
+        raise SchemaError(
+            f"ModelEvaluation field(s) {', '.join(map(repr, unknown))} are not columns of the results schema; "
+            "add them to wsvm_span/study/results_schema.py (ROW_SCHEMA) or drop them from ModelEvaluation"
+        )
+    return dict(values)
+
+
+def evaluate(job: GridJob, problem: GridProblem, on_row: Callable[[dict], None] | None = None) -> list[dict]:
+    """Train and evaluate every model of the chunk (one BLAS thread); ``on_row(row)`` is called after each
+    (the job's MLflow child run). Logs progress lines."""
+    import wsvm_span as ws
+    from wsvm_span.utils.environment import single_threaded
+
+    split = problem.split
+    rows: list[dict] = []
+    progress = Progress(job.slot, job.n_models, log)
+    with single_threaded():
+        for idx in range(job.model_start, job.model_stop):
+            point = grid_point(job.axes, idx)
+            ev = ws.evaluate_model(
+                problem.K, split.y_train, model_weights(job, split, point), problem.K_test, split.y_test,
+                folds=problem.folds, D=problem.D, R2=problem.R2, engine=job.engine, qp_solver=job.qp_solver,
+                compute_loo=idx in job.loo_models, tol=job.tol, fold_kernels=problem.fold_kernels,
+                check_input=False)  # K comes from KernelCache: valid by construction
+            row = evaluation_row(ev.as_dict())
+            row.update(point)
+            row.update(experiment=job.experiment, dataset=job.dataset, weighting=job.weighting, seed=job.seed,
+                       realization=job.realization, gamma=problem.gamma, l=problem.l, d=problem.d,
+                       model_index=idx, chunk=job.chunk)
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
+            progress.model_done()
+    return rows
+
+
+def run_params(job: GridJob, problem: GridProblem) -> dict[str, Any]:
+    """The MLflow parent run's params of a job."""
+    params = {
+        "experiment": job.experiment, "dataset": job.dataset, "weighting": job.weighting, "seed": job.seed,
+        "realization": job.realization, "chunk": job.chunk, "model_start": job.model_start,
+        "model_stop": job.model_stop, "n_models": job.n_models, "l": problem.l, "d": problem.d,
+        "gamma": problem.gamma, "tol": job.tol, "engine_requested": job.engine,
+        "qp_solver_requested": job.qp_solver, "cv_folds": job.cv_folds, "cv_seed": job.cv_seed,
+        "n_loo": len(job.loo_models),
+        **{f"grid.{k}": f"{min(v)}:{max(v)}:{len(v)}" for k, v in job.axes.items()},
+    }
+    if job.sigma is not None:
+        params["sigma"] = job.sigma
+    return params
+
+
+def row_params(job: GridJob, row: Mapping[str, Any]) -> dict[str, Any]:
+    """A model's MLflow params: its hyperparameters and its index in the grid."""
+    return {**{k: row[k] for k in job.axes}, "model_index": row["model_index"]}
+
+
+def provenance(job: GridJob, problem: GridProblem) -> dict[str, Any]:
+    """What the chunk file's provenance adds for this kind."""
+    return {"setup_s": problem.setup_s, "fold_cache": problem.fold_kernels is not None}
+
+
+#: the job class of this kind
+JOB = GridJob
