@@ -198,8 +198,12 @@ def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
         yield "realizations: has duplicates"
     if cfg["loo"]["max_train_size"] is not None and cfg["loo"]["max_train_size"] < 1:
         yield "loo.max_train_size: must be positive or null"
+    from ..experiments import KINDS
+
     exps = cfg["experiments"]
     for exp, sub in exps.items():
+        job_kind = KINDS[catalog.EXPERIMENTS[exp].kind]
+        yield from getattr(job_kind, "config_problems", lambda cfg, exp: ())(cfg, exp)
         kind = catalog.EXPERIMENTS[exp].datasets
         if kind in ("benchmark", "scored"):
             yield from _dataset_list_problems(cfg, exp, sub["datasets"], scored=kind == "scored")

@@ -13,7 +13,9 @@ A job kind is one module of this package defining:
 - ``evaluate(job, prepared, on_row) -> rows``: the rows, calling ``on_row(row)`` after each;
 - ``run_params(job, prepared)``, ``row_params(job, row)``: the MLflow params of the job's parent run
   and of a row's child run (the numeric columns are the child's metrics);
-- ``provenance(job, prepared)``: what it adds to the chunk file's provenance.
+- ``provenance(job, prepared)``: what it adds to the chunk file's provenance;
+- optionally ``config_problems(cfg, experiment)``: semantic checks of its config block (messages),
+  and ``resources(cfg, job)``: its scheduler hints ({"mem_mb", "runtime"}; default: the grid job's).
 
 See ``weight_grid.py``.
 """
