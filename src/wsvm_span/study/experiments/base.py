@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from functools import cached_property
 from typing import Any, ClassVar, Mapping
 
 from wsvm_span.data import DATASETS
@@ -67,9 +68,15 @@ class JobIdentity:
         return job_slot(self.experiment, self.dataset, self.variant, self.seed, self.realization, self.chunk)
 
     def to_json(self) -> str:
-        return canonical_json({"kind": self.kind, **dataclasses.asdict(self)})
+        return self._spec_json
 
-    @property
+    @cached_property
+    def _spec_json(self) -> str:
+        # computed once per job: Snakemake asks for every job's spec several times while it plans
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return canonical_json({"kind": self.kind, **fields})
+
+    @cached_property
     def spec_hash(self) -> str:
         """sha256 of the job's JSON: what the job computes, independent of where runs are logged."""
         return hashlib.sha256(self.to_json().encode()).hexdigest()
