@@ -273,6 +273,18 @@ def test_status_summarises_the_finished_study(study):
     assert f"progress {study.jobs[0].slot}: {study.jobs[0].n_models}/{study.jobs[0].n_models} models" in log
 
 
+def test_export_results_with_provenance(study):
+    out = study.workdir / "reproduced" / "test"
+    res = run([WSVM, "export-results", study.config, "--results", study.workdir / "results", "--output", out],
+              study.workdir, study.env)
+    assert res.returncode == 0, explain(res)
+    record = json.loads((out / "provenance.json").read_text())
+    assert len(record["jobs"]) == len(study.jobs) and record["config_hash"]
+    assert {j["slot"] for j in record["jobs"]} == {j.slot for j in study.jobs}
+    assert (out / "tables" / "table2.md").is_file() and (out / "figures" / "exp6_time.png").is_file()
+    assert "breast_cancer" in (out / "README.md").read_text()
+
+
 def test_changed_tracking_settings_still_produce_the_requested_chunk(study):
     """Issue 8, defect 3: after a change of the tracking settings, asking for one chunk must produce it
     in the same call (it used to rerun a store-initialisation step only and report success)."""

@@ -10,6 +10,7 @@ Subcommands:
   summary        log tables and figures as artifacts of the study's MLflow summary run
   status         how far a study is: jobs and models done, time spent, time left
   calibrate-cost fit the cost model behind `check-config --estimate` to finished results
+  export-results copy a finished study's tables and figures, with their provenance, to a kept folder
 """
 
 from __future__ import annotations
@@ -172,6 +173,14 @@ def cmd_calibrate_cost(args) -> int:
     return 0
 
 
+def cmd_export_results(args) -> int:
+    from .study.export import export_results
+
+    record = export_results(args.config, args.results, args.output)
+    log.info("exported %d jobs of %s to %s", len(record["jobs"]), args.config, args.output)
+    return 0
+
+
 def cmd_status(args) -> int:
     from .study.status import study_status
 
@@ -289,6 +298,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", required=True, help="calibration JSON to write")
     p.add_argument("rows", nargs="+", help="rows files of finished experiments (results/<experiment>/rows.parquet)")
     p.set_defaults(func=cmd_calibrate_cost)
+
+    p = sub.add_parser("export-results", help="copy a finished study's tables and figures with their provenance")
+    p.add_argument("config")
+    p.add_argument("--results", default="results")
+    p.add_argument("--output", required=True, help="folder to write (e.g. reproduced/<name>)")
+    p.set_defaults(func=cmd_export_results)
 
     p = sub.add_parser("status", help="summarise a running or finished study from its results folder")
     p.add_argument("config", nargs="?", default="config/config.yaml")

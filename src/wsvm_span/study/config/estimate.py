@@ -30,6 +30,8 @@ CALIBRATION_FILE = Path(__file__).with_name("cost_calibration.json")
 PER_MODEL = ("t_train", "t_span_bound", "t_cv")
 #: the exact-LOO component, paid only by the models that have it
 PER_LOO_MODEL = "t_loo"
+#: the per-job and per-model tracking costs are told apart only from jobs whose sizes differ this much
+CHUNK_SPREAD = 3.0
 
 
 @dataclass
@@ -107,11 +109,14 @@ def calibrate(rows_files: Iterable[str | Path]) -> Calibration:
         if p.get("tracking_s") and p.get("n_models"):
             job_track.append(float(p["tracking_s"]))
             model_track.append(float(p["n_models"]))
-    # tracking: a fixed cost per job plus a cost per child run, by least squares over the jobs
-    if len(job_track) >= 2 and np.unique(model_track).size >= 2:
-        per_model, per_job = np.polyfit(model_track, job_track, 1)
+    # tracking: a fixed cost per job plus a cost per child run, by least squares over the jobs when their
+    # sizes differ enough to tell the two apart; else all of it per child run (the median share)
+    sizes = np.asarray(model_track, dtype=float)
+    if len(job_track) >= 3 and sizes.max() >= CHUNK_SPREAD * sizes.min():
+        per_model, per_job = np.polyfit(sizes, job_track, 1)
     else:
-        per_model, per_job = 0.0, float(np.mean(job_track)) if job_track else 0.0
+        per_model = float(np.median(np.asarray(job_track) / sizes)) if job_track else 0.0
+        per_job = 0.0
     machines = sorted({json.dumps(p.get("machine", {}), sort_keys=True) for p in prov})
     return Calibration(
         datasets=datasets, laws=laws, setup_law=_power_law(np.array(setup_l), np.array(setup_t)),
