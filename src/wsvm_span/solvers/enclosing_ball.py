@@ -14,8 +14,18 @@ import numpy as np
 
 from .qp import solve_qp
 
+#: a point is inside the ball when its squared distance to the centre is at most R^2 (1 + rtol) plus
+#: an absolute floor: the working-set QP is solved to ~1e-12, so a smaller slack would chase rounding
+INSIDE_RTOL = 1e-9
+INSIDE_ATOL = 1e-14
+#: duality-gap tolerance of each working-set QP (D enters the span bound linearly)
+BALL_QP_TOL = 1e-12
+#: points added to the working set per round (the farthest outside ones)
+MAX_ADDED_PER_ROUND = 64
 
-def enclosing_ball_radius2(K, solver: str = "auto", rtol: float = 1e-9, max_add: int = 64) -> float:
+
+def enclosing_ball_radius2(K, solver: str = "auto", rtol: float = INSIDE_RTOL,
+                           max_add: int = MAX_ADDED_PER_ROUND) -> float:
     """R^2 of the smallest enclosing ball of the points whose kernel matrix is K ((l, l))."""
     K = np.asarray(K, dtype=float)
     l = K.shape[0]
@@ -31,7 +41,7 @@ def enclosing_ball_radius2(K, solver: str = "auto", rtol: float = 1e-9, max_add:
     for _ in range(l):
         Kw = K[np.ix_(work, work)]
         res = solve_qp(2.0 * Kw, -diag[work], np.ones((1, len(work))), [1.0],
-                       lb=np.zeros(len(work)), solver=solver, tol=1e-12)
+                       lb=np.zeros(len(work)), solver=solver, tol=BALL_QP_TOL)
         if res.status != "optimal":
             raise RuntimeError(f"enclosing-ball QP failed ({res.status}) on {len(work)} points")
         beta = np.maximum(res.x, 0.0)
@@ -40,7 +50,7 @@ def enclosing_ball_radius2(K, solver: str = "auto", rtol: float = 1e-9, max_add:
         center_sq = float(beta @ Kb[work])
         radius2 = max(float(beta @ diag[work]) - center_sq, 0.0)
         dist2 = diag - 2.0 * Kb + center_sq
-        outside = np.flatnonzero(dist2 > radius2 * (1.0 + rtol) + 1e-14)
+        outside = np.flatnonzero(dist2 > radius2 * (1.0 + rtol) + INSIDE_ATOL)
         outside = np.setdiff1d(outside, work)
         if outside.size == 0:
             return radius2
