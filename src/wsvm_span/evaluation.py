@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .engines import AUTO, fit_svm
+from .engines import AUTO, DEFAULT_TOL, fit_svm
 from .model import WeightedSVM
 from .resampling import FoldKernels, kfold_cv_error, leave_one_out
 from .span.estimates import analyse_spans, sv_count_bound, xi_alpha_bound
@@ -77,7 +77,7 @@ def evaluate_model(
     engine: str = AUTO,
     qp_solver: str = "auto",
     compute_loo: bool = False,
-    tol: float = 1e-7,
+    tol: float = DEFAULT_TOL,
     check_input: bool = True,
     fold_kernels: FoldKernels | None = None,
 ) -> ModelEvaluation:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .engines import AUTO, fit_svm
+from .engines import AUTO, DEFAULT_TOL, fit_svm
 from .model import WeightedSVM
 from .utils.validation import check_kernel, check_labels, check_problem
 
@@ -64,7 +64,7 @@ class FoldKernels:
 
 
 def kfold_cv_error(
-    K, y, C, k: int = 5, seed: int = 0, *, folds=None, engine: str = AUTO, tol: float = 1e-7,
+    K, y, C, k: int = 5, seed: int = 0, *, folds=None, engine: str = AUTO, tol: float = DEFAULT_TOL,
     check_input: bool = True, fold_kernels: FoldKernels | None = None,
 ) -> float:
     """Stratified k-fold CV error: each fold model trained with the instance weights of
@@ -143,6 +143,6 @@ def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True) -> LeaveOn
     return LeaveOneOut(support=sv, decision_loo=f_loo, sets_unchanged=unchanged, loo_error=error)
 
 
-def loo_error(K, y, C, *, engine: str = AUTO, tol: float = 1e-7) -> float:
+def loo_error(K, y, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL) -> float:
     """Exact leave-one-out error of the weighted SVM (K: (l, l), y: (l,), C: scalar or (l,))."""
     return leave_one_out(fit_svm(K, y, C, engine=engine, tol=tol), K).loo_error
