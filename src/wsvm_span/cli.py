@@ -10,6 +10,7 @@ Subcommands:
   summary        log tables and figures as artifacts of the study's MLflow summary run
   status         how far a study is: jobs and models done, time spent, time left
   calibrate-cost fit the cost model behind `check-config --estimate` to finished results
+  select         choose C and gamma for a data file by the span-rule (LIBSVM grid.py's job)
 """
 
 from __future__ import annotations
@@ -297,6 +298,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", help="config schema (default: workflow/schemas/config.schema.yaml)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_status)
+
+    from .model_selection.select import configure_parser
+
+    configure_parser(sub.add_parser("select", help="choose C and gamma for a data file by the span-rule"))
     return parser
 
 
