@@ -13,10 +13,11 @@ leave-one-out accuracy for the span-rule (a lower bound of it for the span bound
 Every estimate is one number over all l training points, so ``n_splits_ = 1`` and cv_results_ has one
 ``split0_test_score`` column: its keys equal GridSearchCV's for a single split.
 
-Work shared across the grid (the speed levers): the kernel matrix is computed once per gamma and
-shared by every C and weighting of that gamma (with R^2 of the xi-alpha bound, the enclosing-ball
-diameter of the span bound and, for criterion="cv", one set of folds); LIBSVM trains on it as a
-precomputed kernel; the span-rule needs one factorization per model.
+Work shared across the grid (the speed levers): the squared distances ||x_i - x_j||^2 are computed
+once per search (one GEMM), the kernel exp(-gamma D2) once per gamma and shared by every C and
+weighting of that gamma (with R^2 of the xi-alpha bound, the enclosing-ball diameter of the span
+bound and, for criterion="cv", the folds' kernels); LIBSVM trains on it as a precomputed kernel; the
+span-rule needs one factorization per model.
 
 The second door, for plain ``GridSearchCV``: ``make_span_scorer()`` with ``cv=WholeTrainingSet()``
 scores each fitted ``SVC`` by its span-rule.
@@ -26,7 +27,6 @@ from __future__ import annotations
 import numbers
 import time
 from copy import deepcopy
-from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,6 +45,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, check_X_y
 
 import wsvm_span as ws
+from wsvm_span.kernels import rbf_from_squared_distances, squared_distances
 from wsvm_span.model import make_model
 from wsvm_span.study.tables import TIE_ATOL, TIE_RTOL, TIE_RULES
 from wsvm_span.utils.validation import check_kernel
@@ -110,7 +111,7 @@ class TieRule:
 
 
 # --------------------------------------------------------------------------- per-point estimates
-def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None) -> dict:
+def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None, fold_kernels=None) -> dict:
     """Error estimates of one trained model (fractions of l) for the criteria in ``wanted``,
     plus the free ones (xi-alpha, SV count). Shared by the search and the scorer."""
     out = {"xi_alpha": ws.xi_alpha_bound(model, K, R2=R2), "sv_count": ws.sv_count_bound(model)}
@@ -120,29 +121,41 @@ def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None) -> dict:
     elif "span_rule" in wanted:
         out["span_rule"] = ws.span_rule(model, K)
     if "cv" in wanted:
-        out["cv"] = ws.kfold_cv_error(K, model.y, model.C, folds=folds, tol=model.tol, check_input=False)
+        out["cv"] = ws.kfold_cv_error(K, model.y, model.C, folds=folds, tol=model.tol, check_input=False,
+                                      fold_kernels=fold_kernels)
     return out
 
 
-class _GivenKernel:
-    """The per-gamma quantities of a given training kernel (KernelCache's interface)."""
+class _GammaKernels:
+    """What every grid point of one gamma shares: the training kernel, the held-out block, R^2 of the
+    xi-alpha bound, the enclosing-ball diameter D of the span bound and the CV folds' kernels (each
+    only when a wanted criterion needs it), computed once before the points of that gamma run."""
 
-    def __init__(self, train, test=None, qp_solver: str = "auto"):
-        self.train, self._test, self.qp_solver = train, test, qp_solver
+    def __init__(self, train, test, *, wanted, folds):
+        self.train, self.test = train, test
+        self.radius2 = ws.kernel_radius2(train)
+        self.diameter = ws.enclosing_ball_diameter(train) if "span_bound" in wanted else None
+        self.fold_kernels = ws.FoldKernels(train, folds) if "cv" in wanted else None
 
-    @property
-    def test(self):
-        if self._test is None:
-            raise ValueError("no held-out kernel block was given")
-        return self._test
 
-    @cached_property
-    def radius2(self) -> float:
-        return ws.kernel_radius2(self.train)
+class _RBFKernels:
+    """The RBF kernels of every gamma from squared distances computed once per search (one GEMM).
 
-    @cached_property
-    def diameter(self) -> float:
-        return ws.enclosing_ball_diameter(self.train, solver=self.qp_solver)
+    Each gamma's kernels are written into the same two buffers: the points of one gamma all finish
+    before the next gamma starts, and a fresh l x l array per gamma would pay its page faults again.
+    """
+
+    def __init__(self, X, X_held):
+        self.train_d2 = squared_distances(X)
+        self.held_d2 = None if X_held is None else squared_distances(X_held, X)
+        self._train = self._held = None
+
+    def at(self, gamma: float):
+        """(training kernel, held-out block or None) of ``gamma``; valid until the next call."""
+        self._train = rbf_from_squared_distances(self.train_d2, gamma, out=self._train)
+        if self.held_d2 is not None:
+            self._held = rbf_from_squared_distances(self.held_d2, gamma, out=self._held)
+        return self._train, self._held
 
 
 def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, return_train_score,
@@ -159,8 +172,8 @@ def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, r
         model = ws.fit_svm(kernels.train, y, C, tol=tol, check_input=False)
         fit_time = time.perf_counter() - t0
         t1 = time.perf_counter()
-        est = estimate_errors(model, kernels.train, wanted, D=kernels.diameter if "span_bound" in wanted else None,
-                              R2=kernels.radius2, folds=folds)
+        est = estimate_errors(model, kernels.train, wanted, D=kernels.diameter, R2=kernels.radius2, folds=folds,
+                              fold_kernels=kernels.fold_kernels)
         score_time = time.perf_counter() - t1
         result.update(estimates=est, n_support=model.support.size, n_inbound=model.inbound.size,
                       n_bounded=model.bounded.size)
@@ -228,8 +241,9 @@ class SpanSearchCV(BaseSearchCV):
     ----------
     cv_results_, best_index_, best_params_, best_score_, best_estimator_, refit_time_, n_splits_,
     scorer_, multimetric_ : as in GridSearchCV. ``cv_results_`` also holds ``estimate_<criterion>`` for
-    every estimate computed, ``n_support``, ``n_inbound``, ``n_bounded``, ``kernel_time`` (the shared
-    kernel's time for that point's gamma, counted once per gamma in ``kernel_time_``) and, with held-out
+    every estimate computed, ``n_support``, ``n_inbound``, ``n_bounded``, ``kernel_time`` (the time of
+    the shared per-gamma work of that point's gamma: the kernel and what is computed from it;
+    ``kernel_time_`` sums it over the gammas, plus the squared distances computed once per search) and, with held-out
     data, ``heldout_error``.
     best_instance_weights_ : (l,) the C_i of the selected model.
     """
@@ -329,15 +343,13 @@ class SpanSearchCV(BaseSearchCV):
                   f"kernel matrix(es), totalling {n} fits", flush=True)
         out: list[dict | None] = [None] * n
         kernel_time = np.zeros(n)
-        self.kernel_time_ = 0.0
+        t0 = time.perf_counter()
+        rbf = None if self.precomputed else _RBFKernels(prob["X_dense"], prob["X_held"])
+        self.kernel_time_ = time.perf_counter() - t0
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
         for gamma, members in groups.items():
             t0 = time.perf_counter()
-            kernels = self._kernels(prob, gamma)
-            # Computed here, once per gamma, before the points of this gamma share them.
-            _ = kernels.radius2, (kernels.diameter if "span_bound" in wanted else None)
-            if prob["y_held"] is not None:
-                _ = kernels.test
+            kernels = self._kernels(prob, gamma, rbf, wanted=wanted, folds=folds)
             elapsed = time.perf_counter() - t0
             self.kernel_time_ += elapsed
             kernel_time[members] = elapsed
@@ -503,10 +515,10 @@ class SpanSearchCV(BaseSearchCV):
             raise ValueError(f"gamma must be positive, 'scale' or 'auto', got {gamma!r}")
         return float(gamma)
 
-    def _kernels(self, prob, gamma):
-        if self.precomputed:
-            return _GivenKernel(prob["X_dense"], prob["X_held"])
-        return ws.KernelCache(prob["X_dense"], gamma, prob["X_held"])
+    @staticmethod
+    def _kernels(prob, gamma, rbf: _RBFKernels | None, *, wanted, folds) -> _GammaKernels:
+        train, test = (prob["X_dense"], prob["X_held"]) if rbf is None else rbf.at(gamma)
+        return _GammaKernels(train, test, wanted=wanted, folds=folds)
 
     def _folds(self, prob) -> np.ndarray:
         """Fold id of every point from the ``cv`` splitter (must be a partition, as K-fold is)."""
