@@ -7,6 +7,7 @@ computations for the weights.
 """
 from __future__ import annotations
 
+import hashlib
 import pickle
 
 import numpy as np
@@ -72,20 +73,20 @@ def test_selection_equals_brute_force_loop_and_tie_rules(data):
 
     search = SpanSearchCV(SVC(tol=TOL), GRID).fit(X, y)
     assert search.best_params_ == points[int(np.argmin(rule))]  # first minimum in grid order
-    np.testing.assert_allclose(search.cv_results_["estimate_span_rule"], rule)
+    np.testing.assert_allclose(search.cv_results_["span_rule"], rule)
     np.testing.assert_allclose(search.best_score_, 1 - rule.min())
     for tie in ("worst", "best", "median"):
         s = SpanSearchCV(SVC(tol=TOL), GRID, tie_rule=tie).fit(X, y, heldout=(Xt, yt))
-        np.testing.assert_allclose(s.cv_results_["heldout_error"], test_err, atol=1e-12)
+        np.testing.assert_allclose(s.cv_results_["test_error"], test_err, atol=1e-12)
         expected = select_test_error(rule, test_err, tie)
-        assert s.cv_results_["heldout_error"][s.best_index_] == pytest.approx(expected)
+        assert s.cv_results_["test_error"][s.best_index_] == pytest.approx(expected)
         assert np.mean(s.predict(Xt) != yt) == pytest.approx(expected)  # the refit model IS that point
 
 
 def test_other_criteria_match_the_core_estimators(data):
     X, y, *_ = data
     y_pm = np.where(y == 1, 1.0, -1.0)
-    s = SpanSearchCV(SVC(tol=TOL), GRID, criterion="span_bound", extra_criteria=("cv",), cv=4).fit(X, y)
+    s = SpanSearchCV(SVC(tol=TOL), GRID, criterion="span_bound", extra_criteria=("cv_error",), cv=4).fit(X, y)
     from sklearn.model_selection import StratifiedKFold
 
     folds = np.empty(len(y), dtype=int)
@@ -94,11 +95,11 @@ def test_other_criteria_match_the_core_estimators(data):
     for i, p in enumerate(s.cv_results_["params"]):
         K = ws.rbf_kernel(X, gamma=p["gamma"])
         model = ws.fit_svm(K, y_pm, p["C"], tol=TOL)
-        assert s.cv_results_["estimate_span_bound"][i] == pytest.approx(ws.span_bound(model, K))
-        assert s.cv_results_["estimate_xi_alpha"][i] == pytest.approx(ws.xi_alpha_bound(model, K))
-        assert s.cv_results_["estimate_cv"][i] == pytest.approx(
+        assert s.cv_results_["span_bound"][i] == pytest.approx(ws.span_bound(model, K))
+        assert s.cv_results_["xi_alpha_bound"][i] == pytest.approx(ws.xi_alpha_bound(model, K))
+        assert s.cv_results_["cv_error"][i] == pytest.approx(
             ws.kfold_cv_error(K, y_pm, p["C"], folds=folds, tol=TOL))
-    assert s.cv_results_["mean_test_score"] == pytest.approx(1 - s.cv_results_["estimate_span_bound"])
+    assert s.cv_results_["mean_test_score"] == pytest.approx(1 - s.cv_results_["span_bound"])
 
 
 def test_cv_results_keys_are_gridsearchcvs(data):
@@ -106,7 +107,7 @@ def test_cv_results_keys_are_gridsearchcvs(data):
     for train_score in (False, True):
         ours = SpanSearchCV(SVC(tol=TOL), GRID, return_train_score=train_score).fit(X, y)
         theirs = GridSearchCV(SVC(tol=TOL), GRID, cv=WholeTrainingSet(), return_train_score=train_score).fit(X, y)
-        extra = {"estimate_span_rule", "estimate_xi_alpha", "estimate_sv_count", "n_support", "n_inbound",
+        extra = {"span_rule", "xi_alpha_bound", "sv_count_bound", "n_sv", "n_inbound",
                  "n_bounded", "kernel_time"}
         assert set(ours.cv_results_) == set(theirs.cv_results_) | extra
         assert ours.cv_results_["params"] == theirs.cv_results_["params"]
@@ -129,7 +130,7 @@ def test_parallel_equals_serial(data):
     X, y, *_ = data
     a = SpanSearchCV(SVC(tol=TOL), GRID, n_jobs=1, criterion="span_bound").fit(X, y)
     b = SpanSearchCV(SVC(tol=TOL), GRID, n_jobs=2, criterion="span_bound").fit(X, y)
-    for key in ("mean_test_score", "estimate_span_rule", "estimate_span_bound", "n_support", "rank_test_score"):
+    for key in ("mean_test_score", "span_rule", "span_bound", "n_sv", "rank_test_score"):
         np.testing.assert_array_equal(a.cv_results_[key], b.cv_results_[key])
     assert a.best_params_ == b.best_params_
 
@@ -165,7 +166,7 @@ def test_class_weights_match_libsvm_class_weights(data):
     y_pm = np.where(y == 1, 1.0, -1.0)
     for i, p in enumerate(s.cv_results_["params"]):
         model = ws.fit_svm(K, y_pm, ws.class_weights(y_pm, p["C_plus"], p["C_minus"]), engine="libsvm", tol=TOL)
-        assert s.cv_results_["estimate_span_rule"][i] == pytest.approx(ws.span_rule(model, K))
+        assert s.cv_results_["span_rule"][i] == pytest.approx(ws.span_rule(model, K))
     best = s.best_params_
     assert s.best_estimator_.class_weight == {1: best["C_plus"], 0: best["C_minus"]}
     np.testing.assert_allclose(s.best_instance_weights_, np.where(y == 1, best["C_plus"], best["C_minus"]))
@@ -182,7 +183,7 @@ def test_sigmoid_weights_and_sample_weight(data):
     for i, p in enumerate(s.cv_results_["params"]):
         C_i = ws.sigmoid_weights(q, p["sigmoid_A"], 0.5, 4.0) * sw
         model = ws.fit_svm(K, y_pm, C_i, tol=TOL)
-        assert s.cv_results_["estimate_span_rule"][i] == pytest.approx(ws.span_rule(model, K))
+        assert s.cv_results_["span_rule"][i] == pytest.approx(ws.span_rule(model, K))
     C_best = ws.sigmoid_weights(q, s.best_params_["sigmoid_A"], 0.5, 4.0) * sw
     np.testing.assert_allclose(s.best_instance_weights_, C_best)
     fresh = SVC(tol=TOL, C=4.0, gamma=0.5).fit(X, y, sample_weight=C_best / 4.0)
@@ -216,7 +217,7 @@ def test_nw_grid_uses_nw_weights(data):
     K = ws.rbf_kernel(X, gamma=0.5)
     for i, tau in enumerate((0.0, 1.0)):
         model = ws.fit_svm(K, y_pm, 2.0 * np.maximum(p, 1e-3) ** tau, tol=TOL)
-        assert s.cv_results_["estimate_span_rule"][i] == pytest.approx(ws.span_rule(model, K))
+        assert s.cv_results_["span_rule"][i] == pytest.approx(ws.span_rule(model, K))
 
 
 def test_bad_search_inputs(data):
@@ -253,7 +254,7 @@ def test_span_scorer_in_plain_gridsearchcv(data):
 
 def test_tie_rule_as_refit_callable():
     results = {"mean_test_score": np.array([0.9, 0.95, 0.95, 0.95, 0.8]),
-               "heldout_error": np.array([0.0, 0.3, 0.1, 0.2, 0.0])}
+               "test_error": np.array([0.0, 0.3, 0.1, 0.2, 0.0])}
     assert TieRule("worst")(results) == 1
     assert TieRule("best")(results) == 2
     assert TieRule("median")(results) == 3  # lower median of (0.3, 0.1, 0.2) = 0.2
@@ -360,7 +361,10 @@ def test_select_logs_every_point_to_mlflow(files, tmp_path, capsys):
     mlflow.set_tracking_uri(uri)
     runs = mlflow.search_runs(experiment_names=["wsvm-span-select"])
     points = runs[runs["tags.mlflow.parentRunId"].notna()]
-    assert len(points) == 6 and points["metrics.estimate_span_rule"].notna().all()
+    assert len(points) == 6 and points["metrics.span_rule"].notna().all()
+    sha = hashlib.sha256((files / "train.txt").read_bytes()).hexdigest()
+    assert (runs["tags.data_sha256"] == sha).all()  # the parent run and every point
+    assert runs["tags.config_hash"].nunique() == 1 and runs["tags.code_version"].notna().all()
 
 
 def test_fit_callbacks_see_every_grid_point_and_the_refit(data):

@@ -16,7 +16,7 @@ Every estimate is one number over all l training points, so ``n_splits_ = 1`` an
 Work shared across the grid (the speed levers): the squared distances ||x_i - x_j||^2 are computed
 once per search (one GEMM), the kernel exp(-gamma D2) once per gamma and shared by every C and
 weighting of that gamma (with R^2 of the xi-alpha bound, the enclosing-ball diameter of the span
-bound and, for criterion="cv", the folds' kernels); LIBSVM trains on it as a precomputed kernel; the
+bound and, for criterion="cv_error", the folds' kernels); LIBSVM trains on it as a precomputed kernel; the
 span-rule needs one factorization per model.
 
 The second door, for plain ``GridSearchCV``: ``make_span_scorer()`` with ``cv=WholeTrainingSet()``
@@ -59,13 +59,11 @@ __all__ = ["SpanSearchCV", "TieRule", "WholeTrainingSet", "estimate_errors", "ma
 SVC_KEYS = ("C", "gamma", "class_weight")
 SCHEME_KEYS = ("C_plus", "C_minus", "sigmoid_A", "sigmoid_B", "sigmoid_sigma", "nw_bandwidth", "nw_tau")
 GRID_KEYS = SVC_KEYS + SCHEME_KEYS
-#: the study's floor of the sigmoid weights (weights.sigmoid_weights' default sigma)
-SIGMOID_SIGMA = 0.01
 #: LIBSVM stopping tolerance of the default estimator. The span-rule reads y_p f(x_p) and the
-#: in-bound/bounded split from the solution (method.md section 1: train tight). Measured on a 7 x 4
-#: C x gamma grid (benchmarks/bench_search.py --levers): at 1e-5 the span-rule equals tol 1e-7's on
-#: 27/28 (splice) and 28/28 (a1a) points, same selection, 25-30% faster; SVC's default 1e-3 only on
-#: 18/28 and 25/28.
+#: in-bound/bounded split from the solution (method.md section 1: train tight). Measured on the 7 x 4
+#: C x gamma grid of benchmarks/bench_search.py --levers: at 1e-5 the span-rule equals tol 1e-7's on
+#: 28/28 points of splice, adult, spambase and skin_nonskin (same selection, 10-25% less CPU); at
+#: 1e-4 on 28, 28, 27 and 28; SVC's default 1e-3 only on 21, 25, 21 and 26.
 DEFAULT_TOL = 1e-5
 #: the study's tie rules (study.tables.TIE_RULES), in the order its CLI lists them
 TIE_RULE_NAMES = tuple(TIE_RULES)
@@ -77,12 +75,12 @@ class TieRule:
     (an error, lower is better) is the worst, the best or the lower median (the study's tie rules,
     method.md section 6; ``study.tables.TIE_RULES``).
 
-    With ``key="heldout_error"`` (SpanSearchCV's column when fit gets ``heldout=(X, y)``) it reproduces
+    With ``key="test_error"`` (SpanSearchCV's column when fit gets ``heldout=(X_test, y_test)``) it reproduces
     the study's reporting rule; any other numeric cv_results_ column works too, in plain GridSearchCV
     as well. Returns the index of the chosen candidate (the first one, in grid order, with that value).
     """
 
-    def __init__(self, rule: str = "worst", key: str = "heldout_error", score_key: str = "mean_test_score"):
+    def __init__(self, rule: str = "worst", key: str = "test_error", score_key: str = "mean_test_score"):
         if rule not in TIE_RULE_NAMES:
             raise ValueError(f"tie rule must be one of {TIE_RULE_NAMES}, got {rule!r}")
         self.rule, self.key, self.score_key = rule, key, score_key
@@ -101,7 +99,7 @@ class TieRule:
     def __call__(self, cv_results) -> int:
         if self.key not in cv_results:
             raise ValueError(
-                f"tie rule key {self.key!r} is not a cv_results_ column; for 'heldout_error' pass "
+                f"tie rule key {self.key!r} is not a cv_results_ column; for 'test_error' pass "
                 "fit(..., heldout=(X_test, y_test)) to SpanSearchCV"
             )
         tied = self.tied(cv_results)
@@ -114,14 +112,14 @@ class TieRule:
 def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None, fold_kernels=None) -> dict:
     """Error estimates of one trained model (fractions of l) for the criteria in ``wanted``,
     plus the free ones (xi-alpha, SV count). Shared by the search and the scorer."""
-    out = {"xi_alpha": ws.xi_alpha_bound(model, K, R2=R2), "sv_count": ws.sv_count_bound(model)}
+    out = {"xi_alpha_bound": ws.xi_alpha_bound(model, K, R2=R2), "sv_count_bound": ws.sv_count_bound(model)}
     if "span_bound" in wanted:
         analysis = ws.analyse_spans(model, K, D=D)
         out["span_rule"], out["span_bound"] = analysis.span_rule, analysis.span_bound
     elif "span_rule" in wanted:
         out["span_rule"] = ws.span_rule(model, K)
-    if "cv" in wanted:
-        out["cv"] = ws.kfold_cv_error(K, model.y, model.C, folds=folds, tol=model.tol, check_input=False,
+    if "cv_error" in wanted:
+        out["cv_error"] = ws.kfold_cv_error(K, model.y, model.C, folds=folds, tol=model.tol, check_input=False,
                                       fold_kernels=fold_kernels)
     return out
 
@@ -135,7 +133,7 @@ class _GammaKernels:
         self.train, self.test = train, test
         self.radius2 = ws.kernel_radius2(train)
         self.diameter = ws.enclosing_ball_diameter(train) if "span_bound" in wanted else None
-        self.fold_kernels = ws.FoldKernels(train, folds) if "cv" in wanted else None
+        self.fold_kernels = ws.FoldKernels(train, folds) if "cv_error" in wanted else None
 
 
 class _RBFKernels:
@@ -164,8 +162,8 @@ def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, r
     error_score == "raise" (a failed point scores ``error_score``, as in GridSearchCV)."""
     if ctx is not None:
         ctx.call_on_fit_task_begin(estimator=search)
-    result = {"fit_error": None, "estimates": {}, "n_support": np.nan, "n_inbound": np.nan,
-              "n_bounded": np.nan, "heldout_error": np.nan}
+    result = {"fit_error": None, "estimates": {}, "n_sv": np.nan, "n_inbound": np.nan,
+              "n_bounded": np.nan, "test_error": np.nan}
     t0 = time.perf_counter()
     fit_time = score_time = 0.0
     try:
@@ -175,12 +173,12 @@ def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, r
         est = estimate_errors(model, kernels.train, wanted, D=kernels.diameter, R2=kernels.radius2, folds=folds,
                               fold_kernels=kernels.fold_kernels)
         score_time = time.perf_counter() - t1
-        result.update(estimates=est, n_support=model.support.size, n_inbound=model.inbound.size,
+        result.update(estimates=est, n_sv=model.support.size, n_inbound=model.inbound.size,
                       n_bounded=model.bounded.size)
         test_score = 1.0 - est[criterion]
         train_score = float(np.mean(model.margins > 0))
         if y_held is not None:
-            result["heldout_error"] = ws.test_error(model, kernels.test, y_held, check_input=False)
+            result["test_error"] = ws.test_error(model, kernels.test, y_held, check_input=False)
     except Exception as exc:
         if error_score == "raise":
             raise
@@ -217,15 +215,16 @@ class SpanSearchCV(BaseSearchCV):
         exp(-A (q_i - B))), sigma) with importance scores q passed as ``fit(..., scores=q)``;
         ``nw_bandwidth``, ``nw_tau``: C_i = C * p_i^tau with p_i the Nadaraya-Watson probability of
         the observed label. Any ``sample_weight`` multiplies C_i, as in SVC.
-    criterion : {"span_rule", "span_bound", "xi_alpha", "sv_count", "cv"}
-        The estimate minimised. "cv" is K-fold CV on the shared kernel with the folds of ``cv``.
+    criterion : {"span_rule", "span_bound", "xi_alpha_bound", "sv_count_bound", "cv_error"}
+        The estimate minimised (the library's names). "cv_error" is K-fold CV on the shared kernel
+        with the folds of ``cv``.
     extra_criteria : tuple of str
-        More estimates to compute at every point and report (``estimate_<name>`` columns).
+        More estimates to compute at every point and report (a cv_results_ column each).
     tie_rule : {"worst", "best", "median"} or None
         None: GridSearchCV's convention (the first best candidate in grid order). Otherwise the
         study's rule over held-out errors (``TieRule``): needs ``fit(..., heldout=(X_test, y_test))``.
     cv : int or splitter
-        Folds of criterion "cv" (as in GridSearchCV; they must partition the data).
+        Folds of criterion "cv_error" (as in GridSearchCV; they must partition the data).
     n_jobs, pre_dispatch : joblib parallelism over the grid points of one gamma (threads: LIBSVM
         and LAPACK release the GIL and the kernel is shared, not copied).
     refit : bool or callable
@@ -240,11 +239,11 @@ class SpanSearchCV(BaseSearchCV):
     Attributes
     ----------
     cv_results_, best_index_, best_params_, best_score_, best_estimator_, refit_time_, n_splits_,
-    scorer_, multimetric_ : as in GridSearchCV. ``cv_results_`` also holds ``estimate_<criterion>`` for
-    every estimate computed, ``n_support``, ``n_inbound``, ``n_bounded``, ``kernel_time`` (the time of
+    scorer_, multimetric_ : as in GridSearchCV. ``cv_results_`` also holds every estimate computed
+    under its library name (``span_rule``, ``xi_alpha_bound``, ...), ``n_sv``, ``n_inbound``, ``n_bounded``, ``kernel_time`` (the time of
     the shared per-gamma work of that point's gamma: the kernel and what is computed from it;
     ``kernel_time_`` sums it over the gammas, plus the squared distances computed once per search) and, with held-out
-    data, ``heldout_error``.
+    data, ``test_error``.
     best_instance_weights_ : (l,) the C_i of the selected model.
     """
 
@@ -313,7 +312,7 @@ class SpanSearchCV(BaseSearchCV):
         sample_weight : (n,) non-negative; multiplies C_i. Zero-weight points are removed first (as
             LIBSVM does), so every estimate is over the points that remain
         scores : (n,) importance scores in [0, 1] for the sigmoid weighting (grid keys sigmoid_*)
-        heldout : (X_test, y_test) or None: adds the held-out error of every point (``heldout_error``)
+        heldout : (X_test, y_test) or None: adds the held-out error of every point (``test_error``)
             and is what ``tie_rule`` ranks ties by; for a precomputed kernel X_test is (m, n)
         """
         svc = self._template()
@@ -330,7 +329,7 @@ class SpanSearchCV(BaseSearchCV):
         if not candidates:
             raise ValueError("param_grid is empty: no candidate to evaluate")
         resolved = [self._resolve(params, svc, prob) for params in candidates]
-        folds = self._folds(prob) if "cv" in wanted else None
+        folds = self._folds(prob) if "cv_error" in wanted else None
 
         n = len(candidates)
         root = self._init_callback_context(max_subtasks=n + bool(self.refit))
@@ -370,12 +369,12 @@ class SpanSearchCV(BaseSearchCV):
 
         # the span bound's analysis yields the span-rule too (estimate_errors)
         reported = wanted | ({"span_rule"} if "span_bound" in wanted else set())
-        more = {f"estimate_{c}": [o["estimates"].get(c, np.nan) for o in out] for c in CRITERIA if c in reported}
-        for key in ("n_support", "n_inbound", "n_bounded"):
+        more = {c: [o["estimates"].get(c, np.nan) for o in out] for c in CRITERIA if c in reported}
+        for key in ("n_sv", "n_inbound", "n_bounded"):
             more[key] = [o[key] for o in out]
         more["kernel_time"] = kernel_time
         if prob["y_held"] is not None:
-            more["heldout_error"] = [o["heldout_error"] for o in out]
+            more["test_error"] = [o["test_error"] for o in out]
         results = self._format_results(candidates, 1, out, more)
 
         chooser = TieRule(self.tie_rule) if self.tie_rule is not None else self.refit
@@ -473,8 +472,9 @@ class SpanSearchCV(BaseSearchCV):
             if prob["scores"] is None:
                 raise ValueError("the sigmoid weighting needs importance scores: fit(X, y, scores=q)")
             c = svc_params.get("C", svc.C)
-            C *= ws.sigmoid_weights(prob["scores"], params["sigmoid_A"], params["sigmoid_B"], c,
-                                    params.get("sigmoid_sigma", SIGMOID_SIGMA)) / c
+            # without sigmoid_sigma, sigmoid_weights' default floor (the study's)
+            floor = {"sigma": params["sigmoid_sigma"]} if "sigmoid_sigma" in params else {}
+            C *= ws.sigmoid_weights(prob["scores"], params["sigmoid_A"], params["sigmoid_B"], c, **floor) / c
         if {"nw_bandwidth", "nw_tau"} & set(params):
             if not {"nw_bandwidth", "nw_tau"} <= set(params):
                 raise ValueError("the Nadaraya-Watson weighting needs both nw_bandwidth and nw_tau")
@@ -527,10 +527,10 @@ class SpanSearchCV(BaseSearchCV):
         folds = np.full(n, -1)
         for k, (train, test) in enumerate(splitter.split(prob["X_dense"], prob["y_orig"])):
             if (folds[test] >= 0).any() or train.size + test.size != n:
-                raise ValueError("criterion='cv' needs folds that partition the data (K-fold splitters)")
+                raise ValueError("criterion='cv_error' needs folds that partition the data (K-fold splitters)")
             folds[test] = k
         if (folds < 0).any():
-            raise ValueError("criterion='cv' needs folds that partition the data (K-fold splitters)")
+            raise ValueError("criterion='cv_error' needs folds that partition the data (K-fold splitters)")
         return folds
 
 
@@ -557,12 +557,12 @@ def make_span_scorer(criterion: str = "span_rule"):
     """Scorer ``f(estimator, X, y, sample_weight=None) -> 1 - estimate`` of a fitted ``SVC`` (or a
     Pipeline ending in one) evaluated on ITS OWN training set (use ``cv=WholeTrainingSet()``).
 
-    criterion : "span_rule", "span_bound", "xi_alpha" or "sv_count". The model's C_i are rebuilt from
+    criterion : "span_rule", "span_bound", "xi_alpha_bound" or "sv_count_bound". The model's C_i are rebuilt from
     C, class_weight_ and sample_weight (route it to the scorer); its dual solution and intercept are
     read from the SVC (sklearn's dual_coef_ holds y_i a_i with classes_[1] positive).
     """
-    if criterion not in CRITERIA or criterion == "cv":
-        raise ValueError(f"criterion must be one of {[c for c in CRITERIA if c != 'cv']}, got {criterion!r}")
+    if criterion not in CRITERIA or criterion == "cv_error":
+        raise ValueError(f"criterion must be one of {[c for c in CRITERIA if c != 'cv_error']}, got {criterion!r}")
 
     def span_scorer(estimator, X, y, sample_weight=None):
         svc = estimator

@@ -2,7 +2,7 @@
 
 Grid over log2 C and log2 gamma (grid.py's default ranges and option syntax: ``-log2c begin,end,step``),
 one RBF SVM per grid point trained on the whole file, each scored by the span-rule (or another
-criterion, ``-v`` folds for ``--criterion cv``); prints grid.py's lines ("log2c log2g rate (best c=,
+criterion, ``-v`` folds for ``--criterion cv_error``); prints grid.py's lines ("log2c log2g rate (best c=,
 g=, rate=)" per point, then "c g rate" for the best), where rate is 100 * (1 - estimate): the
 estimated leave-one-out accuracy for the span-rule. Writes grid.py's ``.out`` file and a contour
 plot (PNG), optionally logs every point to MLflow, reports the test accuracy on ``--test`` and saves
@@ -35,13 +35,23 @@ def _triple(text: str) -> tuple[float, float, float]:
     return begin, end, step
 
 
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
 def _class_weight(text: str) -> tuple[str, float]:
     label, sep, weight = text.partition(":")
     try:
-        value = float(weight)
-    except ValueError:
-        value = float("nan")
-    if not sep or not value > 0:
+        value = _positive(weight)
+    except argparse.ArgumentTypeError:
+        value = None
+    if not sep or value is None:
         raise argparse.ArgumentTypeError(f"class weight must be LABEL:WEIGHT with WEIGHT > 0, got {text!r}")
     return label, value
 
@@ -57,10 +67,10 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("-log2g", "--log2g", type=_triple, default=GRIDPY_LOG2G, help=f"gamma range, {GRIDPY_USAGE} "
                    "(default %(default)s)")
     p.add_argument("--criterion", choices=CRITERIA, default="span_rule", help="estimate minimised (default span_rule)")
-    p.add_argument("-v", "--folds", type=int, default=5, help="folds of --criterion cv (default 5)")
+    p.add_argument("-v", "--folds", type=int, default=5, help="folds of --criterion cv_error (default 5)")
     p.add_argument("-w", "--class-weight", type=_class_weight, action="append", default=[], metavar="LABEL:WEIGHT",
                    help="weight of a class's C (svm-train's -wi); repeat per class")
-    p.add_argument("--tol", type=float, help="LIBSVM stopping tolerance (default: SpanSearchCV's DEFAULT_TOL)")
+    p.add_argument("--tol", type=_positive, help="LIBSVM stopping tolerance (default: SpanSearchCV's DEFAULT_TOL)")
     p.add_argument("--format", choices=["auto", "libsvm", "csv"], default="auto",
                    help="file format (default: CSV for *.csv, LIBSVM otherwise)")
     p.add_argument("--label-column", default="0", help="CSV label column: index or header name (default 0)")
@@ -132,7 +142,7 @@ def _run(args) -> int:
     weights = _class_weights(args.class_weight, labels)
     from sklearn.svm import SVC
 
-    svc = SVC(tol=args.tol or DEFAULT_TOL, class_weight=weights)
+    svc = SVC(tol=DEFAULT_TOL if args.tol is None else args.tol, class_weight=weights)
     grid = {"C": [2.0 ** e for e in log2c], "gamma": [2.0 ** e for e in log2g]}
     search = SpanSearchCV(svc, grid, criterion=args.criterion, cv=args.folds, n_jobs=args.jobs)
     if not args.quiet:
@@ -252,23 +262,37 @@ def save_model(search, train, path) -> None:
 
 
 def log_mlflow(search, points, args, wall: float) -> None:
-    """One parent run for the search, one nested run per grid point with every estimate."""
+    """One parent run for the search, one nested run per grid point with every estimate; both tagged
+    with the code version, the hash of the search's settings (this command's config) and the sha256
+    of the data file(s), like the study's runs."""
     import mlflow
 
+    from wsvm_span.data.files import content_sha256
+    from wsvm_span.study.config import config_hash
+    from wsvm_span.study.provenance import code_version, library_versions
+
+    from ._grid import CRITERIA
+
     res = search.cv_results_
-    estimates = [k for k in res if k.startswith("estimate_")]
+    estimates = [c for c in CRITERIA if c in res]
+    settings = {"criterion": args.criterion, "log2c": list(args.log2c), "log2g": list(args.log2g),
+                "tol": search.estimator.tol, "folds": args.folds, "class_weight": sorted(args.class_weight),
+                "format": args.format, "label_column": args.label_column, "n_features": args.n_features}
+    tags = {"code_version": code_version(), "config_hash": config_hash(settings),
+            "data_sha256": content_sha256(args.data_file)}
+    if args.test:
+        tags["test_data_sha256"] = content_sha256(args.test)
     mlflow.set_tracking_uri(args.mlflow)
     mlflow.set_experiment(args.mlflow_experiment)
-    with mlflow.start_run(run_name=f"select {Path(args.data_file).name}"):
-        mlflow.log_params({"data_file": args.data_file, "criterion": args.criterion, "log2c": args.log2c,
-                           "log2g": args.log2g, "tol": search.estimator.tol})
+    with mlflow.start_run(run_name=f"select {Path(args.data_file).name}",
+                          tags={**tags, **{f"lib.{k}": v for k, v in library_versions().items()}}):
+        mlflow.log_params({"data_file": args.data_file, "test_file": args.test, **settings})
         best = points[search.best_index_]
         mlflow.log_metrics({"best_log2c": best[0], "best_log2g": best[1], "best_rate": best[2], "wall_s": wall})
         for i, (c, g, r) in enumerate(points):
-            with mlflow.start_run(run_name=f"log2c={_num(c)} log2g={_num(g)}", nested=True):
+            with mlflow.start_run(run_name=f"log2c={_num(c)} log2g={_num(g)}", nested=True, tags=tags):
                 mlflow.log_params({"log2c": c, "log2g": g})
-                metrics = {"rate": r, "fit_time": float(res["mean_fit_time"][i]),
-                           "estimate_time": float(res["mean_score_time"][i])}
+                metrics = {"rate": r, "mean_fit_time": float(res["mean_fit_time"][i]),
+                           "mean_score_time": float(res["mean_score_time"][i])}
                 metrics.update({k: float(res[k][i]) for k in estimates if np.isfinite(res[k][i])})
                 mlflow.log_metrics(metrics)
-
