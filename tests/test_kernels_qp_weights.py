@@ -16,6 +16,29 @@ def test_rbf_matches_sklearn_and_is_symmetric():
     assert np.array_equal(K, K.T) and np.all(np.diag(K) == 1.0)
 
 
+def test_squared_distances_and_the_kernels_of_several_gammas(monkeypatch):
+    from sklearn.metrics.pairwise import euclidean_distances
+
+    import wsvm_span.kernels as kernels
+    from wsvm_span.kernels import rbf_from_squared_distances, squared_distances
+
+    monkeypatch.setattr(kernels, "_BLOCK_ELEMENTS", 7 * 300)  # row blocks of 7: the last one partial
+    rng = np.random.default_rng(2)
+    X, Z = rng.random((300, 6)), rng.random((20, 6))
+    D2 = squared_distances(X)
+    np.testing.assert_allclose(D2, euclidean_distances(X, squared=True), atol=1e-13)
+    assert np.array_equal(D2, D2.T) and np.all(np.diag(D2) == 0.0)
+    np.testing.assert_allclose(squared_distances(Z, X), euclidean_distances(Z, X, squared=True), atol=1e-13)
+    before, buffer = D2.copy(), np.empty_like(D2)
+    for gamma in (0.1, 2.0):
+        K = rbf_from_squared_distances(D2, gamma, out=buffer)
+        assert K is buffer and np.array_equal(K, ws.rbf_kernel(X, None, gamma))  # the same bits as one gamma's kernel
+        np.testing.assert_allclose(K, sk_rbf(X, gamma=gamma), atol=1e-14)
+    assert np.array_equal(D2, before)
+    with pytest.raises(ValueError, match="gamma must be positive"):
+        rbf_from_squared_distances(D2, 0.0)
+
+
 def test_kernel_cache_computes_once(monkeypatch):
     import wsvm_span.kernels as kernels
 

@@ -9,7 +9,7 @@ import pytest
 import wsvm_span as ws
 from conftest import make_problem
 from wsvm_span.solvers import qp
-from wsvm_span.span.geometry import affine_span_qp, box_span_qp, lemma1_holds
+from wsvm_span.span.geometry import affine_span_qp, bordered_inverse, box_span_qp, lemma1_holds
 
 RANDOM_CASES = [
     (s, l, w) for s in range(8)
@@ -289,3 +289,24 @@ def test_random_cases_cover_lemma1_failures(solved):
     """The 'infeasible exactly when Lemma 1 fails' test sees both outcomes."""
     k = sum(spans.n_empty_lambda for _, _, spans, _ in solved.values())
     assert k >= 3
+
+
+def test_bordered_inverse_routes_match_numpy_inverse():
+    """Both representations of Kt^-1 (a triangular inverse of the Cholesky factor, Kt^-1 formed on
+    demand; the symmetric-indefinite solve when K_MM is not positive definite) against numpy's inverse
+    of the explicit bordered matrix: the diagonal, the bounded SVs' quadratic forms and Kt^-1 itself."""
+    rng = np.random.default_rng(7)
+    n = 60
+    A = rng.standard_normal((n, n))
+    indefinite = (A + A.T) / 2 + 5.0 * np.eye(n)  # symmetric, eigenvalues of both signs, no coincident rows
+    assert np.linalg.eigvalsh(indefinite).min() < 0
+    for K_MM, cholesky in ((ws.rbf_kernel(rng.random((n, 4)), None, 5.0), True), (indefinite, False)):
+        ones = np.ones((n, 1))
+        ref = np.linalg.inv(np.block([[K_MM, ones], [ones.T, np.zeros((1, 1))]]))
+        inv = bordered_inverse(K_MM)
+        assert (inv._W is not None) == cholesky and inv.ridge == 0.0 and inv.rep.size == n
+        np.testing.assert_allclose(inv.diagonal(), np.diag(ref)[:n], rtol=1e-9)
+        K_Rq = rng.random((n, 7))
+        V = np.vstack([K_Rq, np.ones((1, 7))])
+        np.testing.assert_allclose(inv.quadratic(K_Rq), np.einsum("ij,ij->j", V, ref @ V), rtol=1e-9)
+        np.testing.assert_allclose(inv.inverse, ref, rtol=0, atol=1e-9 * np.abs(ref).max())

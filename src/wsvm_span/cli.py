@@ -11,6 +11,7 @@ Subcommands:
   status         how far a study is: jobs and models done, time spent, time left
   calibrate-cost fit the cost model behind `check-config --estimate` to finished results
   export-results copy a finished study's tables and figures, with their provenance, to a kept folder
+  select         choose C and gamma for a data file by the span-rule (LIBSVM grid.py's job)
 """
 
 from __future__ import annotations
@@ -312,6 +313,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", help="config schema (default: workflow/schemas/config.schema.yaml)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_status)
+
+    from .model_selection.select import configure_parser
+
+    configure_parser(sub.add_parser("select", help="choose C and gamma for a data file by the span-rule"))
     return parser
 
 

@@ -13,15 +13,17 @@ import numpy as np
 
 from .utils.validation import check_features
 
+#: elements of the row blocks of temporaries in ``squared_distances`` (32 MB of float64)
+_BLOCK_ELEMENTS = 2**22
 
-def rbf_kernel(X, Z=None, gamma: float = 1.0) -> np.ndarray:
-    """RBF kernel block K_ij = exp(-gamma ||x_i - z_j||^2).
 
-    X: (n, d), Z: (m, d) or None (then Z = X and the result is exactly symmetric with a
-    unit diagonal). Returns an (n, m) float64 array.
+def squared_distances(X, Z=None) -> np.ndarray:
+    """Squared Euclidean distances D2_ij = ||x_i - z_j||^2, the part of the RBF kernel that does not
+    depend on gamma (a grid over gamma computes it once: ``rbf_from_squared_distances``).
+
+    X: (n, d), Z: (m, d) or None (then Z = X and the result is exactly symmetric with a zero
+    diagonal). Returns an (n, m) float64 array.
     """
-    if not gamma > 0:
-        raise ValueError(f"gamma must be positive, got {gamma!r}")
     X = check_features(X, name="X")
     same = Z is None
     Z = X if same else check_features(Z, name="Z")
@@ -33,13 +35,46 @@ def rbf_kernel(X, Z=None, gamma: float = 1.0) -> np.ndarray:
     sq_z = sq_x if same else np.einsum("ij,ij->i", Z, Z)
     D2 = X @ Z.T
     D2 *= -2.0
-    D2 += sq_x[:, None]
-    D2 += sq_z[None, :]
+    if same:
+        # X @ X.T is exactly symmetric (numpy computes it with SYRK and mirrors the triangle), and so
+        # is (sq_i + sq_j): adding them in that order keeps D2 symmetric without a transposed pass
+        # over an l x l matrix (which cost as much as the GEMM itself on MNIST). Row blocks keep the
+        # temporaries small.
+        block = max(1, _BLOCK_ELEMENTS // max(1, D2.shape[1]))
+        for start in range(0, D2.shape[0], block):
+            D2[start:start + block] += sq_x[start:start + block, None] + sq_x[None, :]
+    else:
+        D2 += sq_x[:, None]
+        D2 += sq_z[None, :]
     np.maximum(D2, 0.0, out=D2)
     if same:
-        D2 = 0.5 * (D2 + D2.T)
         np.fill_diagonal(D2, 0.0)
-    D2 *= -gamma
+    return D2
+
+
+def rbf_from_squared_distances(D2, gamma: float, out: np.ndarray | None = None) -> np.ndarray:
+    """RBF kernel exp(-gamma D2) from squared distances, D2 left as it is.
+
+    out : an array of D2's shape to write into (a grid over gamma reuses one buffer: a fresh l x l
+    array per gamma costs its page faults again, as much as the exp itself on MNIST), or None.
+    """
+    if not gamma > 0:
+        raise ValueError(f"gamma must be positive, got {gamma!r}")
+    K = np.multiply(D2, -float(gamma), out=out)
+    np.exp(K, out=K)
+    return K
+
+
+def rbf_kernel(X, Z=None, gamma: float = 1.0) -> np.ndarray:
+    """RBF kernel block K_ij = exp(-gamma ||x_i - z_j||^2).
+
+    X: (n, d), Z: (m, d) or None (then Z = X and the result is exactly symmetric with a
+    unit diagonal). Returns an (n, m) float64 array.
+    """
+    if not gamma > 0:
+        raise ValueError(f"gamma must be positive, got {gamma!r}")
+    D2 = squared_distances(X, Z)
+    D2 *= -float(gamma)
     np.exp(D2, out=D2)
     return D2
 

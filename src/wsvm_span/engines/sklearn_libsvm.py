@@ -8,6 +8,7 @@ the kernel is handed to LIBSVM as one array instead of LIBSVM node lists on ever
 from __future__ import annotations
 
 import numpy as np
+from sklearn import config_context
 from sklearn.svm import SVC
 
 from .base import LIBSVM_CACHE_MB, Capabilities
@@ -21,7 +22,11 @@ class SklearnLibsvm:
     def solve(self, K, y, C, tol):
         # C_i = C * sample_weight_i in scikit-learn's LIBSVM fork: C = 1 gives C_i exactly.
         svc = SVC(C=1.0, kernel="precomputed", tol=tol, shrinking=True, cache_size=LIBSVM_CACHE_MB)
-        svc.fit(K, y, sample_weight=C)
+        # The problem reaching an engine is validated (fit_svm's check_input) or a slice of a validated
+        # one: scikit-learn's own finiteness scan of K would repeat that check on every fit, and on a
+        # 12k x 12k kernel it costs 40% of the fit (benchmarks/bench_search.py's MNIST notes).
+        with config_context(assume_finite=True):
+            svc.fit(K, y, sample_weight=C)
         alpha = np.zeros(K.shape[0])
         # dual_coef_ holds y_i a_i with classes_ = [-1, +1] and f > 0 meaning +1.
         alpha[svc.support_] = np.abs(svc.dual_coef_[0])

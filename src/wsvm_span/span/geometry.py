@@ -14,7 +14,7 @@ S_p^2 is the squared distance from phi(x_p) to an affine combination of the in-b
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.linalg as sla
@@ -40,7 +40,6 @@ LEMMA1_RTOL = 1e-12
 SINGLE_POINT_RTOL = 1e-12
 
 
-@dataclass(frozen=True)
 class BorderedInverse:
     """Kt^-1 for the in-bound SVs, with coincident points merged.
 
@@ -49,6 +48,12 @@ class BorderedInverse:
     one representative per group of coincident in-bound SVs; an in-bound SV with a twin
     has S_p = 0 exactly (lambda = e_twin).
 
+    Two representations, by how Kt was factored. From a Cholesky factor U of K_RR (U'U = K_RR, the
+    common case) it keeps W = U^-1 and forms Kt^-1 only when asked (``inverse``): with u = W W' 1 and
+    s = 1'u, Kt^-1 = [[W W' - u u'/s, u/s], [u'/s, -1/s]], so the span-rule's diagonal and the bounded
+    SVs' quadratic forms need W alone, which costs half the flops of the full inverse. The
+    symmetric-indefinite fallback forms Kt^-1 directly.
+
     inverse : ((r+1), (r+1)) inverse of [[K_RR + ridge I, 1], [1', 0]], R = representatives
     rep : (r,) positions (in the in-bound list) of the representatives
     rep_index : (n*,) position of each in-bound SV among the representatives, -1 if merged
@@ -56,11 +61,50 @@ class BorderedInverse:
     ridge : ridge added to K_RR (0 unless it was numerically singular without duplicates)
     """
 
-    inverse: np.ndarray
-    rep: np.ndarray
-    rep_index: np.ndarray
-    twin: np.ndarray
-    ridge: float
+    def __init__(self, rep, rep_index, twin, ridge: float, *, cholesky_inverse=None, inverse=None):
+        if (cholesky_inverse is None) == (inverse is None):
+            raise ValueError("give exactly one of cholesky_inverse (W = U^-1) and inverse (Kt^-1)")
+        self.rep, self.rep_index, self.twin, self.ridge = rep, rep_index, twin, float(ridge)
+        self._W = cholesky_inverse
+        if inverse is not None:
+            self.inverse = inverse  # shadows the cached property below
+
+    @cached_property
+    def _border(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """(W' 1, u = K_RR^-1 1, s = 1'u) of the Cholesky representation."""
+        w1 = self._W.sum(axis=0)
+        return w1, self._W @ w1, float(w1 @ w1)
+
+    def diagonal(self) -> np.ndarray:
+        """(r,) diagonal of Kt^-1 over the representatives: 1 / S_p^2 of in-bound SV p."""
+        if self._W is None:
+            return np.diag(self.inverse)[: self.rep.size].copy()
+        _, u, s = self._border
+        return np.einsum("ij,ij->i", self._W, self._W) - u * u / s
+
+    def quadratic(self, K_Rq) -> np.ndarray:
+        """(m,) v' Kt^-1 v for the columns v = [K_Rq[:, j]; 1] (K_Rq: (r, m))."""
+        if self._W is None:
+            V = np.vstack([K_Rq, np.ones((1, K_Rq.shape[1]))])
+            return np.einsum("ij,ij->j", V, self.inverse @ V)
+        w1, _, s = self._border
+        Z = self._W.T @ K_Rq
+        return np.einsum("ij,ij->j", Z, Z) - (w1 @ Z - 1.0) ** 2 / s
+
+    @cached_property
+    def inverse(self) -> np.ndarray:
+        W = self._W
+        n = W.shape[0]
+        A, info = lapack.dlauum(W, lower=False)  # W W' in the upper triangle
+        if info != 0:
+            raise np.linalg.LinAlgError(f"LAPACK dlauum failed (info={info})")
+        A = np.triu(A) + np.triu(A, 1).T
+        _, u, s = self._border
+        out = np.empty((n + 1, n + 1))
+        out[:n, :n] = A - np.outer(u, u) / s
+        out[:n, n] = out[n, :n] = u / s
+        out[n, n] = -1.0 / s
+        return out
 
 
 def coincident_groups(K_MM) -> np.ndarray:
@@ -88,34 +132,24 @@ def coincident_groups(K_MM) -> np.ndarray:
     return np.array([root(x) for x in range(n)])
 
 
-def _bordered_inverse_cholesky(K_RR) -> np.ndarray | None:
-    """Kt^-1 from a Cholesky factorization of K_RR and the Schur complement of the border, or None
-    when K_RR is not numerically positive definite.
+def _cholesky_inverse(K_RR) -> np.ndarray | None:
+    """W = U^-1 for the Cholesky factor U of K_RR (U'U = K_RR), or None when K_RR is not numerically
+    positive definite (then the bordered matrix needs the symmetric-indefinite route).
 
-    With u = K_RR^-1 1 and s = 1'u > 0: Kt^-1 = [[K_RR^-1 - u u'/s, u/s], [u'/s, -1/s]]. A positive
-    definite K_RR (distinct points, RBF kernel) is the common case, and LAPACK's Cholesky inverse is
-    several times faster than a symmetric-indefinite solve against the identity.
+    A positive definite K_RR (distinct points, RBF kernel) is the common case, and a Cholesky
+    factorization with a triangular inverse is several times faster than a symmetric-indefinite solve
+    against the identity.
     """
-    n = K_RR.shape[0]
     c, info = lapack.dpotrf(K_RR, lower=False, clean=True)
     if info != 0:
         return None
     rcond, info = lapack.dpocon(c, float(np.abs(K_RR).sum(axis=0).max()))
     if info != 0 or not rcond > MIN_RCOND:
         return None
-    inv, info = lapack.dpotri(c, lower=False)
-    if info != 0:
+    W, info = lapack.dtrtri(c, lower=False)
+    if info != 0 or not np.isfinite(W).all():
         return None
-    inv = np.triu(inv) + np.triu(inv, 1).T
-    u = inv.sum(axis=1)
-    s = float(u.sum())
-    if not (np.isfinite(s) and s > 0):
-        return None
-    out = np.empty((n + 1, n + 1))
-    out[:n, :n] = inv - np.outer(u, u) / s
-    out[:n, n] = out[n, :n] = u / s
-    out[n, n] = -1.0 / s
-    return out
+    return W
 
 
 def bordered_inverse(K_MM) -> BorderedInverse:
@@ -142,9 +176,9 @@ def bordered_inverse(K_MM) -> BorderedInverse:
     K_RR = K_MM[np.ix_(rep, rep)]
     n = rep.size
     if n:
-        inv = _bordered_inverse_cholesky(K_RR)
-        if inv is not None:
-            return BorderedInverse(inv, rep, rep_index, twin, 0.0)
+        W = _cholesky_inverse(K_RR)
+        if W is not None:
+            return BorderedInverse(rep, rep_index, twin, 0.0, cholesky_inverse=W)
     scale = float(np.max(np.diag(K_RR), initial=1.0))
     for ridge in (r * scale for r in RIDGES):
         Kt = np.empty((n + 1, n + 1))
@@ -159,7 +193,7 @@ def bordered_inverse(K_MM) -> BorderedInverse:
         except (np.linalg.LinAlgError, sla.LinAlgWarning):
             continue
         if np.isfinite(inv).all():
-            return BorderedInverse(0.5 * (inv + inv.T), rep, rep_index, twin, ridge)
+            return BorderedInverse(rep, rep_index, twin, ridge, inverse=0.5 * (inv + inv.T))
     raise np.linalg.LinAlgError("bordered kernel matrix of the in-bound SVs cannot be factored")
 
 
@@ -175,10 +209,9 @@ def unconstrained_span2(model: WeightedSVM, K, inverse: BorderedInverse | None =
     if M.size == 0:
         return s2
     fac = inverse or bordered_inverse(K[np.ix_(M, M)])
-    inv = fac.inverse
     R = M[fac.rep]
     pos = np.searchsorted(sv, M)
-    diag = np.diag(inv)[fac.rep_index]
+    diag = fac.diagonal()[fac.rep_index]  # merged points (rep_index -1) are set below
     with np.errstate(divide="ignore"):
         # (Kt^-1)_pp = 1 / S_p^2 > 0; a non-positive value means no affine hull (n* = 1).
         s2[pos] = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), np.inf)
@@ -188,8 +221,7 @@ def unconstrained_span2(model: WeightedSVM, K, inverse: BorderedInverse | None =
     others = np.flatnonzero(~is_inbound)
     if others.size:
         q = sv[others]
-        V = np.vstack([K[np.ix_(R, q)], np.ones((1, q.size))])
-        s2[others] = K[q, q] - np.einsum("ij,ij->j", V, inv @ V)
+        s2[others] = K[q, q] - fac.quadratic(K[np.ix_(R, q)])
     return np.maximum(s2, 0.0)
 
 

@@ -1,0 +1,27 @@
+"""scikit-learn adapters: hyperparameter search scored by the span-rule (an adapter package: it
+imports the core library; the core never imports it).
+
+- ``SpanSearchCV``: GridSearchCV-like search, one model per grid point, kernel once per gamma;
+- ``make_span_scorer`` + ``WholeTrainingSet``: the span-rule inside plain ``GridSearchCV``;
+- ``TieRule``: the study's tie rule as a ``refit`` callable;
+- ``select``: the ``wsvm-span select`` command (LIBSVM grid.py's job, scored by the span-rule).
+
+Names are imported on first use (PEP 562) so that the command line, which imports ``select`` to
+build its parser, does not pay for scikit-learn's model-selection machinery on every subcommand.
+"""
+from importlib import import_module
+
+_EXPORTS = {
+    "CRITERIA": "._grid", "GRIDPY_LOG2C": "._grid", "GRIDPY_LOG2G": "._grid",
+    "SpanSearchCV": "._search", "TieRule": "._search", "WholeTrainingSet": "._search",
+    "gridpy_param_grid": "._grid", "make_span_scorer": "._search",
+    "nadaraya_watson_label_probability": "._nadaraya_watson", "nadaraya_watson_weights": "._nadaraya_watson",
+    "read_data_file": ".files",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,27 @@
+"""Grid definitions shared by the search estimator and the ``select`` command (import-light: the
+command line builds its parser from these without importing scikit-learn)."""
+from __future__ import annotations
+
+import math
+
+#: criteria a search can select by, named as the library's estimates (and the study's result columns);
+#: each is an estimate of the error rate (fraction of l); "cv_error" retrains on K folds
+CRITERIA = ("span_rule", "span_bound", "xi_alpha_bound", "sv_count_bound", "cv_error")
+#: estimates that cost nothing once the model is trained: always reported
+FREE_CRITERIA = ("xi_alpha_bound", "sv_count_bound")
+#: LIBSVM tools/grid.py's default ranges (begin, end, step) of log2 C and log2 gamma
+GRIDPY_LOG2C = (-5, 15, 2)
+GRIDPY_LOG2G = (3, -15, -2)
+
+
+def gridpy_param_grid(log2c=GRIDPY_LOG2C, log2g=GRIDPY_LOG2G) -> dict:
+    """{"C": 2^log2c..., "gamma": 2^log2g...} over grid.py-style (begin, end, step) ranges (end included)."""
+    return {"C": [2.0 ** e for e in log2_range(*log2c)], "gamma": [2.0 ** e for e in log2_range(*log2g)]}
+
+
+def log2_range(begin, end, step) -> list[float]:
+    """begin, begin + step, ... up to end included (grid.py's range_f without its permutation)."""
+    if step == 0 or (end - begin) * step < 0:
+        raise ValueError(f"log2 range ({begin}, {end}, {step}) never reaches its end: check the step's sign")
+    n = int(math.floor((end - begin) / step + 1e-9)) + 1
+    return [begin + i * step for i in range(n)]

@@ -1,0 +1,602 @@
+"""Hyperparameter search for the RBF SVM scored by the span-rule: ``SpanSearchCV``.
+
+A drop-in for ``GridSearchCV(SVC(), param_grid)`` that trains ONE model per grid point on all the
+training data and scores it by a leave-one-out estimate computed from that model (method.md
+sections 2-4), instead of five CV refits. It follows ``BaseSearchCV``'s conventions: ``cv_results_``
+(built by BaseSearchCV's own formatter, so the keys and ranks are GridSearchCV's), ``best_params_``,
+``best_score_``, ``best_index_``, ``refit`` (bool or a callable returning the index, which is where the
+study's tie rule plugs in: ``TieRule``), ``best_estimator_`` (a plain ``sklearn.svm.SVC`` refit on all
+the data), ``n_jobs`` through joblib, ``verbose`` progress and scikit-learn's fit callbacks.
+
+Scores follow scikit-learn's "greater is better": ``test_score = 1 - estimate``, the estimated
+leave-one-out accuracy for the span-rule (a lower bound of it for the span bound, which can exceed 1).
+Every estimate is one number over all l training points, so ``n_splits_ = 1`` and cv_results_ has one
+``split0_test_score`` column: its keys equal GridSearchCV's for a single split.
+
+Work shared across the grid (the speed levers): the squared distances ||x_i - x_j||^2 are computed
+once per search (one GEMM), the kernel exp(-gamma D2) once per gamma and shared by every C and
+weighting of that gamma (with R^2 of the xi-alpha bound, the enclosing-ball diameter of the span
+bound and, for criterion="cv_error", the folds' kernels); LIBSVM trains on it as a precomputed kernel; the
+span-rule needs one factorization per model.
+
+The second door, for plain ``GridSearchCV``: ``make_span_scorer()`` with ``cv=WholeTrainingSet()``
+scores each fitted ``SVC`` by its span-rule.
+"""
+from __future__ import annotations
+
+import numbers
+import time
+from copy import deepcopy
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import ParameterGrid, check_cv
+from sklearn.model_selection._search import BaseSearchCV
+from sklearn.model_selection._validation import _warn_or_raise_about_fit_failures
+from sklearn.pipeline import Pipeline
+from sklearn.svm import SVC
+from sklearn.utils import get_tags
+from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, check_X_y
+
+import wsvm_span as ws
+from wsvm_span.kernels import rbf_from_squared_distances, squared_distances
+from wsvm_span.model import make_model
+from wsvm_span.study.tables import TIE_ATOL, TIE_RTOL, TIE_RULES
+from wsvm_span.utils.validation import check_kernel
+
+from ._grid import CRITERIA, FREE_CRITERIA, gridpy_param_grid
+from ._nadaraya_watson import nadaraya_watson_label_probability, nadaraya_watson_weights
+
+__all__ = ["SpanSearchCV", "TieRule", "WholeTrainingSet", "estimate_errors", "make_span_scorer"]
+
+#: grid keys: SVC's own (C, gamma, class_weight) and the project's weighting schemes
+SVC_KEYS = ("C", "gamma", "class_weight")
+SCHEME_KEYS = ("C_plus", "C_minus", "sigmoid_A", "sigmoid_B", "sigmoid_sigma", "nw_bandwidth", "nw_tau")
+GRID_KEYS = SVC_KEYS + SCHEME_KEYS
+#: LIBSVM stopping tolerance of the default estimator. The span-rule reads y_p f(x_p) and the
+#: in-bound/bounded split from the solution (method.md section 1: train tight). Measured on the 7 x 4
+#: C x gamma grid of benchmarks/bench_search.py --levers: at 1e-5 the span-rule equals tol 1e-7's on
+#: 28/28 points of splice, adult, spambase and skin_nonskin (same selection, 10-25% less CPU); at
+#: 1e-4 on 28, 28, 27 and 28; SVC's default 1e-3 only on 21, 25, 21 and 26.
+DEFAULT_TOL = 1e-5
+#: the study's tie rules (study.tables.TIE_RULES), in the order its CLI lists them
+TIE_RULE_NAMES = tuple(TIE_RULES)
+
+
+# ------------------------------------------------------------------------------------- tie rule
+class TieRule:
+    """A ``refit`` callable: among the candidates tied at the best ``score_key``, the one whose ``key``
+    (an error, lower is better) is the worst, the best or the lower median (the study's tie rules,
+    method.md section 6; ``study.tables.TIE_RULES``).
+
+    With ``key="test_error"`` (SpanSearchCV's column when fit gets ``heldout=(X_test, y_test)``) it reproduces
+    the study's reporting rule; any other numeric cv_results_ column works too, in plain GridSearchCV
+    as well. Returns the index of the chosen candidate (the first one, in grid order, with that value).
+    """
+
+    def __init__(self, rule: str = "worst", key: str = "test_error", score_key: str = "mean_test_score"):
+        if rule not in TIE_RULE_NAMES:
+            raise ValueError(f"tie rule must be one of {TIE_RULE_NAMES}, got {rule!r}")
+        self.rule, self.key, self.score_key = rule, key, score_key
+
+    def __repr__(self) -> str:
+        return f"TieRule(rule={self.rule!r}, key={self.key!r}, score_key={self.score_key!r})"
+
+    def tied(self, cv_results) -> np.ndarray:
+        """Indices of the candidates tied at the best score (NaN scores never tie)."""
+        scores = np.asarray(cv_results[self.score_key], dtype=float)
+        if not np.isfinite(scores).any():
+            raise ValueError(f"no candidate has a finite {self.score_key}: every fit failed")
+        best = np.nanmax(scores)
+        return np.flatnonzero(np.isclose(scores, best, rtol=TIE_RTOL, atol=TIE_ATOL))
+
+    def __call__(self, cv_results) -> int:
+        if self.key not in cv_results:
+            raise ValueError(
+                f"tie rule key {self.key!r} is not a cv_results_ column; for 'test_error' pass "
+                "fit(..., heldout=(X_test, y_test)) to SpanSearchCV"
+            )
+        tied = self.tied(cv_results)
+        values = np.asarray(cv_results[self.key], dtype=float)[tied]
+        target = TIE_RULES[self.rule](values)
+        return int(tied[np.flatnonzero(values == target)[0]])
+
+
+# --------------------------------------------------------------------------- per-point estimates
+def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None, fold_kernels=None) -> dict:
+    """Error estimates of one trained model (fractions of l) for the criteria in ``wanted``,
+    plus the free ones (xi-alpha, SV count). Shared by the search and the scorer."""
+    out = {"xi_alpha_bound": ws.xi_alpha_bound(model, K, R2=R2), "sv_count_bound": ws.sv_count_bound(model)}
+    if "span_bound" in wanted:
+        analysis = ws.analyse_spans(model, K, D=D)
+        out["span_rule"], out["span_bound"] = analysis.span_rule, analysis.span_bound
+    elif "span_rule" in wanted:
+        out["span_rule"] = ws.span_rule(model, K)
+    if "cv_error" in wanted:
+        out["cv_error"] = ws.kfold_cv_error(K, model.y, model.C, folds=folds, tol=model.tol, check_input=False,
+                                      fold_kernels=fold_kernels)
+    return out
+
+
+class _GammaKernels:
+    """What every grid point of one gamma shares: the training kernel, the held-out block, R^2 of the
+    xi-alpha bound, the enclosing-ball diameter D of the span bound and the CV folds' kernels (each
+    only when a wanted criterion needs it), computed once before the points of that gamma run."""
+
+    def __init__(self, train, test, *, wanted, folds):
+        self.train, self.test = train, test
+        self.radius2 = ws.kernel_radius2(train)
+        self.diameter = ws.enclosing_ball_diameter(train) if "span_bound" in wanted else None
+        self.fold_kernels = ws.FoldKernels(train, folds) if "cv_error" in wanted else None
+
+
+class _RBFKernels:
+    """The RBF kernels of every gamma from squared distances computed once per search (one GEMM).
+
+    Each gamma's kernels are written into the same two buffers: the points of one gamma all finish
+    before the next gamma starts, and a fresh l x l array per gamma would pay its page faults again.
+    """
+
+    def __init__(self, X, X_held):
+        self.train_d2 = squared_distances(X)
+        self.held_d2 = None if X_held is None else squared_distances(X_held, X)
+        self._train = self._held = None
+
+    def at(self, gamma: float):
+        """(training kernel, held-out block or None) of ``gamma``; valid until the next call."""
+        self._train = rbf_from_squared_distances(self.train_d2, gamma, out=self._train)
+        if self.held_d2 is not None:
+            self._held = rbf_from_squared_distances(self.held_d2, gamma, out=self._held)
+        return self._train, self._held
+
+
+def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, return_train_score,
+              error_score, verbose, progress, ctx, search):
+    """Train one grid point on the shared kernel and estimate its error; never raises unless
+    error_score == "raise" (a failed point scores ``error_score``, as in GridSearchCV)."""
+    if ctx is not None:
+        ctx.call_on_fit_task_begin(estimator=search)
+    result = {"fit_error": None, "estimates": {}, "n_sv": np.nan, "n_inbound": np.nan,
+              "n_bounded": np.nan, "test_error": np.nan}
+    t0 = time.perf_counter()
+    fit_time = score_time = 0.0
+    try:
+        model = ws.fit_svm(kernels.train, y, C, tol=tol, check_input=False)
+        fit_time = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        est = estimate_errors(model, kernels.train, wanted, D=kernels.diameter, R2=kernels.radius2, folds=folds,
+                              fold_kernels=kernels.fold_kernels)
+        score_time = time.perf_counter() - t1
+        result.update(estimates=est, n_sv=model.support.size, n_inbound=model.inbound.size,
+                      n_bounded=model.bounded.size)
+        test_score = 1.0 - est[criterion]
+        train_score = float(np.mean(model.margins > 0))
+        if y_held is not None:
+            result["test_error"] = ws.test_error(model, kernels.test, y_held, check_input=False)
+    except Exception as exc:
+        if error_score == "raise":
+            raise
+        fit_time = time.perf_counter() - t0
+        result["fit_error"] = f"{type(exc).__name__}: {exc}"
+        test_score = train_score = error_score
+    result.update(fit_time=fit_time, score_time=score_time, test_scores=test_score)
+    if return_train_score:
+        result["train_scores"] = train_score
+    if verbose > 1:
+        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        value = result["estimates"].get(criterion, np.nan)
+        print(f"[SpanSearchCV {progress}] END {shown}; {criterion}={value:.4f}; "
+              f"fit={fit_time:.2f}s estimate={score_time:.2f}s", flush=True)
+    if ctx is not None:
+        ctx.call_on_fit_task_end(estimator=search)
+    return result
+
+
+# --------------------------------------------------------------------------------- the estimator
+class SpanSearchCV(BaseSearchCV):
+    """Grid search over an RBF (or precomputed-kernel) ``SVC`` scored by the span-rule.
+
+    Parameters
+    ----------
+    estimator : sklearn.svm.SVC or None
+        Template of every model and of ``best_estimator_`` (kernel "rbf" or "precomputed"; its tol,
+        cache_size, C, gamma, class_weight are the defaults of what the grid does not set). None means
+        ``SVC(tol=DEFAULT_TOL)``. With kernel="precomputed", X is the (n, n) training kernel.
+    param_grid : dict or list of dicts, default LIBSVM grid.py's C x gamma grid (110 points)
+        Keys: ``C``, ``gamma``, ``class_weight`` (SVC's meaning: C_i = C * class_weight[y_i]);
+        ``C_plus``/``C_minus`` (class weights C+ for classes_[1], C- for classes_[0]; instead of C and
+        class_weight); ``sigmoid_A``, ``sigmoid_B`` (and ``sigmoid_sigma``): C_i = max(C / (1 +
+        exp(-A (q_i - B))), sigma) with importance scores q passed as ``fit(..., scores=q)``;
+        ``nw_bandwidth``, ``nw_tau``: C_i = C * p_i^tau with p_i the Nadaraya-Watson probability of
+        the observed label. Any ``sample_weight`` multiplies C_i, as in SVC.
+    criterion : {"span_rule", "span_bound", "xi_alpha_bound", "sv_count_bound", "cv_error"}
+        The estimate minimised (the library's names). "cv_error" is K-fold CV on the shared kernel
+        with the folds of ``cv``.
+    extra_criteria : tuple of str
+        More estimates to compute at every point and report (a cv_results_ column each).
+    tie_rule : {"worst", "best", "median"} or None
+        None: GridSearchCV's convention (the first best candidate in grid order). Otherwise the
+        study's rule over held-out errors (``TieRule``): needs ``fit(..., heldout=(X_test, y_test))``.
+    cv : int or splitter
+        Folds of criterion "cv_error" (as in GridSearchCV; they must partition the data).
+    n_jobs, pre_dispatch : joblib parallelism over the grid points of one gamma (threads: LIBSVM
+        and LAPACK release the GIL and the kernel is shared, not copied).
+    refit : bool or callable
+        Refit ``best_estimator_`` on all the data; a callable picks ``best_index_`` from cv_results_.
+    verbose : int
+        >= 1: a summary line; >= 2: one line per gamma and per grid point.
+    error_score : "raise" or float
+        Score of a point whose fit or estimate fails.
+    return_train_score : bool
+        Add the training accuracy of each model (``split0_train_score``...).
+
+    Attributes
+    ----------
+    cv_results_, best_index_, best_params_, best_score_, best_estimator_, refit_time_, n_splits_,
+    scorer_, multimetric_ : as in GridSearchCV. ``cv_results_`` also holds every estimate computed
+    under its library name (``span_rule``, ``xi_alpha_bound``, ...), ``n_sv``, ``n_inbound``, ``n_bounded``, ``kernel_time`` (the time of
+    the shared per-gamma work of that point's gamma: the kernel and what is computed from it;
+    ``kernel_time_`` sums it over the gammas, plus the squared distances computed once per search) and, with held-out
+    data, ``test_error``.
+    best_instance_weights_ : (l,) the C_i of the selected model.
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit"]), None],
+        "param_grid": [dict, list, None],
+        "criterion": [StrOptions(set(CRITERIA))],
+        "extra_criteria": [tuple, list],
+        "tie_rule": [StrOptions(set(TIE_RULE_NAMES)), None],
+        "cv": ["cv_object"],
+        "n_jobs": [numbers.Integral, None],
+        "refit": ["boolean", callable],
+        "verbose": ["verbose"],
+        "pre_dispatch": [numbers.Integral, str],
+        "error_score": [StrOptions({"raise"}), numbers.Real],
+        "return_train_score": ["boolean"],
+    }
+
+    def __init__(self, estimator=None, param_grid=None, *, criterion="span_rule", extra_criteria=(),
+                 tie_rule=None, cv=5, n_jobs=None, refit=True, verbose=0, pre_dispatch="2*n_jobs",
+                 error_score=np.nan, return_train_score=False):
+        super().__init__(estimator=estimator, n_jobs=n_jobs, refit=refit, cv=cv, verbose=verbose,
+                         pre_dispatch=pre_dispatch, error_score=error_score,
+                         return_train_score=return_train_score)
+        self.param_grid = param_grid
+        self.criterion = criterion
+        self.extra_criteria = extra_criteria
+        self.tie_rule = tie_rule
+
+    # ----------------------------------------------------------------------------- scikit-learn seams
+    def __sklearn_tags__(self):
+        tags = super(BaseSearchCV, self).__sklearn_tags__()
+        template = self.estimator if isinstance(self.estimator, SVC) else SVC()
+        svc_tags = get_tags(template)
+        tags.estimator_type = "classifier"
+        tags.classifier_tags = deepcopy(svc_tags.classifier_tags)
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.pairwise = svc_tags.input_tags.pairwise
+        tags.input_tags.sparse = svc_tags.input_tags.sparse
+        return tags
+
+    def get_metadata_routing(self):
+        # fit consumes sample_weight, scores and heldout itself: nothing is routed onwards.
+        return self._get_metadata_request()
+
+    def _template(self) -> SVC:
+        if self.estimator is None:
+            return SVC(tol=DEFAULT_TOL)
+        if not isinstance(self.estimator, SVC):
+            raise ValueError(f"SpanSearchCV searches sklearn.svm.SVC models, got {type(self.estimator).__name__}")
+        if self.estimator.kernel not in ("rbf", "precomputed"):
+            raise ValueError(f"SpanSearchCV supports kernel='rbf' or 'precomputed', got {self.estimator.kernel!r}")
+        return clone(self.estimator)
+
+    @property
+    def precomputed(self) -> bool:
+        return getattr(self.estimator, "kernel", "rbf") == "precomputed"
+
+    # ------------------------------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, sample_weight=None, *, scores=None, heldout=None):
+        """Search the grid.
+
+        X : (n, d) features (dense or sparse) or, for a precomputed kernel, the (n, n) training kernel
+        y : (n,) labels of two classes
+        sample_weight : (n,) non-negative; multiplies C_i. Zero-weight points are removed first (as
+            LIBSVM does), so every estimate is over the points that remain
+        scores : (n,) importance scores in [0, 1] for the sigmoid weighting (grid keys sigmoid_*)
+        heldout : (X_test, y_test) or None: adds the held-out error of every point (``test_error``)
+            and is what ``tie_rule`` ranks ties by; for a precomputed kernel X_test is (m, n)
+        """
+        svc = self._template()
+        prob = self._validate_problem(svc, X, y, sample_weight, scores, heldout)
+        wanted = {self.criterion, *self.extra_criteria, *FREE_CRITERIA}
+        if not wanted <= set(CRITERIA):
+            raise ValueError(f"extra_criteria must be among {CRITERIA}, got {list(self.extra_criteria)}")
+        if self.tie_rule is not None and callable(self.refit):
+            raise ValueError("give either tie_rule or a callable refit, not both")
+        if self.tie_rule is not None and heldout is None:
+            raise ValueError(f"tie_rule={self.tie_rule!r} ranks tied candidates by their held-out error: "
+                             "pass fit(..., heldout=(X_test, y_test)), or leave tie_rule=None")
+        candidates = list(ParameterGrid(gridpy_param_grid() if self.param_grid is None else self.param_grid))
+        if not candidates:
+            raise ValueError("param_grid is empty: no candidate to evaluate")
+        resolved = [self._resolve(params, svc, prob) for params in candidates]
+        folds = self._folds(prob) if "cv_error" in wanted else None
+
+        n = len(candidates)
+        root = self._init_callback_context(max_subtasks=n + bool(self.refit))
+        contexts = [root.subcontext(task_name="candidate-evaluation") for _ in range(n)]
+        groups: dict[float, list[int]] = {}
+        for i, (_, _, gamma) in enumerate(resolved):
+            groups.setdefault(gamma, []).append(i)
+        if self.verbose > 0:
+            print(f"Fitting 1 model for each of {n} candidates ({self.criterion}) on {len(groups)} "
+                  f"kernel matrix(es), totalling {n} fits", flush=True)
+        out: list[dict | None] = [None] * n
+        kernel_time = np.zeros(n)
+        t0 = time.perf_counter()
+        rbf = None if self.precomputed else _RBFKernels(prob["X_dense"], prob["X_held"])
+        self.kernel_time_ = time.perf_counter() - t0
+        parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
+        for gamma, members in groups.items():
+            t0 = time.perf_counter()
+            kernels = self._kernels(prob, gamma, rbf, wanted=wanted, folds=folds)
+            elapsed = time.perf_counter() - t0
+            self.kernel_time_ += elapsed
+            kernel_time[members] = elapsed
+            if self.verbose > 1:
+                print(f"[SpanSearchCV] gamma={gamma!r}: kernel {elapsed:.2f}s, {len(members)} points", flush=True)
+            group_out = parallel(
+                delayed(_evaluate)(
+                    kernels, prob["y"], resolved[i][1], candidates[i], wanted=wanted, criterion=self.criterion,
+                    tol=svc.tol, folds=folds, y_held=prob["y_held"], return_train_score=self.return_train_score,
+                    error_score=self.error_score, verbose=self.verbose, progress=f"{i + 1}/{n}",
+                    ctx=contexts[i], search=self,
+                )
+                for i in members
+            )
+            for i, res in zip(members, group_out):
+                out[i] = res
+        _warn_or_raise_about_fit_failures(out, self.error_score)
+
+        # the span bound's analysis yields the span-rule too (estimate_errors)
+        reported = wanted | ({"span_rule"} if "span_bound" in wanted else set())
+        more = {c: [o["estimates"].get(c, np.nan) for o in out] for c in CRITERIA if c in reported}
+        for key in ("n_sv", "n_inbound", "n_bounded"):
+            more[key] = [o[key] for o in out]
+        more["kernel_time"] = kernel_time
+        if prob["y_held"] is not None:
+            more["test_error"] = [o["test_error"] for o in out]
+        results = self._format_results(candidates, 1, out, more)
+
+        chooser = TieRule(self.tie_rule) if self.tie_rule is not None else self.refit
+        if callable(chooser):
+            self.best_index_ = int(self._select_best_index(chooser, "score", results))
+        else:
+            self.best_index_ = int(results["rank_test_score"].argmin())
+        if not callable(self.refit):
+            self.best_score_ = float(results["mean_test_score"][self.best_index_])
+        self.best_params_ = results["params"][self.best_index_]
+        svc_params, C_best, _ = resolved[self.best_index_]
+        self.best_instance_weights_ = C_best
+
+        if self.refit:
+            self.best_estimator_ = clone(svc).set_params(**svc_params)
+            factor = C_best / self._native_C(svc, svc_params, prob)
+            refit_weight = None if np.all(factor == 1.0) else factor
+            refit_ctx = root.subcontext(task_name="refit-with-best-params")
+            with refit_ctx.propagate_callback_context(self.best_estimator_):
+                refit_ctx.call_on_fit_task_begin(estimator=self, X=prob["X"], y=prob["y_orig"])
+                t0 = time.time()
+                self.best_estimator_.fit(prob["X"], prob["y_orig"], sample_weight=refit_weight)
+                self.refit_time_ = time.time() - t0
+            refit_ctx.call_on_fit_task_end(estimator=self, X=prob["X"], y=prob["y_orig"])
+
+        self.scorer_ = check_scoring(svc)
+        self.multimetric_ = False
+        self.n_splits_ = 1
+        self.cv_results_ = results
+        return self
+
+    # ----------------------------------------------------------------------------------- fit helpers
+    def _validate_problem(self, svc, X, y, sample_weight, scores, heldout) -> dict:
+        X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, ensure_min_samples=2)
+        check_classification_targets(y)
+        kind = type_of_target(y, input_name="y")
+        if kind != "binary":
+            raise ValueError(f"Only binary classification is supported. The type of the target is {kind}.")
+        if self.precomputed and X.shape[0] != X.shape[1]:
+            raise ValueError(f"with kernel='precomputed', X must be the square (n, n) training kernel, "
+                             f"got shape {X.shape}")
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        keep = sw > 0
+        if scores is not None:
+            scores = check_array(scores, ensure_2d=False, dtype=np.float64, input_name="scores")
+            if scores.shape != (X.shape[0],):
+                raise ValueError(f"scores must have shape ({X.shape[0]},), got {scores.shape}")
+            scores = scores[keep]
+        X_fit = X[np.ix_(keep, keep)] if self.precomputed else X[keep]
+        y_fit, sw = y[keep], sw[keep]
+        classes = np.unique(y_fit)
+        if classes.size != 2:
+            raise ValueError(f"the training set needs samples of 2 classes (after removing zero-weight "
+                             f"points), got {classes.size} class: {classes.tolist()}")
+        y_pm = np.where(y_fit == classes[1], 1.0, -1.0)
+        X_held = y_held = None
+        if heldout is not None:
+            X_held, y_held_orig = heldout
+            X_held = check_array(X_held, accept_sparse="csr", dtype=np.float64, input_name="heldout X")
+            width = X.shape[0] if self.precomputed else X.shape[1]
+            if X_held.shape[1] != width:
+                raise ValueError(f"heldout X has {X_held.shape[1]} columns, expected {width}")
+            y_held_orig = np.asarray(y_held_orig)
+            if y_held_orig.shape != (X_held.shape[0],) or not np.isin(y_held_orig, classes).all():
+                raise ValueError(f"heldout y must have one label of {classes.tolist()} per heldout row")
+            y_held = np.where(y_held_orig == classes[1], 1.0, -1.0)
+            X_held = X_held[:, keep] if self.precomputed else X_held
+        dense = X_fit.toarray() if sp.issparse(X_fit) else X_fit
+        if self.precomputed:
+            dense = check_kernel(dense, name="X (precomputed training kernel)")
+        return {"X": X_fit, "X_dense": dense, "y": y_pm, "y_orig": y_fit, "classes": classes,
+                "sample_weight": sw, "scores": scores, "nw": {},
+                "X_held": None if X_held is None else (X_held.toarray() if sp.issparse(X_held) else X_held),
+                "y_held": y_held}
+
+    def _resolve(self, params, svc, prob):
+        """(SVC parameters for the refit, C_i of the search, numeric gamma) of one candidate."""
+        unknown = set(params) - set(GRID_KEYS)
+        if unknown:
+            raise ValueError(f"unknown param_grid key(s) {sorted(unknown)}; allowed: {list(GRID_KEYS)}")
+        svc_params = {k: params[k] for k in SVC_KEYS if k in params}
+        if {"C_plus", "C_minus"} & set(params):
+            if not {"C_plus", "C_minus"} <= set(params) or {"C", "class_weight"} & set(params):
+                raise ValueError("C_plus and C_minus go together and replace C and class_weight")
+            c_plus, c_minus = params["C_plus"], params["C_minus"]
+            if not (c_plus > 0 and c_minus > 0):
+                raise ValueError(f"class weights must be positive, got C_plus={c_plus!r}, C_minus={c_minus!r}")
+            classes = prob["classes"]
+            svc_params.update(C=1.0, class_weight={classes[1]: float(c_plus), classes[0]: float(c_minus)})
+        native = self._native_C(svc, svc_params, prob)
+        C = native.copy()
+        if {"sigmoid_A", "sigmoid_B", "sigmoid_sigma"} & set(params):
+            if not {"sigmoid_A", "sigmoid_B"} <= set(params):
+                raise ValueError("the sigmoid weighting needs both sigmoid_A and sigmoid_B")
+            if prob["scores"] is None:
+                raise ValueError("the sigmoid weighting needs importance scores: fit(X, y, scores=q)")
+            c = svc_params.get("C", svc.C)
+            # without sigmoid_sigma, sigmoid_weights' default floor (the study's)
+            floor = {"sigma": params["sigmoid_sigma"]} if "sigmoid_sigma" in params else {}
+            C *= ws.sigmoid_weights(prob["scores"], params["sigmoid_A"], params["sigmoid_B"], c, **floor) / c
+        if {"nw_bandwidth", "nw_tau"} & set(params):
+            if not {"nw_bandwidth", "nw_tau"} <= set(params):
+                raise ValueError("the Nadaraya-Watson weighting needs both nw_bandwidth and nw_tau")
+            if self.precomputed:
+                raise ValueError("the Nadaraya-Watson weighting needs features, not a precomputed kernel")
+            h = float(params["nw_bandwidth"])
+            if h not in prob["nw"]:
+                prob["nw"][h] = nadaraya_watson_label_probability(prob["X_dense"], prob["y"], h)
+            C *= nadaraya_watson_weights(prob["nw"][h], params["nw_tau"])
+        C *= prob["sample_weight"]
+        if not (np.all(np.isfinite(C)) and np.all(C > 0)):
+            raise ValueError(f"candidate {params} gives non-positive or non-finite instance weights C_i")
+        return svc_params, C, self._gamma(svc, svc_params, prob)
+
+    @staticmethod
+    def _native_C(svc, svc_params, prob) -> np.ndarray:
+        """C * class_weight[y_i], the part of C_i that SVC's own parameters express."""
+        C = svc_params.get("C", svc.C)
+        if not C > 0:
+            raise ValueError(f"C must be positive, got {C!r}")
+        per_class = compute_class_weight(svc_params.get("class_weight", svc.class_weight),
+                                         classes=prob["classes"], y=prob["y_orig"])
+        return float(C) * per_class[(prob["y"] > 0).astype(int)]
+
+    def _gamma(self, svc, svc_params, prob) -> float:
+        if self.precomputed:
+            if "gamma" in svc_params:
+                raise ValueError("gamma has no meaning with kernel='precomputed': drop it from param_grid")
+            return 0.0
+        gamma = svc_params.get("gamma", svc.gamma)
+        X = prob["X_dense"]
+        if gamma == "scale":  # SVC's rule (sklearn/svm/_base.py)
+            var = X.var()
+            return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+        if gamma == "auto":
+            return 1.0 / X.shape[1]
+        if not (isinstance(gamma, numbers.Real) and gamma > 0):
+            raise ValueError(f"gamma must be positive, 'scale' or 'auto', got {gamma!r}")
+        return float(gamma)
+
+    @staticmethod
+    def _kernels(prob, gamma, rbf: _RBFKernels | None, *, wanted, folds) -> _GammaKernels:
+        train, test = (prob["X_dense"], prob["X_held"]) if rbf is None else rbf.at(gamma)
+        return _GammaKernels(train, test, wanted=wanted, folds=folds)
+
+    def _folds(self, prob) -> np.ndarray:
+        """Fold id of every point from the ``cv`` splitter (must be a partition, as K-fold is)."""
+        splitter = check_cv(self.cv, prob["y_orig"], classifier=True)
+        n = prob["y"].shape[0]
+        folds = np.full(n, -1)
+        for k, (train, test) in enumerate(splitter.split(prob["X_dense"], prob["y_orig"])):
+            if (folds[test] >= 0).any() or train.size + test.size != n:
+                raise ValueError("criterion='cv_error' needs folds that partition the data (K-fold splitters)")
+            folds[test] = k
+        if (folds < 0).any():
+            raise ValueError("criterion='cv_error' needs folds that partition the data (K-fold splitters)")
+        return folds
+
+
+# -------------------------------------------------------------------- scorer for plain GridSearchCV
+class WholeTrainingSet:
+    """A one-split "CV" whose train and test parts are both the whole training set.
+
+    For ``GridSearchCV(SVC(), grid, scoring=make_span_scorer(), cv=WholeTrainingSet())``: every grid
+    point is trained once on all the data and scored by the span-rule of that model.
+    """
+
+    def split(self, X, y=None, groups=None):
+        everything = np.arange(len(X) if not hasattr(X, "shape") else X.shape[0])
+        yield everything, everything
+
+    def get_n_splits(self, X=None, y=None, groups=None) -> int:
+        return 1
+
+    def __repr__(self) -> str:
+        return "WholeTrainingSet()"
+
+
+def make_span_scorer(criterion: str = "span_rule"):
+    """Scorer ``f(estimator, X, y, sample_weight=None) -> 1 - estimate`` of a fitted ``SVC`` (or a
+    Pipeline ending in one) evaluated on ITS OWN training set (use ``cv=WholeTrainingSet()``).
+
+    criterion : "span_rule", "span_bound", "xi_alpha_bound" or "sv_count_bound". The model's C_i are rebuilt from
+    C, class_weight_ and sample_weight (route it to the scorer); its dual solution and intercept are
+    read from the SVC (sklearn's dual_coef_ holds y_i a_i with classes_[1] positive).
+    """
+    if criterion not in CRITERIA or criterion == "cv_error":
+        raise ValueError(f"criterion must be one of {[c for c in CRITERIA if c != 'cv_error']}, got {criterion!r}")
+
+    def span_scorer(estimator, X, y, sample_weight=None):
+        svc = estimator
+        if isinstance(estimator, Pipeline):
+            X = estimator[:-1].transform(X)
+            svc = estimator[-1]
+        if not isinstance(svc, SVC) or svc.kernel not in ("rbf", "precomputed"):
+            raise ValueError("the span scorer needs a fitted SVC with kernel 'rbf' or 'precomputed'")
+        check_is_fitted(svc)
+        if len(svc.classes_) != 2:
+            raise ValueError("the span scorer handles binary classification only")
+        X = check_array(X, accept_sparse="csr", dtype=np.float64)
+        n = X.shape[0]
+        if svc.shape_fit_[0] != n or (svc.kernel == "rbf" and not _same_rows(svc.support_vectors_, X[svc.support_])):
+            raise ValueError("the span scorer must see the model's own training set: use cv=WholeTrainingSet()")
+        if svc.kernel == "precomputed":
+            K = check_kernel(X.toarray() if sp.issparse(X) else X, name="X (precomputed training kernel)")
+        else:
+            K = ws.rbf_kernel(X.toarray() if sp.issparse(X) else X, gamma=svc._gamma)
+        y_pm = np.where(np.asarray(y) == svc.classes_[1], 1.0, -1.0)
+        sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        if sw.shape != (n,) or not np.all(sw > 0):
+            raise ValueError("the span scorer needs positive sample weights, one per training point")
+        C = svc.C * svc.class_weight_[(y_pm > 0).astype(int)] * sw
+        alpha = np.zeros(n)
+        alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+        model = make_model(K, y_pm, C, alpha, float(svc.intercept_[0]), engine="sklearn", tol=svc.tol)
+        return 1.0 - estimate_errors(model, K, {criterion})[criterion]
+
+    span_scorer.__name__ = f"{criterion}_scorer"
+    return span_scorer
+
+
+def _same_rows(A, B) -> bool:
+    A = A.toarray() if sp.issparse(A) else np.asarray(A)
+    B = B.toarray() if sp.issparse(B) else np.asarray(B)
+    return A.shape == B.shape and np.array_equal(A, B)

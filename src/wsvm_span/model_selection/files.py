@@ -1,0 +1,138 @@
+"""Reading the data files of ``wsvm-span select``: LIBSVM/svmlight sparse format and CSV.
+
+Both readers report the file and the line number of the first malformed line, which
+``sklearn.datasets.load_svmlight_file`` does not. Files ending in ``.gz`` are decompressed on the fly.
+
+LIBSVM format (what svm-train reads): ``<label> <index>:<value> ...`` with integer indices >= 1 in
+ascending order; ``#`` starts a comment; blank lines are skipped. Column j of the returned matrix is
+feature index j + 1.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["DataFile", "read_csv", "read_data_file", "read_libsvm"]
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """Features (CSR, n x d), labels (n,) as found in the file, and where they came from."""
+
+    X: sp.csr_matrix
+    y: np.ndarray
+    path: Path
+    format: str
+
+
+def _open_text(path: Path):
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="")
+
+
+def _number(token: str, path: Path, lineno: int, what: str) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        raise ValueError(f"{path}:{lineno}: {what} {token!r} is not a number") from None
+    if not np.isfinite(value):
+        raise ValueError(f"{path}:{lineno}: {what} {token!r} is not finite")
+    return value
+
+
+def read_libsvm(path, n_features: int | None = None) -> DataFile:
+    """Read a LIBSVM/svmlight file; ``n_features`` declares the dimension (default: highest index)."""
+    path = Path(path)
+    labels, indptr, indices, values = [], [0], [], []
+    with _open_text(path) as fh:
+        for lineno, line in enumerate(fh, start=1):
+            body = line.split("#", 1)[0].split()
+            if not body:
+                continue
+            labels.append(_number(body[0], path, lineno, "label"))
+            previous = 0
+            for token in body[1:]:
+                index, sep, value = token.partition(":")
+                if not sep or not index.isdigit():
+                    raise ValueError(f"{path}:{lineno}: expected index:value, got {token!r}")
+                j = int(index)
+                if j <= previous:
+                    raise ValueError(f"{path}:{lineno}: feature indices must be >= 1 and ascending "
+                                     f"(LIBSVM format), got {j} after {previous}")
+                previous = j
+                indices.append(j - 1)
+                values.append(_number(value, path, lineno, f"value of feature {j}"))
+            indptr.append(len(indices))
+    if not labels:
+        raise ValueError(f"{path}: no data lines (empty file?)")
+    width = max(indices, default=-1) + 1
+    if n_features is not None:
+        if width > n_features:
+            raise ValueError(f"{path}: feature index {width} exceeds the declared n_features={n_features}")
+        width = n_features
+    X = sp.csr_matrix((np.asarray(values, dtype=float), np.asarray(indices, dtype=np.int64), indptr),
+                      shape=(len(labels), width))
+    return DataFile(X, np.asarray(labels), path, "libsvm")
+
+
+def read_csv(path, label_column: str | int = 0, n_features: int | None = None) -> DataFile:
+    """Read a comma-separated file: one row per point, one label column (index or header name), the
+    other columns numeric features. A first row that is not all numbers is a header."""
+    path = Path(path)
+    with _open_text(path) as fh:
+        rows = [(n, r) for n, r in enumerate(csv.reader(fh), start=1) if r and any(c.strip() for c in r)]
+    if not rows:
+        raise ValueError(f"{path}: no data lines (empty file?)")
+    header = None
+    try:
+        [float(c) for c in rows[0][1]]
+    except ValueError:
+        header = [c.strip() for c in rows[0][1]]
+        rows = rows[1:]
+        if not rows:
+            raise ValueError(f"{path}: a header but no data lines") from None
+    width = len(header) if header else len(rows[0][1])
+    label = _label_index(label_column, header, width, path)
+    data = np.empty((len(rows), width))
+    for i, (lineno, row) in enumerate(rows):
+        if len(row) != width:
+            raise ValueError(f"{path}:{lineno}: expected {width} comma-separated fields, got {len(row)}")
+        for j, cell in enumerate(row):
+            data[i, j] = _number(cell.strip(), path, lineno, f"field {j + 1}")
+    X = np.delete(data, label, axis=1)
+    if n_features is not None and n_features != X.shape[1]:
+        raise ValueError(f"{path}: {X.shape[1]} feature columns, but n_features={n_features} was declared")
+    return DataFile(sp.csr_matrix(X), data[:, label], path, "csv")
+
+
+def _label_index(label_column, header, width: int, path: Path) -> int:
+    try:
+        j = int(label_column)
+    except (TypeError, ValueError):
+        if header is None or label_column not in header:
+            raise ValueError(f"{path}: no column named {label_column!r} (header: {header})") from None
+        return header.index(label_column)
+    if not -width <= j < width:
+        raise ValueError(f"{path}: label column {j} out of range for {width} columns")
+    return j % width
+
+
+def read_data_file(path, fmt: str = "auto", *, label_column: str | int = 0,
+                   n_features: int | None = None) -> DataFile:
+    """Read a data file; fmt "auto" means CSV for names ending in .csv (or .csv.gz), LIBSVM otherwise."""
+    name = Path(path).name.lower()
+    if fmt == "auto":
+        fmt = "csv" if name.endswith((".csv", ".csv.gz")) else "libsvm"
+    if fmt == "csv":
+        return read_csv(path, label_column, n_features)
+    if fmt == "libsvm":
+        return read_libsvm(path, n_features)
+    raise ValueError(f"format must be 'auto', 'libsvm' or 'csv', got {fmt!r}")

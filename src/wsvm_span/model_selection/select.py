@@ -1,0 +1,298 @@
+"""``wsvm-span select DATA_FILE``: what LIBSVM's tools/grid.py does, scored by the span-rule.
+
+Grid over log2 C and log2 gamma (grid.py's default ranges and option syntax: ``-log2c begin,end,step``),
+one RBF SVM per grid point trained on the whole file, each scored by the span-rule (or another
+criterion, ``-v`` folds for ``--criterion cv_error``); prints grid.py's lines ("log2c log2g rate (best c=,
+g=, rate=)" per point, then "c g rate" for the best), where rate is 100 * (1 - estimate): the
+estimated leave-one-out accuracy for the span-rule. Writes grid.py's ``.out`` file and a contour
+plot (PNG), optionally logs every point to MLflow, reports the test accuracy on ``--test`` and saves
+the selected model (a LIBSVM model file trained by libsvm-official, or a pickled ``SVC``).
+
+Ties: the first best point in grid order (ascending C, then gamma in the order of -log2g), i.e. the
+smallest C among the tied points.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["configure_parser", "run"]
+
+GRIDPY_USAGE = "begin,end,step (log2 values, end included), as in LIBSVM grid.py"
+
+
+def _triple(text: str) -> tuple[float, float, float]:
+    parts = text.split(",")
+    try:
+        begin, end, step = (float(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {GRIDPY_USAGE}, got {text!r}") from None
+    return begin, end, step
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _class_weight(text: str) -> tuple[str, float]:
+    label, sep, weight = text.partition(":")
+    try:
+        value = _positive(weight)
+    except argparse.ArgumentTypeError:
+        value = None
+    if not sep or value is None:
+        raise argparse.ArgumentTypeError(f"class weight must be LABEL:WEIGHT with WEIGHT > 0, got {text!r}")
+    return label, value
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    """Options of ``wsvm-span select`` (grid.py's names where it has one)."""
+    from ._grid import CRITERIA, GRIDPY_LOG2C, GRIDPY_LOG2G
+
+    p.add_argument("data_file", help="training data: LIBSVM/svmlight format, or CSV (.csv) with a label column")
+    p.add_argument("--test", help="test file (same format): report the selected model's accuracy on it")
+    p.add_argument("-log2c", "--log2c", type=_triple, default=GRIDPY_LOG2C, help=f"C range, {GRIDPY_USAGE} "
+                   "(default %(default)s)")
+    p.add_argument("-log2g", "--log2g", type=_triple, default=GRIDPY_LOG2G, help=f"gamma range, {GRIDPY_USAGE} "
+                   "(default %(default)s)")
+    p.add_argument("--criterion", choices=CRITERIA, default="span_rule", help="estimate minimised (default span_rule)")
+    p.add_argument("-v", "--folds", type=int, default=5, help="folds of --criterion cv_error (default 5)")
+    p.add_argument("-w", "--class-weight", type=_class_weight, action="append", default=[], metavar="LABEL:WEIGHT",
+                   help="weight of a class's C (svm-train's -wi); repeat per class")
+    p.add_argument("--tol", type=_positive, help="LIBSVM stopping tolerance (default: SpanSearchCV's DEFAULT_TOL)")
+    p.add_argument("--format", choices=["auto", "libsvm", "csv"], default="auto",
+                   help="file format (default: CSV for *.csv, LIBSVM otherwise)")
+    p.add_argument("--label-column", default="0", help="CSV label column: index or header name (default 0)")
+    p.add_argument("--n-features", type=int, help="feature dimension (default: highest index in the training file)")
+    p.add_argument("-out", "--out", help="grid.py-style result file, 'null' for none (default DATA_FILE name.out)")
+    p.add_argument("-png", "--png", help="contour plot, 'null' for none (default DATA_FILE name.png)")
+    p.add_argument("--model", help="save the selected model: *.pkl/*.pickle = pickled sklearn SVC, "
+                   "anything else = LIBSVM model file (libsvm-official's svm_save_model)")
+    p.add_argument("--mlflow", metavar="TRACKING_URI", help="log every grid point to this MLflow store")
+    p.add_argument("--mlflow-experiment", default="wsvm-span-select", help="MLflow experiment name")
+    p.add_argument("--jobs", type=int, default=1, help="grid points trained in parallel (joblib threads)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=run)
+    # grid.py writes ranges as "-log2c -1,7,2": let argparse read "-1,7,2" as a value, not an option
+    # (its own pattern only knows plain negative numbers; this parser has no option that looks like one).
+    p._negative_number_matcher = re.compile(r"^-\d[\d.,eE+-]*$")
+
+
+class _Progress:
+    """scikit-learn fit callback: one stderr line per finished grid point."""
+
+    def __init__(self, total: int):
+        self.total, self.done, self.t0 = total, 0, time.perf_counter()
+
+    def setup(self, estimator, context):
+        self.t0 = time.perf_counter()
+
+    def teardown(self, estimator, context):
+        pass
+
+    def on_fit_task_begin(self, estimator, context, **kwargs):
+        pass
+
+    def on_fit_task_end(self, estimator, context, **kwargs):
+        if context.task_name == "candidate-evaluation":
+            self.done += 1
+            print(f"\r[wsvm-span select] {self.done}/{self.total} grid points "
+                  f"({time.perf_counter() - self.t0:.1f}s)", end="\n" if self.done == self.total else "",
+                  file=sys.stderr, flush=True)
+
+
+def run(args) -> int:
+    try:
+        return _run(args)
+    except ValueError as exc:
+        print(f"wsvm-span select: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args) -> int:
+    from ._grid import log2_range
+    from ._search import DEFAULT_TOL, SpanSearchCV
+    from .files import read_data_file
+
+    train = read_data_file(args.data_file, args.format, label_column=args.label_column, n_features=args.n_features)
+    labels = np.unique(train.y)
+    if labels.size != 2:
+        raise ValueError(f"{train.path}: {labels.size} class label(s) {labels.tolist()[:5]}; "
+                         "select needs exactly two (binary classification)")
+    test = None
+    if args.test:
+        test = read_data_file(args.test, args.format, label_column=args.label_column, n_features=args.n_features)
+        if test.X.shape[1] > train.X.shape[1]:
+            raise ValueError(f"{test.path} has feature index {test.X.shape[1]}, beyond the training file's highest "
+                             f"({train.X.shape[1]}): features only in the test file; pass --n-features N to "
+                             "declare the full dimension if they are legitimately absent from training")
+        test.X.resize(test.X.shape[0], train.X.shape[1])
+    log2c, log2g = log2_range(*args.log2c), log2_range(*args.log2g)
+    weights = _class_weights(args.class_weight, labels)
+    from sklearn.svm import SVC
+
+    svc = SVC(tol=DEFAULT_TOL if args.tol is None else args.tol, class_weight=weights)
+    grid = {"C": [2.0 ** e for e in log2c], "gamma": [2.0 ** e for e in log2g]}
+    search = SpanSearchCV(svc, grid, criterion=args.criterion, cv=args.folds, n_jobs=args.jobs)
+    if not args.quiet:
+        search.set_callbacks(_Progress(len(log2c) * len(log2g)))
+    t0 = time.perf_counter()
+    search.fit(train.X, train.y)
+    wall = time.perf_counter() - t0
+
+    res = search.cv_results_
+    rates = 100.0 * np.asarray(res["mean_test_score"], dtype=float)
+    points = [(np.log2(p["C"]), np.log2(p["gamma"]), r) for p, r in zip(res["params"], rates)]
+    best = points[search.best_index_]
+    running = None
+    for c, g, r in points:
+        running = (c, g, r) if running is None or r > running[2] else running
+        print(f"[{args.criterion}] {_num(c)} {_num(g)} {r:g} (best c={2.0 ** float(running[0])!r}, "
+              f"g={2.0 ** float(running[1])!r}, rate={running[2]:g})")
+    print(f"{2.0 ** float(best[0])!r} {2.0 ** float(best[1])!r} {best[2]:g}")
+
+    stem = train.path.name
+    out = _target(args.out, f"{stem}.out")
+    if out:
+        out.write_text("".join(f"log2c={_num(c)} log2g={_num(g)} rate={r:g}\n" for c, g, r in points))
+    png = _target(args.png, f"{stem}.png")
+    if png:
+        contour_png(points, best, png, title=stem, criterion=args.criterion)
+    if test is not None:
+        pred = search.predict(test.X)
+        hits = int(np.sum(pred == test.y))
+        print(f"Accuracy = {100.0 * hits / test.y.size:g}% ({hits}/{test.y.size}) (classification)")
+    if args.model:
+        save_model(search, train, args.model)
+    if args.mlflow:
+        log_mlflow(search, points, args, wall)
+    if not args.quiet:
+        print(f"[wsvm-span select] {len(points)} points in {wall:.1f}s (kernels {search.kernel_time_:.1f}s)",
+              file=sys.stderr)
+    return 0
+
+
+def _num(x: float) -> str:
+    """A log2 value as grid.py prints it (an integer without ".0")."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def _target(option: str | None, default: str) -> Path | None:
+    if option == "null":
+        return None
+    return Path(option or default)
+
+
+def _class_weights(pairs, labels):
+    if not pairs:
+        return None
+    weights = {}
+    for label, w in pairs:
+        matches = [v for v in labels if np.isclose(v, float(label))] if _is_number(label) else []
+        if not matches:
+            raise ValueError(f"class weight for label {label!r}, but the file's labels are {labels.tolist()}")
+        weights[matches[0]] = w
+    return weights
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def contour_png(points, best, path, *, title: str, criterion: str) -> None:
+    """Contour plot of the rate over (log2 C, log2 gamma), best point marked, like grid.py's."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cs = sorted({p[0] for p in points})
+    gs = sorted({p[1] for p in points})
+    Z = np.full((len(gs), len(cs)), np.nan)
+    for c, g, r in points:
+        Z[gs.index(g), cs.index(c)] = r
+    fig, ax = plt.subplots(figsize=(6.4, 5.2))
+    if len(cs) > 1 and len(gs) > 1:
+        top = np.nanmax(Z)
+        levels = np.arange(np.floor(top) - 3.0, top + 0.5, 0.5)  # grid.py: from best - 3 in steps of 0.5
+        shown = ax.contour(cs, gs, Z, levels=levels if levels.size > 1 else None)
+        ax.clabel(shown, fontsize=7)
+    ax.plot(best[0], best[1], "r*", markersize=12)
+    ax.set_xlabel("log2(C)")
+    ax.set_ylabel("log2(gamma)")
+    ax.set_title(f"{title}: {criterion} rate (%)\nbest log2(C) = {_num(best[0])}, log2(gamma) = "
+                 f"{_num(best[1])}, rate = {best[2]:.2f}%", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def save_model(search, train, path) -> None:
+    """Pickle ``best_estimator_`` (*.pkl, *.pickle) or train and save a LIBSVM model with the selected
+    C, gamma and class weights (svm-train's -c -g -wi -e) through libsvm-official."""
+    import pickle
+
+    path = Path(path)
+    if path.suffix in (".pkl", ".pickle"):
+        path.write_bytes(pickle.dumps(search.best_estimator_))
+        return
+    from libsvm import svmutil
+
+    svc = search.best_estimator_
+    options = f"-s 0 -t 2 -c {svc.C!r} -g {svc._gamma!r} -e {svc.tol!r} -q"
+    for label, weight in (svc.class_weight or {}).items():
+        options += f" -w{_num(label)} {weight!r}"
+    model = svmutil.svm_train(train.y, train.X, options)
+    svmutil.svm_save_model(str(path), model)
+
+
+def log_mlflow(search, points, args, wall: float) -> None:
+    """One parent run for the search, one nested run per grid point with every estimate; both tagged
+    with the code version, the hash of the search's settings (this command's config) and the sha256
+    of the data file(s), like the study's runs."""
+    import mlflow
+
+    from wsvm_span.data.files import content_sha256
+    from wsvm_span.study.config import config_hash
+    from wsvm_span.study.provenance import code_version, library_versions
+
+    from ._grid import CRITERIA
+
+    res = search.cv_results_
+    estimates = [c for c in CRITERIA if c in res]
+    settings = {"criterion": args.criterion, "log2c": list(args.log2c), "log2g": list(args.log2g),
+                "tol": search.estimator.tol, "folds": args.folds, "class_weight": sorted(args.class_weight),
+                "format": args.format, "label_column": args.label_column, "n_features": args.n_features}
+    tags = {"code_version": code_version(), "config_hash": config_hash(settings),
+            "data_sha256": content_sha256(args.data_file)}
+    if args.test:
+        tags["test_data_sha256"] = content_sha256(args.test)
+    mlflow.set_tracking_uri(args.mlflow)
+    mlflow.set_experiment(args.mlflow_experiment)
+    with mlflow.start_run(run_name=f"select {Path(args.data_file).name}",
+                          tags={**tags, **{f"lib.{k}": v for k, v in library_versions().items()}}):
+        mlflow.log_params({"data_file": args.data_file, "test_file": args.test, **settings})
+        best = points[search.best_index_]
+        mlflow.log_metrics({"best_log2c": best[0], "best_log2g": best[1], "best_rate": best[2], "wall_s": wall})
+        for i, (c, g, r) in enumerate(points):
+            with mlflow.start_run(run_name=f"log2c={_num(c)} log2g={_num(g)}", nested=True, tags=tags):
+                mlflow.log_params({"log2c": c, "log2g": g})
+                metrics = {"rate": r, "mean_fit_time": float(res["mean_fit_time"][i]),
+                           "mean_score_time": float(res["mean_score_time"][i])}
+                metrics.update({k: float(res[k][i]) for k in estimates if np.isfinite(res[k][i])})
+                mlflow.log_metrics(metrics)

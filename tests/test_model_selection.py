@@ -1,0 +1,392 @@
+"""SpanSearchCV, the span scorer, the tie rule, Nadaraya-Watson weights and ``wsvm-span select``.
+
+Ground truths: scikit-learn's own estimator checks and GridSearchCV; an independent brute-force loop
+(fit_svm + span_rule + the study's select_test_error per grid point); a fresh SVC trained with
+best_params_; LIBSVM itself (libsvm-official's svm_load_model/svm_predict) for saved models; hand
+computations for the weights.
+"""
+from __future__ import annotations
+
+import hashlib
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import wsvm_span as ws
+from wsvm_span.cli import main
+from wsvm_span.model_selection import (
+    SpanSearchCV,
+    TieRule,
+    WholeTrainingSet,
+    gridpy_param_grid,
+    make_span_scorer,
+    nadaraya_watson_label_probability,
+    nadaraya_watson_weights,
+)
+from wsvm_span.model_selection.files import read_data_file
+from wsvm_span.study.tables import select_test_error
+
+GRID = {"C": [0.25, 2.0, 16.0], "gamma": [0.05, 0.5]}
+TOL = 1e-7  # tight: the brute-force loop must see the same solutions
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=160, n_features=5, n_informative=3, flip_y=0.1, random_state=3)
+    return X[:100], y[:100], X[100:], y[100:]
+
+
+# ---------------------------------------------------------------------------------- sklearn checks
+# Every check applies and none is excluded (scikit-learn excludes the two sample-weight equivalence
+# checks for SVC itself; they pass here). The two array-API checks skip themselves unless
+# SCIPY_ARRAY_API=1 is set before scipy is imported.
+@parametrize_with_checks(
+    [SpanSearchCV(param_grid={"C": [0.5, 4.0], "gamma": [0.1, 1.0]}),
+     SpanSearchCV(SVC(kernel="precomputed"), param_grid={"C": [0.5, 4.0]})],
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+# ------------------------------------------------------------------------------- search semantics
+def test_selection_equals_brute_force_loop_and_tie_rules(data):
+    X, y, Xt, yt = data
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    yt_pm = np.where(yt == 1, 1.0, -1.0)
+    points, rule, test_err = [], [], []
+    for C in GRID["C"]:
+        for gamma in GRID["gamma"]:
+            K = ws.rbf_kernel(X, gamma=gamma)
+            model = ws.fit_svm(K, y_pm, C, tol=TOL)
+            points.append({"C": C, "gamma": gamma})
+            rule.append(ws.span_rule(model, K))
+            test_err.append(ws.test_error(model, ws.rbf_kernel(Xt, X, gamma), yt_pm))
+    rule, test_err = np.array(rule), np.array(test_err)
+
+    search = SpanSearchCV(SVC(tol=TOL), GRID).fit(X, y)
+    assert search.best_params_ == points[int(np.argmin(rule))]  # first minimum in grid order
+    np.testing.assert_allclose(search.cv_results_["span_rule"], rule)
+    np.testing.assert_allclose(search.best_score_, 1 - rule.min())
+    for tie in ("worst", "best", "median"):
+        s = SpanSearchCV(SVC(tol=TOL), GRID, tie_rule=tie).fit(X, y, heldout=(Xt, yt))
+        np.testing.assert_allclose(s.cv_results_["test_error"], test_err, atol=1e-12)
+        expected = select_test_error(rule, test_err, tie)
+        assert s.cv_results_["test_error"][s.best_index_] == pytest.approx(expected)
+        assert np.mean(s.predict(Xt) != yt) == pytest.approx(expected)  # the refit model IS that point
+
+
+def test_other_criteria_match_the_core_estimators(data):
+    X, y, *_ = data
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    s = SpanSearchCV(SVC(tol=TOL), GRID, criterion="span_bound", extra_criteria=("cv_error",), cv=4).fit(X, y)
+    from sklearn.model_selection import StratifiedKFold
+
+    folds = np.empty(len(y), dtype=int)
+    for k, (_, test) in enumerate(StratifiedKFold(4).split(X, y)):
+        folds[test] = k
+    for i, p in enumerate(s.cv_results_["params"]):
+        K = ws.rbf_kernel(X, gamma=p["gamma"])
+        model = ws.fit_svm(K, y_pm, p["C"], tol=TOL)
+        assert s.cv_results_["span_bound"][i] == pytest.approx(ws.span_bound(model, K))
+        assert s.cv_results_["xi_alpha_bound"][i] == pytest.approx(ws.xi_alpha_bound(model, K))
+        assert s.cv_results_["cv_error"][i] == pytest.approx(
+            ws.kfold_cv_error(K, y_pm, p["C"], folds=folds, tol=TOL))
+    assert s.cv_results_["mean_test_score"] == pytest.approx(1 - s.cv_results_["span_bound"])
+
+
+def test_cv_results_keys_are_gridsearchcvs(data):
+    X, y, *_ = data
+    for train_score in (False, True):
+        ours = SpanSearchCV(SVC(tol=TOL), GRID, return_train_score=train_score).fit(X, y)
+        theirs = GridSearchCV(SVC(tol=TOL), GRID, cv=WholeTrainingSet(), return_train_score=train_score).fit(X, y)
+        extra = {"span_rule", "xi_alpha_bound", "sv_count_bound", "n_sv", "n_inbound",
+                 "n_bounded", "kernel_time"}
+        assert set(ours.cv_results_) == set(theirs.cv_results_) | extra
+        assert ours.cv_results_["params"] == theirs.cv_results_["params"]
+        np.testing.assert_array_equal(ours.cv_results_["param_C"], theirs.cv_results_["param_C"])
+    assert ours.n_splits_ == theirs.n_splits_ == 1
+
+
+def test_refit_is_a_plain_svc_equal_to_a_fresh_one(data):
+    X, y, Xt, _ = data
+    s = SpanSearchCV(SVC(tol=TOL), GRID).fit(X, y)
+    assert type(s.best_estimator_) is SVC
+    fresh = SVC(tol=TOL, **s.best_params_).fit(X, y)
+    np.testing.assert_array_equal(s.predict(Xt), fresh.predict(Xt))
+    np.testing.assert_allclose(s.decision_function(Xt), fresh.decision_function(Xt), atol=1e-9)
+    again = pickle.loads(pickle.dumps(s.best_estimator_))
+    np.testing.assert_array_equal(again.predict(Xt), fresh.predict(Xt))
+
+
+def test_parallel_equals_serial(data):
+    X, y, *_ = data
+    a = SpanSearchCV(SVC(tol=TOL), GRID, n_jobs=1, criterion="span_bound").fit(X, y)
+    b = SpanSearchCV(SVC(tol=TOL), GRID, n_jobs=2, criterion="span_bound").fit(X, y)
+    for key in ("mean_test_score", "span_rule", "span_bound", "n_sv", "rank_test_score"):
+        np.testing.assert_array_equal(a.cv_results_[key], b.cv_results_[key])
+    assert a.best_params_ == b.best_params_
+
+
+def test_pipeline_clone_and_default_grid(data):
+    X, y, Xt, _ = data
+    pipe = make_pipeline(StandardScaler(), SpanSearchCV(SVC(tol=TOL), GRID))
+    pipe.fit(X * 100.0 + 3.0, y)
+    direct = SpanSearchCV(SVC(tol=TOL), GRID).fit(StandardScaler().fit_transform(X * 100.0 + 3.0), y)
+    assert pipe[-1].best_params_ == direct.best_params_
+    assert pipe.predict(Xt * 100.0 + 3.0).shape == (len(Xt),)
+    c = clone(pipe)
+    assert c[-1].get_params()["param_grid"] == GRID and not hasattr(c[-1], "cv_results_")
+    grid = gridpy_param_grid()
+    assert len(grid["C"]) == 11 and len(grid["gamma"]) == 10
+    assert grid["C"][0] == 2.0 ** -5 and grid["gamma"][0] == 2.0 ** 3 and grid["gamma"][-1] == 2.0 ** -15
+
+
+def test_precomputed_kernel_equals_rbf(data):
+    X, y, Xt, _ = data
+    rbf = SpanSearchCV(SVC(tol=TOL, gamma=0.5), {"C": GRID["C"]}).fit(X, y)
+    pre = SpanSearchCV(SVC(tol=TOL, kernel="precomputed"), {"C": GRID["C"]}).fit(ws.rbf_kernel(X, gamma=0.5), y)
+    np.testing.assert_allclose(pre.cv_results_["mean_test_score"], rbf.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(pre.predict(ws.rbf_kernel(Xt, X, 0.5)), rbf.predict(Xt))
+
+
+# ------------------------------------------------------------------------------ weighting schemes
+def test_class_weights_match_libsvm_class_weights(data):
+    X, y, *_ = data
+    grid = {"C_plus": [1.0, 8.0], "C_minus": [0.5, 4.0], "gamma": [0.5]}
+    s = SpanSearchCV(SVC(tol=TOL), grid).fit(X, y)
+    K = ws.rbf_kernel(X, gamma=0.5)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    for i, p in enumerate(s.cv_results_["params"]):
+        model = ws.fit_svm(K, y_pm, ws.class_weights(y_pm, p["C_plus"], p["C_minus"]), engine="libsvm", tol=TOL)
+        assert s.cv_results_["span_rule"][i] == pytest.approx(ws.span_rule(model, K))
+    best = s.best_params_
+    assert s.best_estimator_.class_weight == {1: best["C_plus"], 0: best["C_minus"]}
+    np.testing.assert_allclose(s.best_instance_weights_, np.where(y == 1, best["C_plus"], best["C_minus"]))
+
+
+def test_sigmoid_weights_and_sample_weight(data):
+    X, y, Xt, _ = data
+    q = np.linspace(0.0, 1.0, len(y))
+    sw = np.where(np.arange(len(y)) % 3 == 0, 2.0, 1.0)
+    grid = {"C": [4.0], "gamma": [0.5], "sigmoid_A": [5.0, 20.0], "sigmoid_B": [0.5]}
+    s = SpanSearchCV(SVC(tol=TOL), grid).fit(X, y, sample_weight=sw, scores=q)
+    K = ws.rbf_kernel(X, gamma=0.5)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    for i, p in enumerate(s.cv_results_["params"]):
+        C_i = ws.sigmoid_weights(q, p["sigmoid_A"], 0.5, 4.0) * sw
+        model = ws.fit_svm(K, y_pm, C_i, tol=TOL)
+        assert s.cv_results_["span_rule"][i] == pytest.approx(ws.span_rule(model, K))
+    C_best = ws.sigmoid_weights(q, s.best_params_["sigmoid_A"], 0.5, 4.0) * sw
+    np.testing.assert_allclose(s.best_instance_weights_, C_best)
+    fresh = SVC(tol=TOL, C=4.0, gamma=0.5).fit(X, y, sample_weight=C_best / 4.0)
+    np.testing.assert_allclose(s.decision_function(Xt), fresh.decision_function(Xt), atol=1e-9)
+    with pytest.raises(ValueError, match="importance scores"):
+        SpanSearchCV(SVC(), grid).fit(X, y)
+
+
+def test_nadaraya_watson_by_hand():
+    X = np.array([[0.0], [1.0], [3.0]])
+    y = np.array([1.0, -1.0, 1.0])
+    h = 1.0
+    w = lambda a, b: np.exp(-((a - b) ** 2) / (2 * h * h))  # noqa: E731
+    eta0 = (w(0, 1) * -1 + w(0, 3) * 1) / (w(0, 1) + w(0, 3))
+    eta1 = (w(1, 0) + w(1, 3)) / (w(1, 0) + w(1, 3))
+    eta2 = (w(3, 0) - w(3, 1)) / (w(3, 0) + w(3, 1))
+    p = nadaraya_watson_label_probability(X, y, h)
+    np.testing.assert_allclose(p, [(1 + eta0) / 2, (1 - eta1) / 2, (1 + eta2) / 2])
+    np.testing.assert_allclose(nadaraya_watson_weights(p, 2.0), np.maximum(p, 1e-3) ** 2)
+    np.testing.assert_allclose(nadaraya_watson_weights(p, 0.0), 1.0)  # tau = 0 is the plain SVM
+    with pytest.raises(ValueError, match="bandwidth"):
+        nadaraya_watson_label_probability(X, y, 0.0)
+
+
+def test_nw_grid_uses_nw_weights(data):
+    X, y, *_ = data
+    s = SpanSearchCV(SVC(tol=TOL), {"C": [2.0], "gamma": [0.5], "nw_bandwidth": [1.0], "nw_tau": [0.0, 1.0]})
+    s.fit(X, y)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    p = nadaraya_watson_label_probability(X, y_pm, 1.0)
+    K = ws.rbf_kernel(X, gamma=0.5)
+    for i, tau in enumerate((0.0, 1.0)):
+        model = ws.fit_svm(K, y_pm, 2.0 * np.maximum(p, 1e-3) ** tau, tol=TOL)
+        assert s.cv_results_["span_rule"][i] == pytest.approx(ws.span_rule(model, K))
+
+
+def test_bad_search_inputs(data):
+    X, y, *_ = data
+    with pytest.raises(ValueError, match="unknown param_grid key"):
+        SpanSearchCV(param_grid={"C": [1.0], "degree": [2]}).fit(X, y)
+    with pytest.raises(ValueError, match="go together"):
+        SpanSearchCV(param_grid={"C_plus": [1.0]}).fit(X, y)
+    with pytest.raises(ValueError, match="held-out"):
+        SpanSearchCV(param_grid=GRID, tie_rule="worst").fit(X, y)
+    with pytest.raises(ValueError, match="kernel='rbf' or 'precomputed'"):
+        SpanSearchCV(SVC(kernel="poly"), GRID).fit(X, y)
+    with pytest.raises(ValueError, match="Only binary"):
+        SpanSearchCV(param_grid=GRID).fit(X, np.arange(len(y)) % 3)
+    with pytest.raises(ValueError, match="2 classes"):
+        SpanSearchCV(param_grid=GRID).fit(X, y, sample_weight=(y == 1).astype(float))
+    with pytest.raises(ValueError, match="Negative values"):
+        SpanSearchCV(param_grid=GRID).fit(X, y, sample_weight=np.where(y == 1, 1.0, -1.0))
+
+
+# ---------------------------------------------------------------------- the scorer, the tie rule
+def test_span_scorer_in_plain_gridsearchcv(data):
+    X, y, *_ = data
+    ours = SpanSearchCV(SVC(tol=TOL), GRID).fit(X, y)
+    theirs = GridSearchCV(SVC(tol=TOL), GRID, scoring=make_span_scorer(), cv=WholeTrainingSet()).fit(X, y)
+    np.testing.assert_allclose(theirs.cv_results_["mean_test_score"], ours.cv_results_["mean_test_score"])
+    assert theirs.best_params_ == ours.best_params_
+    pipe = GridSearchCV(make_pipeline(StandardScaler(), SVC(tol=TOL)), {"svc__C": GRID["C"]},
+                        scoring=make_span_scorer("span_bound"), cv=WholeTrainingSet()).fit(X, y)
+    assert np.all(np.isfinite(pipe.cv_results_["mean_test_score"]))
+    with pytest.raises(ValueError, match="own training set"):
+        GridSearchCV(SVC(), {"C": [1.0]}, scoring=make_span_scorer(), cv=3, error_score="raise").fit(X, y)
+
+
+def test_tie_rule_as_refit_callable():
+    results = {"mean_test_score": np.array([0.9, 0.95, 0.95, 0.95, 0.8]),
+               "test_error": np.array([0.0, 0.3, 0.1, 0.2, 0.0])}
+    assert TieRule("worst")(results) == 1
+    assert TieRule("best")(results) == 2
+    assert TieRule("median")(results) == 3  # lower median of (0.3, 0.1, 0.2) = 0.2
+    with pytest.raises(ValueError, match="not a cv_results_ column"):
+        TieRule("worst", key="missing")(results)
+
+
+# ---------------------------------------------------------------------------------- the command
+def _write_libsvm(path, X, y, *, drop_feature=None):
+    with open(path, "w") as fh:
+        for row, label in zip(X, y):
+            feats = " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row) if v != 0 and j != drop_feature)
+            fh.write(f"{int(label):+d} {feats}\n")
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, data):
+    X, y, Xt, yt = data
+    root = tmp_path_factory.mktemp("select")
+    _write_libsvm(root / "train.txt", X, np.where(y == 1, 1, -1))
+    _write_libsvm(root / "test.txt", Xt, np.where(yt == 1, 1, -1))
+    return root
+
+
+SMALL = ["-log2c", "-1,3,2", "-log2g", "-3,-1,2", "--tol", "1e-7"]
+
+
+def test_select_end_to_end(files, tmp_path, capsys):
+    model, pkl, png, out = tmp_path / "m.model", tmp_path / "m.pkl", tmp_path / "c.png", tmp_path / "g.out"
+    rc = main(["select", str(files / "train.txt"), "--test", str(files / "test.txt"), *SMALL,
+               "--model", str(model), "-png", str(png), "-out", str(out)])
+    assert rc == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    c, g, rate = (float(v) for v in lines[-2].split())  # grid.py's closing line, then the test accuracy
+    assert lines[-1].startswith("Accuracy = ")
+    d = read_data_file(files / "train.txt")
+    ref = SpanSearchCV(SVC(tol=1e-7), {"C": [0.5, 2.0, 8.0], "gamma": [0.125, 0.5]}).fit(d.X, d.y)
+    assert (c, g) == (ref.best_params_["C"], ref.best_params_["gamma"])
+    assert rate == pytest.approx(100 * ref.best_score_, abs=1e-4)
+    assert len(out.read_text().splitlines()) == 6 and out.read_text().startswith("log2c=-1 log2g=-3 rate=")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    from libsvm import svmutil
+
+    t = read_data_file(files / "test.txt", n_features=d.X.shape[1])
+    pred, *_ = svmutil.svm_predict(t.y, t.X, svmutil.svm_load_model(str(model)), "-q")
+    np.testing.assert_array_equal(np.asarray(pred), ref.predict(t.X))
+    assert main(["select", str(files / "train.txt"), *SMALL, "--model", str(pkl), "-png", "null",
+                 "-out", "null", "--quiet"]) == 0
+    np.testing.assert_array_equal(pickle.loads(pkl.read_bytes()).predict(t.X), ref.predict(t.X))
+
+
+def test_select_reads_csv_with_a_named_label_column(files, tmp_path, capsys):
+    d = read_data_file(files / "train.txt")
+    X = d.X.toarray()
+    csv = tmp_path / "train.csv"
+    csv.write_text("f1,f2,f3,f4,f5,label\n" + "".join(
+        ",".join(f"{v:.6g}" for v in row) + f",{int(lab)}\n" for row, lab in zip(X, d.y)))
+    assert main(["select", str(csv), "--label-column", "label", *SMALL, "-png", "null", "-out", "null",
+                 "--quiet"]) == 0
+    csv_best = capsys.readouterr().out.strip().splitlines()[-1]
+    assert main(["select", str(files / "train.txt"), *SMALL, "-png", "null", "-out", "null", "--quiet"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == csv_best
+
+
+@pytest.mark.parametrize("content, message", [
+    ("+1 1:0.5 2:0.1\n-1 1:0.2 2:x\n", "bad.txt:2: value of feature 2 'x' is not a number"),
+    ("+1 1:0.5 2:0.1\n-1 2:0.2 1:0.3\n", "bad.txt:2: feature indices must be >= 1 and ascending"),
+    ("+1 1:0.5\nabc 1:0.2\n", "bad.txt:2: label 'abc' is not a number"),
+    ("+1 1:0.5\n-1 0:0.2\n", "bad.txt:2: feature indices must be >= 1"),
+    ("+1 1:0.5\n+1 1:0.2\n+1 1:0.7\n", "1 class label"),
+    ("", "no data lines"),
+    ("# only a comment\n\n", "no data lines"),
+])
+def test_select_rejects_bad_files(tmp_path, capsys, content, message):
+    bad = tmp_path / "bad.txt"
+    bad.write_text(content)
+    assert main(["select", str(bad), *SMALL, "-png", "null", "-out", "null", "--quiet"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_select_rejects_test_only_features_and_bad_weights(files, tmp_path, capsys, data):
+    X, y, Xt, yt = data
+    _write_libsvm(tmp_path / "train4.txt", X, np.where(y == 1, 1, -1), drop_feature=4)
+    args = [*SMALL, "-png", "null", "-out", "null", "--quiet"]
+    assert main(["select", str(tmp_path / "train4.txt"), "--test", str(files / "test.txt"), *args]) == 2
+    assert "features only in the test file" in capsys.readouterr().err
+    assert main(["select", str(tmp_path / "train4.txt"), "--test", str(files / "test.txt"), "--n-features", "5",
+                 *args]) == 0
+    capsys.readouterr()
+    for weight in ("1:0", "1:-2", "1:abc"):
+        with pytest.raises(SystemExit):
+            main(["select", str(files / "train.txt"), "-w", weight, *args])
+        assert "WEIGHT > 0" in capsys.readouterr().err
+    assert main(["select", str(files / "train.txt"), "-w", "7:2", *args]) == 2
+    assert "labels are" in capsys.readouterr().err
+
+
+def test_select_logs_every_point_to_mlflow(files, tmp_path, capsys):
+    import mlflow
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert main(["select", str(files / "train.txt"), *SMALL, "-png", "null", "-out", "null", "--quiet",
+                 "--mlflow", uri]) == 0
+    mlflow.set_tracking_uri(uri)
+    runs = mlflow.search_runs(experiment_names=["wsvm-span-select"])
+    points = runs[runs["tags.mlflow.parentRunId"].notna()]
+    assert len(points) == 6 and points["metrics.span_rule"].notna().all()
+    sha = hashlib.sha256((files / "train.txt").read_bytes()).hexdigest()
+    assert (runs["tags.data_sha256"] == sha).all()  # the parent run and every point
+    assert runs["tags.config_hash"].nunique() == 1 and runs["tags.code_version"].notna().all()
+
+
+def test_fit_callbacks_see_every_grid_point_and_the_refit(data):
+    X, y, *_ = data
+
+    class Recorder:
+        def __init__(self):
+            self.ended = []
+
+        def setup(self, estimator, context):
+            pass
+
+        def teardown(self, estimator, context):
+            pass
+
+        def on_fit_task_begin(self, estimator, context, **kwargs):
+            pass
+
+        def on_fit_task_end(self, estimator, context, **kwargs):
+            self.ended.append(context.task_name)
+
+    rec = Recorder()
+    SpanSearchCV(SVC(tol=TOL), GRID, n_jobs=2).set_callbacks(rec).fit(X, y)
+    assert rec.ended.count("candidate-evaluation") == 6 and rec.ended.count("refit-with-best-params") == 1
+
