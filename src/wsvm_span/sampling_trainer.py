@@ -1,0 +1,555 @@
+"""Randomized-sampling trainer for weighted SVMs on large training sets (random-sampling.md).
+
+Clarkson-style random sampling: solve the weighted SVM exactly on a random sample R, find the
+points outside R that violate the sample's solution, double their SAMPLING weights u_i when
+they carry little weight, and stop when nothing violates. The answer is then the optimum of
+the full problem, whatever the sample sizes were; the sample sizes only decide the running time.
+
+Why "nothing violates" certifies the full optimum for C-SVC (method.md section 1): extend the
+sample's dual solution by alpha_i = 0 off R. The KKT conditions of the full problem are those of
+the sample for i in R, and for i outside R (alpha_i = 0) they ask y_i f(x_i) >= 1. So the
+violators are V = {i not in R : y_i f(x_i) < 1 - tol}: a point outside R inside its margin would
+take alpha_i > 0 in the full solution. ``kkt_certificate`` checks all conditions again on all l
+points from the final (alpha, b), with f recomputed from the features.
+
+The sampling weights u_i (integer multiplicities of a multiset) are NOT the SVM weights C_i:
+a point drawn several times enters the sub-problem ONCE with its own C_i (duplicating it would
+multiply its C_i in the primal sum_i C_i xi_i and change the problem).
+
+Only kernel blocks between row blocks of X and the current support vectors are ever formed
+(``block_rows`` x n), never the l x l kernel. Each sample is solved by scikit-learn's LIBSVM
+with its own RBF kernel and a row cache of ``cache_mb``: precomputing the sample's kernel
+instead is slower for one fit (measured on 8192 skin_nonskin points: 8-11 s to build the
+kernel against 0.2-0.8 s for the whole LIBSVM run; on 4000 mnist_2_9 points 1.7 s against
+0.6-1.1 s), and it would cost r^2 memory.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+from sklearn.svm import SVC
+
+from wsvm_span.estimators import span_rule_errors
+from wsvm_span.kernels import rbf_kernel
+from wsvm_span.span import bordered_inverse
+from wsvm_span.svm import BOUND_RTOL, WeightedSVM, fit_svm
+from wsvm_span.validation import check_features, check_labels, check_weights
+
+#: Default KKT tolerance (in y f) of the violator test and of the final certificate, on top
+#: of LIBSVM's own accuracy (LIBSVM_KERNEL_EPS below). LIBSVM's eps-stopping rule bounds every
+#: margin violation by eps on the gradient it works with; with the samples solved at
+#: ``inner_tol`` = 1e-7, 1e-6 leaves a 10x margin for rounding in the recomputed f.
+DEFAULT_TOL = 1e-6
+#: LIBSVM keeps kernel values in its cache as float32 (Qfloat), so its gradient
+#: G_i = sum_j y_i y_j K_ij a_j - 1 carries an error up to 2^-24 sum_j a_j |K_ij| <= 2^-24 sum a
+#: (RBF: |K| <= 1), and b, derived from the same gradients, as much again. A LIBSVM solution
+#: therefore meets the KKT conditions in y f only to eps + 2^-23 sum_i a_i, whatever eps is
+#: (measured: in-bound margins off by ~1e-8 sum a at eps = 1e-7, 5.6e-4 on 3000 skin points at
+#: C = 1024). The violator test and the certificate use tol + 2 * LIBSVM_KERNEL_EPS * sum a,
+#: the accuracy a full LIBSVM run delivers, so rounds do not chase float32 noise.
+LIBSVM_KERNEL_EPS = 2.0**-24
+#: LIBSVM stopping tolerance for each sample (method.md: train with a tight eps).
+DEFAULT_INNER_TOL = 1e-7
+#: Default initial sample size r0 (draws). Small enough that the first rounds cost little on
+#: any l, large enough to hold a few hundred SVs; r then doubles whenever a round makes no
+#: progress, so a poor r0 costs a few extra rounds, never correctness.
+DEFAULT_R0 = 1024
+#: Default cap on rounds. Every unsuccessful round doubles r, so ~log2(l / r0) <= 18 of them
+#: reach the full set for l = 245,057; the rest are weight doublings (Clarkson: O(delta ln l)).
+DEFAULT_MAX_ROUNDS = 100
+#: LIBSVM's kernel row cache (MB) for each sample and for the "sklearn-rbf" engine.
+DEFAULT_CACHE_MB = 1024
+#: Bytes of one kernel block between training rows and the SVs (block_rows x n_sv doubles):
+#: large enough for BLAS to run at full speed, small beside the data.
+BLOCK_BYTES = 2**27
+#: Bounded SVs per block in ``span_rule_from_svs``: each block's kernel is (n* + block)^2, so
+#: the block stays small beside the n* x n* factorization it reuses.
+SPAN_BLOCK_ROWS = 2048
+#: Relative residual |sum_i alpha_i y_i| / sum_i alpha_i accepted by the certificate: LIBSVM
+#: keeps the equality exactly up to rounding; snapping alphas to their bounds (svm.BOUND_RTOL =
+#: 1e-9 relative) can move the sum by at most that fraction.
+EQUALITY_RTOL = 1e-8
+#: ways to set delta of the doubling rule (see ``fit_sampling``)
+DELTA_RULES = ("sample", "svs")
+#: Sampling weights are int64 multiplicities; the total must stay an exact integer draw range.
+MAX_TOTAL_WEIGHT = 2**62
+
+
+class SamplingError(RuntimeError):
+    """The sampling trainer stopped without a certified solution.
+
+    ``record`` holds the rounds run so far (a ``SamplingRecord`` without certificate, or with
+    the failed one); ``model`` the last solution when there is one.
+    """
+
+    def __init__(self, message: str, record: "SamplingRecord", model: WeightedSVM | None = None):
+        super().__init__(message)
+        self.record = record
+        self.model = model
+
+
+@dataclass(frozen=True)
+class KKTCertificate:
+    """KKT conditions of the FULL weighted-SVM problem, checked on all l training points.
+
+    Violations are measured without tolerance (0 when a condition holds exactly):
+    max_zero : max over alpha_i = 0 of 1 - y_i f(x_i)        (needs y f >= 1)
+    max_inbound : max over 0 < alpha_i < C_i of |y_i f(x_i) - 1|   (needs y f = 1)
+    max_bounded : max over alpha_i = C_i of y_i f(x_i) - 1     (needs y f <= 1)
+    equality_residual : |sum_i alpha_i y_i| / sum_i alpha_i
+    tol : the requested tolerance;  tol_effective : tol + 2 LIBSVM_KERNEL_EPS sum_i alpha_i
+    passed : the three margin violations are <= tol_effective, the residual <= EQUALITY_RTOL
+        and 0 <= alpha_i <= C_i
+    """
+
+    tol: float
+    tol_effective: float
+    n_points: int
+    max_zero: float
+    max_inbound: float
+    max_bounded: float
+    equality_residual: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class SamplingRound:
+    """One round of the sampling loop.
+
+    sample_size : r, draws from the multiset (l when the full set was taken)
+    n_distinct : |R|, distinct points in the sub-problem
+    n_sv : support vectors of the sample's solution
+    n_violators, violator_weight : |V| and u(V)
+    total_weight : u(all) when R was drawn
+    delta : delta of the doubling rule (``fit_sampling``'s delta_rule; nan when nothing was solved)
+    threshold : u(all) / (3 delta)
+    outcome : "certified" (V empty), "weights doubled" (u(V) <= threshold),
+        "r doubled" (no progress: u(V) > threshold) or "single class" (R held one class: r doubled)
+    t_draw, t_solve, t_check : seconds drawing R, solving it, computing f and V on all l points
+    """
+
+    round: int
+    sample_size: int
+    n_distinct: int
+    n_sv: int
+    n_violators: int
+    violator_weight: int
+    total_weight: int
+    delta: float
+    threshold: float
+    outcome: str
+    t_draw: float
+    t_solve: float
+    t_check: float
+
+
+@dataclass(frozen=True)
+class SamplingRecord:
+    """Every round of one ``fit_sampling`` run and the final KKT certificate."""
+
+    l: int
+    r0: int
+    tol: float
+    inner_tol: float
+    seed: int
+    delta_rule: str
+    rounds: tuple[SamplingRound, ...]
+    certificate: KKTCertificate | None
+    wall_time: float
+
+    @property
+    def n_rounds(self) -> int:
+        return len(self.rounds)
+
+    @property
+    def final_sample_size(self) -> int:
+        return self.rounds[-1].sample_size if self.rounds else 0
+
+    @property
+    def final_n_distinct(self) -> int:
+        return self.rounds[-1].n_distinct if self.rounds else 0
+
+
+# --------------------------------------------------------------------------------------------
+# the sampling loop
+# --------------------------------------------------------------------------------------------
+def fit_sampling(
+    X,
+    y,
+    C,
+    *,
+    gamma: float,
+    r0: int | None = None,
+    tol: float = DEFAULT_TOL,
+    seed: int = 0,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    block_rows: int | None = None,
+    inner_tol: float = DEFAULT_INNER_TOL,
+    cache_mb: float = DEFAULT_CACHE_MB,
+    delta_rule: str = "sample",
+) -> tuple[WeightedSVM, SamplingRecord]:
+    """Train a weighted RBF SVM on all l points by solving random samples (random-sampling.md).
+
+    Parameters
+    ----------
+    X : (l, d) features;  y : (l,) labels in {-1, +1};  C : scalar or (l,) weights C_i > 0
+    gamma : RBF parameter of K(x, z) = exp(-gamma ||x - z||^2)
+    r0 : initial sample size in draws (default min(l, DEFAULT_R0))
+    tol : KKT tolerance of the violator test y_i f(x_i) < 1 - tol' and of the final certificate
+        (tol' = tol + 2 LIBSVM_KERNEL_EPS sum_i alpha_i, see ``effective_tol``)
+    seed : seed of the draws (numpy Generator)
+    max_rounds : cap on rounds; reaching it raises ``SamplingError`` with the record so far
+    block_rows : rows per kernel block when f is evaluated on all points (default: blocks of
+        BLOCK_BYTES against the current SVs)
+    inner_tol : LIBSVM tolerance on each sample; must be < tol
+    cache_mb : LIBSVM's kernel row cache for the sample, in MB
+    delta_rule : how delta of the doubling rule is set, see below ("sample" or "svs")
+
+    Rule (random-sampling.md): u_i = 1; each round draws r copies without replacement from the
+    multiset holding u_i copies of point i, solves the distinct points R exactly, and computes
+    V = {i not in R : y_i f(x_i) < 1 - tol'}, tol' = ``effective_tol`` (tol plus LIBSVM's
+    float32 accuracy). If u(V) <= u(all) / (3 delta) the round succeeds and u_i doubles on V;
+    otherwise the round made no progress and r doubles.
+
+    delta is the combinatorial dimension: the size of the largest basis (fewest points whose
+    solution is that of a whole subset). Its worst-case bound can be l with kernels, which
+    would make the threshold u(all)/(3 l) useless, so it is set each round (``delta_rule``):
+    - "sample" (default): from the spec's r = 6 delta^2, delta = sqrt(r / 6): the sample size
+      r stands for a guess of delta, and a round without progress doubles r, i.e. raises the
+      guess by sqrt(2). Clarkson's analysis makes a round succeed with probability >= 1/2
+      when r >= 6 delta^2 for the true delta, so repeated failures say the guess is too low.
+    - "svs": delta = n_sv of the sample's solution (the SVs are a basis of the sample: the
+      other points can be dropped), the largest basis seen in the round. Stricter: on
+      data where a sample's violators are many (soft margin: every bounded SV missing from R)
+      it doubles r up to the full set in log2(l / r0) rounds; "sample" takes more, cheaper
+      rounds where the violators are near the threshold (tests/test_sampling_trainer.py).
+    A sample of r >= l draws is the full set, where nothing can violate: every run ends by then.
+
+    Returns
+    -------
+    (model, record): the ``WeightedSVM`` on all l points (alpha zero off the final sample,
+    decision_train computed from the features, engine "sampling") and the ``SamplingRecord``
+    with every round and the passed ``KKTCertificate``.
+
+    Raises
+    ------
+    ValueError for bad input; SamplingError when max_rounds is reached or the certificate fails.
+    """
+    X, y, C = _check_features_problem(X, y, C, gamma)
+    l = y.shape[0]
+    r = r_init = _positive_int(min(l, DEFAULT_R0) if r0 is None else r0, "r0", minimum=2)
+    max_rounds = _positive_int(max_rounds, "max_rounds")
+    block_rows = None if block_rows is None else _positive_int(block_rows, "block_rows")
+    if not (math.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a positive number, got {tol!r}")
+    if not 0 < inner_tol < tol:
+        raise ValueError(
+            f"inner_tol must be positive and below tol (the sample must be solved more tightly "
+            f"than the certificate checks it), got inner_tol={inner_tol!r}, tol={tol!r}"
+        )
+    if not cache_mb > 0:
+        raise ValueError(f"cache_mb must be positive, got {cache_mb!r}")
+    if delta_rule not in DELTA_RULES:
+        raise ValueError(f"delta_rule must be one of {DELTA_RULES}, got {delta_rule!r}")
+    seed = _positive_int(seed, "seed", minimum=0)
+    rng = np.random.default_rng(seed)
+    u = np.ones(l, dtype=np.int64)
+    rounds: list[SamplingRound] = []
+    start = time.perf_counter()
+    model = None
+
+    def record(certificate=None):
+        return SamplingRecord(l=l, r0=r_init, tol=float(tol),
+                              inner_tol=float(inner_tol), seed=seed, delta_rule=delta_rule,
+                              rounds=tuple(rounds),
+                              certificate=certificate, wall_time=time.perf_counter() - start)
+
+    for t in range(1, max_rounds + 1):
+        r_used = min(r, l)
+        t0 = time.perf_counter()
+        R = draw_sample(u, r_used, rng)
+        total = int(u.sum())
+        t1 = time.perf_counter()
+        if np.all(y[R] == y[R[0]]):
+            # No SVM exists on one class: the sample is too small to say anything.
+            rounds.append(SamplingRound(t, r_used, R.size, 0, 0, 0, total, math.nan, math.nan,
+                                        "single class", t1 - t0, 0.0, 0.0))
+            r = min(2 * r, l)
+            continue
+        alpha_R, b = _libsvm_rbf(X[R], y[R], C[R], gamma, inner_tol, cache_mb)
+        alpha = np.zeros(l)
+        alpha[R] = alpha_R
+        t2 = time.perf_counter()
+        model = model_from_solution(X, y, C, alpha, b, gamma=gamma, engine="sampling", tol=tol,
+                                    block_rows=block_rows)
+        outside = np.ones(l, dtype=bool)
+        outside[R] = False
+        V = np.flatnonzero(outside & (model.margins < 1.0 - effective_tol(model, tol)))
+        t3 = time.perf_counter()
+        violator_weight = int(u[V].sum())
+        delta = math.sqrt(r_used / 6.0) if delta_rule == "sample" else max(1, model.support.size)
+        threshold = total / (3.0 * delta)
+        if V.size == 0:
+            outcome = "certified"
+        else:
+            u, r, doubled = update_weights(u, V, r_used, delta)
+            outcome = "weights doubled" if doubled else "r doubled"
+        rounds.append(SamplingRound(t, r_used, R.size, model.support.size, V.size,
+                                    violator_weight, total, delta, threshold, outcome,
+                                    t1 - t0, t2 - t1, t3 - t2))
+        if V.size == 0:
+            break
+    else:
+        raise SamplingError(
+            f"no certified solution after max_rounds={max_rounds} rounds (last sample: "
+            f"{rounds[-1].sample_size} draws, {rounds[-1].n_violators} violators out of l={l}); "
+            "raise max_rounds or start from a larger r0", record(), model)
+
+    model = replace(model, fit_time=time.perf_counter() - start)
+    certificate = kkt_certificate(model, tol)
+    if not certificate.passed:
+        raise SamplingError(
+            f"the final solution fails the KKT conditions of the full problem ({certificate}); "
+            "solve the samples more tightly (lower inner_tol)", record(certificate), model)
+    return model, record(certificate)
+
+
+def draw_sample(u, r: int, rng: np.random.Generator) -> np.ndarray:
+    """Distinct points of r draws without replacement from the multiset with u_i copies of i.
+
+    u : (l,) positive int64 multiplicities. r >= l returns every point (the full problem).
+    The draw is exact: r distinct copy numbers uniform in 0..u(all)-1, each mapped to the
+    point owning it. Returns the sorted indices.
+    """
+    u = np.asarray(u)
+    l = u.shape[0]
+    if r >= l:
+        return np.arange(l)
+    owner_end = np.cumsum(u)
+    copies = rng.choice(int(owner_end[-1]), size=r, replace=False)
+    return np.unique(np.searchsorted(owner_end, copies, side="right"))
+
+
+def update_weights(u, V, r: int, delta: float) -> tuple[np.ndarray, int, bool]:
+    """One step of the doubling rule for a round with violators V drawn at sample size r.
+
+    If u(V) <= u(all) / (3 delta): double u on V and keep r; otherwise (no progress) keep u
+    and double r, capped at l. Returns (u, r, doubled).
+    """
+    u = np.asarray(u, dtype=np.int64)
+    V = np.asarray(V, dtype=np.intp)
+    total, weight = int(u.sum()), int(u[V].sum())
+    if weight <= total / (3.0 * delta):
+        if total + weight > MAX_TOTAL_WEIGHT:
+            raise OverflowError(
+                f"sampling weights reach u(all) = {total + weight} > 2^62; the loop is not "
+                "converging at this sample size (start from a larger r0)"
+            )
+        u = u.copy()
+        u[V] *= 2
+        return u, r, True
+    return u, min(2 * r, u.shape[0]), False
+
+
+# --------------------------------------------------------------------------------------------
+# models from features: decision values in blocks, the full-problem certificate
+# --------------------------------------------------------------------------------------------
+def model_from_solution(
+    X, y, C, alpha, b: float, *, gamma: float, engine: str, tol: float, fit_time: float = 0.0,
+    block_rows: int | None = None,
+) -> WeightedSVM:
+    """``WeightedSVM`` from a dual solution on features, without the l x l kernel.
+
+    The same SV classification as ``svm.make_model`` (alphas clipped to [0, C_i], snapped to 0
+    and C_i within BOUND_RTOL); decision_train computed in kernel blocks against the SVs from
+    the snapped alphas, so that f and alpha are consistent for the certificate.
+    X, y, C must be validated already (internal use and ``fit_features``).
+    """
+    alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, C)
+    support = np.flatnonzero(alpha > BOUND_RTOL * C)
+    snapped = np.zeros_like(alpha)
+    snapped[support] = alpha[support]
+    at_bound = snapped[support] >= C[support] * (1.0 - BOUND_RTOL)
+    snapped[support[at_bound]] = C[support[at_bound]]
+    coef = y[support] * snapped[support]
+    decision = _kernel_expansion(X[support], coef, b, X, gamma, block_rows)
+    return WeightedSVM(
+        alpha=snapped, b=float(b), y=y, C=C, decision_train=decision, support=support,
+        inbound=support[~at_bound], bounded=support[at_bound], engine=engine, tol=float(tol),
+        fit_time=fit_time,
+    )
+
+
+def decision_values(model: WeightedSVM, X_train, Z, gamma: float, *, block_rows: int | None = None):
+    """f(z) = sum_{SV i} alpha_i y_i K(x_i, z) + b for new points Z ((m, d)), in kernel blocks
+    against the SVs only (``WeightedSVM.decision_function`` needs an (m, l) kernel block).
+
+    X_train : (l, d) features the model was trained on. Returns an (m,) array.
+    """
+    X_train = check_features(X_train, name="X_train")
+    if X_train.shape[0] != model.n_train:
+        raise ValueError(f"X_train has {X_train.shape[0]} rows, the model {model.n_train} points")
+    Z = check_features(Z, name="Z")
+    if Z.shape[1] != X_train.shape[1]:
+        raise ValueError(f"Z has {Z.shape[1]} features, X_train {X_train.shape[1]}")
+    sv = model.support
+    return _kernel_expansion(X_train[sv], model.coef[sv], model.b, Z, gamma,
+                             None if block_rows is None else _positive_int(block_rows, "block_rows"))
+
+
+def _kernel_expansion(X_sv, coef, b, Z, gamma, block_rows):
+    if block_rows is None:
+        block_rows = max(1, BLOCK_BYTES // (8 * max(1, X_sv.shape[0])))
+    out = np.full(Z.shape[0], float(b))
+    if X_sv.shape[0] == 0:
+        return out
+    for start in range(0, Z.shape[0], block_rows):
+        out[start:start + block_rows] += rbf_kernel(Z[start:start + block_rows], X_sv, gamma) @ coef
+    return out
+
+
+def effective_tol(model: WeightedSVM, tol: float) -> float:
+    """tol + 2 LIBSVM_KERNEL_EPS sum_i alpha_i: the KKT accuracy (in y f) that LIBSVM's float32
+    kernel cache allows on top of ``tol`` (see LIBSVM_KERNEL_EPS)."""
+    return float(tol) + 2.0 * LIBSVM_KERNEL_EPS * float(model.alpha.sum())
+
+
+def kkt_certificate(model: WeightedSVM, tol: float) -> KKTCertificate:
+    """Check the KKT conditions of the full problem on every training point of ``model``
+    (its alpha and decision_train; method.md section 1), each to ``effective_tol(model, tol)``
+    in y f."""
+    margins, a, C = model.margins, model.alpha, model.C
+    zero = a == 0.0
+    bounded = np.zeros(a.shape[0], dtype=bool)
+    bounded[model.bounded] = True
+    inbound = ~zero & ~bounded
+    max_zero = float(np.max(1.0 - margins[zero], initial=0.0))
+    max_inbound = float(np.max(np.abs(margins[inbound] - 1.0), initial=0.0))
+    max_bounded = float(np.max(margins[bounded] - 1.0, initial=0.0))
+    total = float(a.sum())
+    residual = abs(float(a @ model.y)) / total if total > 0 else 0.0
+    in_box = bool(np.all((a >= 0.0) & (a <= C)))
+    limit = effective_tol(model, tol)
+    passed = (in_box and max(max_zero, max_inbound, max_bounded) <= limit
+              and residual <= EQUALITY_RTOL)
+    return KKTCertificate(float(tol), limit, int(a.shape[0]), max(max_zero, 0.0), max_inbound,
+                          max(max_bounded, 0.0), residual, passed)
+
+
+# --------------------------------------------------------------------------------------------
+# LIBSVM on a sample, and the features entry point shared by every engine
+# --------------------------------------------------------------------------------------------
+def _libsvm_rbf(X, y, C, gamma, tol, cache_mb):
+    """scikit-learn's LIBSVM with its own RBF kernel and a ``cache_mb`` row cache."""
+    svc = SVC(C=1.0, kernel="rbf", gamma=gamma, tol=tol, shrinking=True, cache_size=cache_mb)
+    svc.fit(X, y, sample_weight=C)  # C_i = C * sample_weight_i = C_i
+    alpha = np.zeros(y.shape[0])
+    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+    return alpha, float(svc.intercept_[0])
+
+
+#: engines of ``fit_features``: "sklearn"/"libsvm" build the l x l kernel and call ``fit_svm``;
+#: "sklearn-rbf" lets scikit-learn's LIBSVM evaluate the RBF itself (row cache, no l x l
+#: matrix); "sampling" is ``fit_sampling``.
+FEATURE_ENGINES = ("sklearn", "libsvm", "sklearn-rbf", "sampling")
+#: LIBSVM tolerance of the LIBSVM routes when none is given (fit_svm's default).
+LIBSVM_TOL = 1e-7
+
+
+def fit_features(X, y, C, *, gamma: float, engine: str = "sklearn", tol: float | None = None,
+                 **options) -> WeightedSVM:
+    """Train a weighted RBF SVM from features with the engine named ``engine``.
+
+    One entry point for every trainer, so callers switch engines by name. ``tol`` is the KKT
+    tolerance of the result (LIBSVM's eps; the certificate's tol for "sampling"); None takes
+    the engine's default. ``options``: ``cache_mb`` for "sklearn-rbf"; the keywords of
+    ``fit_sampling`` for "sampling" (its ``SamplingRecord`` is dropped: call ``fit_sampling``
+    to keep it). The LIBSVM routes take no options.
+    """
+    if engine not in FEATURE_ENGINES:
+        raise ValueError(f"engine must be one of {FEATURE_ENGINES}, got {engine!r}")
+    if engine == "sampling":
+        model, _ = fit_sampling(X, y, C, gamma=gamma, tol=DEFAULT_TOL if tol is None else tol,
+                                **options)
+        return model
+    X, y, C = _check_features_problem(X, y, C, gamma)
+    tol = LIBSVM_TOL if tol is None else tol
+    if engine == "sklearn-rbf":
+        unknown = set(options) - {"cache_mb"}
+        if unknown:
+            raise ValueError(f"engine 'sklearn-rbf' takes only cache_mb, got {sorted(unknown)}")
+        if not tol > 0:
+            raise ValueError(f"tol must be positive, got {tol!r}")
+        t0 = time.perf_counter()
+        alpha, b = _libsvm_rbf(X, y, C, gamma, tol, options.get("cache_mb", DEFAULT_CACHE_MB))
+        return model_from_solution(X, y, C, alpha, b, gamma=gamma, engine=engine, tol=tol,
+                                   fit_time=time.perf_counter() - t0)
+    if options:
+        raise ValueError(f"engine {engine!r} takes no options, got {sorted(options)}")
+    return fit_svm(rbf_kernel(X, None, gamma), y, C, engine=engine, tol=tol, check_input=False)
+
+
+# --------------------------------------------------------------------------------------------
+# the span-rule of a large model from its SVs
+# --------------------------------------------------------------------------------------------
+def span_rule_from_svs(model: WeightedSVM, X, gamma: float, *, block_rows: int | None = None) -> float:
+    """Span-rule (Corollary 1) of a model trained on features X, from kernel blocks of its SVs.
+
+    Equals ``span_rule(model, K)`` on the l x l kernel: the closed form reads K only among the
+    SVs. The bordered matrix of the in-bound SVs is factored once (n* x n* kernel); bounded SVs
+    go through in blocks of ``block_rows``, each as a small model on (in-bound + block) whose
+    kernel is (n* + block)^2. The count is divided by the full l.
+    """
+    X = check_features(X, name="X")
+    l = model.n_train
+    if X.shape[0] != l:
+        raise ValueError(f"X has {X.shape[0]} rows, the model {l} training points")
+    M, B = model.inbound, model.bounded
+    if M.size == 0:  # the span is undefined: every SV counts as an error (method.md)
+        return model.support.size / l
+    K_MM = rbf_kernel(X[M], None, gamma)
+    inverse = bordered_inverse(K_MM)
+    block_rows = SPAN_BLOCK_ROWS if block_rows is None else _positive_int(block_rows, "block_rows")
+    errors = 0
+    for start in range(0, max(B.size, 1), block_rows):
+        Q = B[start:start + block_rows]
+        idx = np.concatenate([M, Q])
+        K_MQ = rbf_kernel(X[M], X[Q], gamma)
+        K = np.block([[K_MM, K_MQ], [K_MQ.T, rbf_kernel(X[Q], None, gamma)]])
+        sub = WeightedSVM(
+            alpha=model.alpha[idx], b=model.b, y=model.y[idx], C=model.C[idx],
+            decision_train=model.decision_train[idx], support=np.arange(idx.size),
+            inbound=np.arange(M.size), bounded=np.arange(M.size, idx.size), engine=model.engine,
+            tol=model.tol,
+        )
+        _, wrong = span_rule_errors(sub, K, inverse)
+        # in-bound SVs come first in every block: count them once
+        errors += int(wrong[M.size:].sum()) + (int(wrong[:M.size].sum()) if start == 0 else 0)
+    return errors / l
+
+
+# --------------------------------------------------------------------------------------------
+# input checks
+# --------------------------------------------------------------------------------------------
+def _check_features_problem(X, y, C, gamma):
+    X = check_features(X, name="X")
+    if X.shape[0] == 0:
+        raise ValueError("X has no rows")
+    y = np.asarray(y)
+    if y.ndim == 1 and y.shape[0] != X.shape[0]:
+        raise ValueError(f"y has {y.shape[0]} labels but X has {X.shape[0]} rows")
+    y = check_labels(y)
+    C = check_weights(C, X.shape[0])
+    if not (isinstance(gamma, (int, float, np.floating)) and math.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"gamma must be a positive finite number, got {gamma!r}")
+    return X, y, C
+
+
+def _positive_int(value, name: str, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum`` (bools and floats refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
