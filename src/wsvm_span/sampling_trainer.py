@@ -57,8 +57,9 @@ DEFAULT_INNER_TOL = 1e-7
 #: any l, large enough to hold a few hundred SVs; r then doubles whenever a round makes no
 #: progress, so a poor r0 costs a few extra rounds, never correctness.
 DEFAULT_R0 = 1024
-#: Default cap on rounds. Every unsuccessful round doubles r, so ~log2(l / r0) <= 18 of them
-#: reach the full set for l = 245,057; the rest are weight doublings (Clarkson: O(delta ln l)).
+#: Default cap on rounds. Every unsuccessful round doubles r, so log2(245,057 / 1024) < 8 of
+#: them reach the full set of skin_nonskin; the rest are weight doublings (Clarkson: O(delta
+#: ln l) of them; measured up to 50 on 3000 points with ~100 SVs).
 DEFAULT_MAX_ROUNDS = 100
 #: LIBSVM's kernel row cache (MB) for each sample and for the "sklearn-rbf" engine.
 DEFAULT_CACHE_MB = 1024
