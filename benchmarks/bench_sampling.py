@@ -44,13 +44,12 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import wsvm_span as ws  # noqa: E402
-from wsvm_span.atomic import atomic_write  # noqa: E402
-from wsvm_span.sampling_trainer import (  # noqa: E402
-    decision_values,
-    fit_features,
-    fit_sampling,
-    span_rule_from_svs,
-)
+from wsvm_span.engines import fit_features  # noqa: E402
+from wsvm_span.engines.sampling import fit_sampling  # noqa: E402
+from wsvm_span.model import decision_values  # noqa: E402
+from wsvm_span.span import span_rule_from_svs  # noqa: E402
+from wsvm_span.utils.atomic import atomic_write  # noqa: E402
+from wsvm_span.utils.environment import library_versions, machine_info, single_threaded  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
@@ -124,7 +123,7 @@ def run_fit(cfg: dict) -> dict:
     X, y, gamma = read_data(cfg["data"])
     base = current_rss_mib()
     out = {"l_actual": int(y.size), "rss_base_mib": base, "load_start": os.getloadavg()[0]}
-    with ws.single_threaded():
+    with single_threaded():
         t0 = time.perf_counter()
         if cfg["method"] == "sampling":
             model, record = fit_sampling(X, y, cfg["C"], gamma=gamma, seed=cfg["seed"], cache_mb=CACHE_MB)
@@ -157,7 +156,7 @@ def run_cv_fold(cfg: dict) -> dict:
     X, y, gamma = read_data(cfg["data"])
     folds = ws.stratified_folds(y, 5, seed=cfg["seed"])
     train, held = folds != cfg["fold"], folds == cfg["fold"]
-    with ws.single_threaded():
+    with single_threaded():
         t0 = time.perf_counter()
         model = fit_features(X[train], y[train], cfg["C"], gamma=gamma, engine="sklearn-rbf",
                              cache_mb=CACHE_MB)
@@ -363,7 +362,7 @@ def main(argv=None) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     results = load_results(args.results)
     if not args.report:
-        print(f"machine: {ws.machine_info()}; load average {os.getloadavg()}", flush=True)
+        print(f"machine: {machine_info()}; load average {os.getloadavg()}", flush=True)
         cfgs = []
         if args.part in ("training", "all"):
             cfgs += training_configs(args)
@@ -372,7 +371,7 @@ def main(argv=None) -> int:
                       "seed": args.seed, "span": True} for C in args.C for m in ("sampling", "libsvm-rbf")]
             cfgs += [{"task": "cvfold", "C": C, "fold": k, "seed": args.seed}
                      for C in args.C for k in range(args.cv_folds)]
-        results.setdefault("_meta", {"machine": ws.machine_info(), "versions": ws.library_versions()})
+        results.setdefault("_meta", {"machine": machine_info(), "versions": library_versions()})
         unique = {key(c): c for c in cfgs}  # the span part reuses the training part's fits
         run_all(list(unique.values()), results, args, args.results)
     body = {k: v for k, v in results.items() if not k.startswith("_")}

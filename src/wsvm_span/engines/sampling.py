@@ -30,19 +30,17 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
-from sklearn.svm import SVC
 
-from wsvm_span.estimators import span_rule_errors
-from wsvm_span.kernels import rbf_kernel
-from wsvm_span.span import bordered_inverse
-from wsvm_span.svm import BOUND_RTOL, WeightedSVM, fit_svm
-from wsvm_span.validation import check_features, check_labels, check_weights
+from ..model import WeightedSVM, make_model_from_features
+from ..utils.validation import check_features_problem, check_int
+from .base import DEFAULT_TOL, Capabilities
+from .sklearn_rbf import DEFAULT_CACHE_MB, libsvm_rbf
 
 #: Default KKT tolerance (in y f) of the violator test and of the final certificate, on top
 #: of LIBSVM's own accuracy (LIBSVM_KERNEL_EPS below). LIBSVM's eps-stopping rule bounds every
 #: margin violation by eps on the gradient it works with; with the samples solved at
 #: ``inner_tol`` = 1e-7, 1e-6 leaves a 10x margin for rounding in the recomputed f.
-DEFAULT_TOL = 1e-6
+DEFAULT_KKT_TOL = 1e-6
 #: LIBSVM keeps kernel values in its cache as float32 (Qfloat), so its gradient
 #: G_i = sum_j y_i y_j K_ij a_j - 1 carries an error up to 2^-24 sum_j a_j |K_ij| <= 2^-24 sum a
 #: (RBF: |K| <= 1), and b, derived from the same gradients, as much again. A LIBSVM solution
@@ -51,8 +49,8 @@ DEFAULT_TOL = 1e-6
 #: C = 1024). The violator test and the certificate use tol + 2 * LIBSVM_KERNEL_EPS * sum a,
 #: the accuracy a full LIBSVM run delivers, so rounds do not chase float32 noise.
 LIBSVM_KERNEL_EPS = 2.0**-24
-#: LIBSVM stopping tolerance for each sample (method.md: train with a tight eps).
-DEFAULT_INNER_TOL = 1e-7
+#: LIBSVM stopping tolerance for each sample: the other engines' (method.md: train with a tight eps).
+DEFAULT_INNER_TOL = DEFAULT_TOL
 #: Default initial sample size r0 (draws). Small enough that the first rounds cost little on
 #: any l, large enough to hold a few hundred SVs; r then doubles whenever a round makes no
 #: progress, so a poor r0 costs a few extra rounds, never correctness.
@@ -61,16 +59,8 @@ DEFAULT_R0 = 1024
 #: them reach the full set of skin_nonskin; the rest are weight doublings (Clarkson: O(delta
 #: ln l) of them; measured up to 50 on 3000 points with ~100 SVs).
 DEFAULT_MAX_ROUNDS = 100
-#: LIBSVM's kernel row cache (MB) for each sample and for the "sklearn-rbf" engine.
-DEFAULT_CACHE_MB = 1024
-#: Bytes of one kernel block between training rows and the SVs (block_rows x n_sv doubles):
-#: large enough for BLAS to run at full speed, small beside the data.
-BLOCK_BYTES = 2**27
-#: Bounded SVs per block in ``span_rule_from_svs``: each block's kernel is (n* + block)^2, so
-#: the block stays small beside the n* x n* factorization it reuses.
-SPAN_BLOCK_ROWS = 2048
 #: Relative residual |sum_i alpha_i y_i| / sum_i alpha_i accepted by the certificate: LIBSVM
-#: keeps the equality exactly up to rounding; snapping alphas to their bounds (svm.BOUND_RTOL =
+#: keeps the equality exactly up to rounding; snapping alphas to their bounds (model.BOUND_RTOL =
 #: 1e-9 relative) can move the sum by at most that fraction.
 EQUALITY_RTOL = 1e-8
 #: ways to set delta of the doubling rule (see ``fit_sampling``)
@@ -184,7 +174,7 @@ def fit_sampling(
     *,
     gamma: float,
     r0: int | None = None,
-    tol: float = DEFAULT_TOL,
+    tol: float = DEFAULT_KKT_TOL,
     seed: int = 0,
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     block_rows: int | None = None,
@@ -204,7 +194,7 @@ def fit_sampling(
     seed : seed of the draws (numpy Generator)
     max_rounds : cap on rounds; reaching it raises ``SamplingError`` with the record so far
     block_rows : rows per kernel block when f is evaluated on all points (default: blocks of
-        BLOCK_BYTES against the current SVs)
+        kernels.EXPANSION_BLOCK_BYTES against the current SVs)
     inner_tol : LIBSVM tolerance on each sample; must be < tol
     cache_mb : LIBSVM's kernel row cache for the sample, in MB
     delta_rule : how delta of the doubling rule is set, see below ("sample" or "svs")
@@ -226,7 +216,7 @@ def fit_sampling(
       other points can be dropped), the largest basis seen in the round. Stricter: on
       data where a sample's violators are many (soft margin: every bounded SV missing from R)
       it doubles r up to the full set in log2(l / r0) rounds; "sample" takes more, cheaper
-      rounds where the violators are near the threshold (tests/test_sampling_trainer.py).
+      rounds where the violators are near the threshold (tests/test_engine_sampling.py).
     A sample of r >= l draws is the full set, where nothing can violate: every run ends by then.
 
     Returns
@@ -239,11 +229,11 @@ def fit_sampling(
     ------
     ValueError for bad input; SamplingError when max_rounds is reached or the certificate fails.
     """
-    X, y, C = _check_features_problem(X, y, C, gamma)
+    X, y, C, gamma = check_features_problem(X, y, C, gamma)
     l = y.shape[0]
-    r = r_init = _positive_int(min(l, DEFAULT_R0) if r0 is None else r0, "r0", minimum=2)
-    max_rounds = _positive_int(max_rounds, "max_rounds")
-    block_rows = None if block_rows is None else _positive_int(block_rows, "block_rows")
+    r = r_init = check_int(min(l, DEFAULT_R0) if r0 is None else r0, "r0", minimum=2)
+    max_rounds = check_int(max_rounds, "max_rounds")
+    block_rows = None if block_rows is None else check_int(block_rows, "block_rows")
     if not (math.isfinite(tol) and tol > 0):
         raise ValueError(f"tol must be a positive number, got {tol!r}")
     if not 0 < inner_tol < tol:
@@ -255,7 +245,7 @@ def fit_sampling(
         raise ValueError(f"cache_mb must be positive, got {cache_mb!r}")
     if delta_rule not in DELTA_RULES:
         raise ValueError(f"delta_rule must be one of {DELTA_RULES}, got {delta_rule!r}")
-    seed = _positive_int(seed, "seed", minimum=0)
+    seed = check_int(seed, "seed", minimum=0)
     rng = np.random.default_rng(seed)
     u = np.ones(l, dtype=np.int64)
     rounds: list[SamplingRound] = []
@@ -280,12 +270,12 @@ def fit_sampling(
                                         "single class", t1 - t0, 0.0, 0.0))
             r = min(2 * r, l)
             continue
-        alpha_R, b = _libsvm_rbf(X[R], y[R], C[R], gamma, inner_tol, cache_mb)
+        alpha_R, b = libsvm_rbf(X[R], y[R], C[R], gamma, inner_tol, cache_mb)
         alpha = np.zeros(l)
         alpha[R] = alpha_R
         t2 = time.perf_counter()
-        model = model_from_solution(X, y, C, alpha, b, gamma=gamma, engine="sampling", tol=tol,
-                                    block_rows=block_rows)
+        model = make_model_from_features(X, y, C, alpha, b, gamma=gamma, engine="sampling", tol=tol,
+                                         block_rows=block_rows)
         outside = np.ones(l, dtype=bool)
         outside[R] = False
         V = np.flatnonzero(outside & (model.margins < 1.0 - effective_tol(model, tol)))
@@ -356,62 +346,8 @@ def update_weights(u, V, r: int, delta: float) -> tuple[np.ndarray, int, bool]:
 
 
 # --------------------------------------------------------------------------------------------
-# models from features: decision values in blocks, the full-problem certificate
+# the full-problem certificate
 # --------------------------------------------------------------------------------------------
-def model_from_solution(
-    X, y, C, alpha, b: float, *, gamma: float, engine: str, tol: float, fit_time: float = 0.0,
-    block_rows: int | None = None,
-) -> WeightedSVM:
-    """``WeightedSVM`` from a dual solution on features, without the l x l kernel.
-
-    The same SV classification as ``svm.make_model`` (alphas clipped to [0, C_i], snapped to 0
-    and C_i within BOUND_RTOL); decision_train computed in kernel blocks against the SVs from
-    the snapped alphas, so that f and alpha are consistent for the certificate.
-    X, y, C must be validated already (internal use and ``fit_features``).
-    """
-    alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, C)
-    support = np.flatnonzero(alpha > BOUND_RTOL * C)
-    snapped = np.zeros_like(alpha)
-    snapped[support] = alpha[support]
-    at_bound = snapped[support] >= C[support] * (1.0 - BOUND_RTOL)
-    snapped[support[at_bound]] = C[support[at_bound]]
-    coef = y[support] * snapped[support]
-    decision = _kernel_expansion(X[support], coef, b, X, gamma, block_rows)
-    return WeightedSVM(
-        alpha=snapped, b=float(b), y=y, C=C, decision_train=decision, support=support,
-        inbound=support[~at_bound], bounded=support[at_bound], engine=engine, tol=float(tol),
-        fit_time=fit_time,
-    )
-
-
-def decision_values(model: WeightedSVM, X_train, Z, gamma: float, *, block_rows: int | None = None):
-    """f(z) = sum_{SV i} alpha_i y_i K(x_i, z) + b for new points Z ((m, d)), in kernel blocks
-    against the SVs only (``WeightedSVM.decision_function`` needs an (m, l) kernel block).
-
-    X_train : (l, d) features the model was trained on. Returns an (m,) array.
-    """
-    X_train = check_features(X_train, name="X_train")
-    if X_train.shape[0] != model.n_train:
-        raise ValueError(f"X_train has {X_train.shape[0]} rows, the model {model.n_train} points")
-    Z = check_features(Z, name="Z")
-    if Z.shape[1] != X_train.shape[1]:
-        raise ValueError(f"Z has {Z.shape[1]} features, X_train {X_train.shape[1]}")
-    sv = model.support
-    return _kernel_expansion(X_train[sv], model.coef[sv], model.b, Z, gamma,
-                             None if block_rows is None else _positive_int(block_rows, "block_rows"))
-
-
-def _kernel_expansion(X_sv, coef, b, Z, gamma, block_rows):
-    if block_rows is None:
-        block_rows = max(1, BLOCK_BYTES // (8 * max(1, X_sv.shape[0])))
-    out = np.full(Z.shape[0], float(b))
-    if X_sv.shape[0] == 0:
-        return out
-    for start in range(0, Z.shape[0], block_rows):
-        out[start:start + block_rows] += rbf_kernel(Z[start:start + block_rows], X_sv, gamma) @ coef
-    return out
-
-
 def effective_tol(model: WeightedSVM, tol: float) -> float:
     """tol + 2 LIBSVM_KERNEL_EPS sum_i alpha_i: the KKT accuracy (in y f) that LIBSVM's float32
     kernel cache allows on top of ``tol`` (see LIBSVM_KERNEL_EPS)."""
@@ -441,116 +377,16 @@ def kkt_certificate(model: WeightedSVM, tol: float) -> KKTCertificate:
 
 
 # --------------------------------------------------------------------------------------------
-# LIBSVM on a sample, and the features entry point shared by every engine
+# the engine
 # --------------------------------------------------------------------------------------------
-def _libsvm_rbf(X, y, C, gamma, tol, cache_mb):
-    """scikit-learn's LIBSVM with its own RBF kernel and a ``cache_mb`` row cache."""
-    svc = SVC(C=1.0, kernel="rbf", gamma=gamma, tol=tol, shrinking=True, cache_size=cache_mb)
-    svc.fit(X, y, sample_weight=C)  # C_i = C * sample_weight_i = C_i
-    alpha = np.zeros(y.shape[0])
-    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
-    return alpha, float(svc.intercept_[0])
+class Sampling:
+    name = "sampling"
+    description = ("randomized sampling (random-sampling.md): LIBSVM on samples, KKT-certified on all points, "
+                   "no l x l kernel; class and per-instance weights; features only")
+    capabilities = Capabilities(per_instance_weights=True, precomputed_kernel=False)
 
-
-#: engines of ``fit_features``: "sklearn"/"libsvm" build the l x l kernel and call ``fit_svm``;
-#: "sklearn-rbf" lets scikit-learn's LIBSVM evaluate the RBF itself (row cache, no l x l
-#: matrix); "sampling" is ``fit_sampling``.
-FEATURE_ENGINES = ("sklearn", "libsvm", "sklearn-rbf", "sampling")
-#: LIBSVM tolerance of the LIBSVM routes when none is given (fit_svm's default).
-LIBSVM_TOL = 1e-7
-
-
-def fit_features(X, y, C, *, gamma: float, engine: str = "sklearn", tol: float | None = None,
-                 **options) -> WeightedSVM:
-    """Train a weighted RBF SVM from features with the engine named ``engine``.
-
-    One entry point for every trainer, so callers switch engines by name. ``tol`` is the KKT
-    tolerance of the result (LIBSVM's eps; the certificate's tol for "sampling"); None takes
-    the engine's default. ``options``: ``cache_mb`` for "sklearn-rbf"; the keywords of
-    ``fit_sampling`` for "sampling" (its ``SamplingRecord`` is dropped: call ``fit_sampling``
-    to keep it). The LIBSVM routes take no options.
-    """
-    if engine not in FEATURE_ENGINES:
-        raise ValueError(f"engine must be one of {FEATURE_ENGINES}, got {engine!r}")
-    if engine == "sampling":
-        model, _ = fit_sampling(X, y, C, gamma=gamma, tol=DEFAULT_TOL if tol is None else tol,
-                                **options)
+    def fit_features(self, X, y, C, gamma, tol, **options):
+        """``fit_sampling``'s model (tol: the certificate's; None: DEFAULT_KKT_TOL). The
+        ``SamplingRecord`` is dropped: call ``fit_sampling`` to keep it."""
+        model, _ = fit_sampling(X, y, C, gamma=gamma, tol=DEFAULT_KKT_TOL if tol is None else tol, **options)
         return model
-    X, y, C = _check_features_problem(X, y, C, gamma)
-    tol = LIBSVM_TOL if tol is None else tol
-    if engine == "sklearn-rbf":
-        unknown = set(options) - {"cache_mb"}
-        if unknown:
-            raise ValueError(f"engine 'sklearn-rbf' takes only cache_mb, got {sorted(unknown)}")
-        if not tol > 0:
-            raise ValueError(f"tol must be positive, got {tol!r}")
-        t0 = time.perf_counter()
-        alpha, b = _libsvm_rbf(X, y, C, gamma, tol, options.get("cache_mb", DEFAULT_CACHE_MB))
-        return model_from_solution(X, y, C, alpha, b, gamma=gamma, engine=engine, tol=tol,
-                                   fit_time=time.perf_counter() - t0)
-    if options:
-        raise ValueError(f"engine {engine!r} takes no options, got {sorted(options)}")
-    return fit_svm(rbf_kernel(X, None, gamma), y, C, engine=engine, tol=tol, check_input=False)
-
-
-# --------------------------------------------------------------------------------------------
-# the span-rule of a large model from its SVs
-# --------------------------------------------------------------------------------------------
-def span_rule_from_svs(model: WeightedSVM, X, gamma: float, *, block_rows: int | None = None) -> float:
-    """Span-rule (Corollary 1) of a model trained on features X, from kernel blocks of its SVs.
-
-    Equals ``span_rule(model, K)`` on the l x l kernel: the closed form reads K only among the
-    SVs. The bordered matrix of the in-bound SVs is factored once (n* x n* kernel); bounded SVs
-    go through in blocks of ``block_rows``, each as a small model on (in-bound + block) whose
-    kernel is (n* + block)^2. The count is divided by the full l.
-    """
-    X = check_features(X, name="X")
-    l = model.n_train
-    if X.shape[0] != l:
-        raise ValueError(f"X has {X.shape[0]} rows, the model {l} training points")
-    M, B = model.inbound, model.bounded
-    if M.size == 0:  # the span is undefined: every SV counts as an error (method.md)
-        return model.support.size / l
-    K_MM = rbf_kernel(X[M], None, gamma)
-    inverse = bordered_inverse(K_MM)
-    block_rows = SPAN_BLOCK_ROWS if block_rows is None else _positive_int(block_rows, "block_rows")
-    errors = 0
-    for start in range(0, max(B.size, 1), block_rows):
-        Q = B[start:start + block_rows]
-        idx = np.concatenate([M, Q])
-        K_MQ = rbf_kernel(X[M], X[Q], gamma)
-        K = np.block([[K_MM, K_MQ], [K_MQ.T, rbf_kernel(X[Q], None, gamma)]])
-        sub = WeightedSVM(
-            alpha=model.alpha[idx], b=model.b, y=model.y[idx], C=model.C[idx],
-            decision_train=model.decision_train[idx], support=np.arange(idx.size),
-            inbound=np.arange(M.size), bounded=np.arange(M.size, idx.size), engine=model.engine,
-            tol=model.tol,
-        )
-        _, wrong = span_rule_errors(sub, K, inverse)
-        # in-bound SVs come first in every block: count them once
-        errors += int(wrong[M.size:].sum()) + (int(wrong[:M.size].sum()) if start == 0 else 0)
-    return errors / l
-
-
-# --------------------------------------------------------------------------------------------
-# input checks
-# --------------------------------------------------------------------------------------------
-def _check_features_problem(X, y, C, gamma):
-    X = check_features(X, name="X")
-    if X.shape[0] == 0:
-        raise ValueError("X has no rows")
-    y = np.asarray(y)
-    if y.ndim == 1 and y.shape[0] != X.shape[0]:
-        raise ValueError(f"y has {y.shape[0]} labels but X has {X.shape[0]} rows")
-    y = check_labels(y)
-    C = check_weights(C, X.shape[0])
-    if not (isinstance(gamma, (int, float, np.floating)) and math.isfinite(gamma) and gamma > 0):
-        raise ValueError(f"gamma must be a positive finite number, got {gamma!r}")
-    return X, y, C
-
-
-def _positive_int(value, name: str, minimum: int = 1) -> int:
-    """``value`` as an int >= ``minimum`` (bools and floats refused)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)

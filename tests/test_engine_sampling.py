@@ -11,18 +11,18 @@ from conftest import make_problem
 from scipy.special import comb
 
 import wsvm_span as ws
-from wsvm_span.sampling_trainer import (
+from wsvm_span import engines
+from wsvm_span.engines import FEATURE_ENGINE_NAMES, fit_features
+from wsvm_span.engines.sampling import (
     SamplingError,
-    decision_values,
     draw_sample,
     effective_tol,
-    fit_features,
     fit_sampling,
     kkt_certificate,
-    model_from_solution,
-    span_rule_from_svs,
     update_weights,
 )
+from wsvm_span.model import decision_values, make_model_from_features
+from wsvm_span.span import span_rule_from_svs
 
 GAMMA = 0.5
 #: Decision values of the sampled and the full LIBSVM model must agree to this. Both meet the
@@ -196,14 +196,14 @@ def test_certificate_detects_a_wrong_solution():
     j = next(k for k in model.support if k != i and model.y[k] == model.y[i])
     alpha[j] += alpha[i]
     alpha[i] = 0.0
-    broken = model_from_solution(X, y, model.C, alpha, model.b, gamma=GAMMA, engine="test", tol=1e-6)
+    broken = make_model_from_features(X, y, model.C, alpha, model.b, gamma=GAMMA, engine="test", tol=1e-6)
     assert not kkt_certificate(broken, 1e-6).passed
 
 
-def test_model_from_solution_matches_make_model():
+def test_model_from_features_matches_make_model():
     p = make_problem(5, 300, "instance")
     full = ws.fit_svm(p.K, p.y, p.C)
-    rebuilt = model_from_solution(p.X, p.y, p.C, full.alpha, full.b, gamma=p.gamma, engine="x",
+    rebuilt = make_model_from_features(p.X, p.y, p.C, full.alpha, full.b, gamma=p.gamma, engine="x",
                                   tol=1e-7, block_rows=7)
     for name in ("support", "inbound", "bounded", "alpha"):
         np.testing.assert_array_equal(getattr(rebuilt, name), getattr(full, name))
@@ -213,28 +213,45 @@ def test_model_from_solution_matches_make_model():
                                full.decision_function(ws.rbf_kernel(Z, p.X, p.gamma)), atol=1e-12)
 
 
-@pytest.mark.parametrize("engine", ["sklearn", "libsvm", "sklearn-rbf", "sampling"])
+@pytest.mark.parametrize("engine", FEATURE_ENGINE_NAMES)
 def test_fit_features_engines_agree(engine):
     X, y, C = blobs(2, 1500, "class")
     reference = ws.fit_svm(ws.rbf_kernel(X, None, GAMMA), y, C)
     model = fit_features(X, y, C, gamma=GAMMA, engine=engine)
     assert isinstance(model, ws.WeightedSVM) and model.n_train == 1500
+    assert model.engine == ("sklearn" if engine == "auto" else engine)
     assert len(same_sets_up_to_margin_ties(model, reference, effective_tol(reference, 1e-6))) <= 2
     np.testing.assert_allclose(model.decision_train, reference.decision_train, atol=DECISION_ATOL)
 
 
-def test_fit_features_rejects_bad_engines_and_options():
+def test_kernel_engines_from_features_equal_fit_svm():
+    """The kernel engines' features route is fit_svm on the RBF kernel: the same solution exactly."""
+    p = make_problem(6, 300, "class")
+    for engine in ("sklearn", "libsvm"):
+        a, b = fit_features(p.X, p.y, p.C, gamma=p.gamma, engine=engine), ws.fit_svm(p.K, p.y, p.C, engine=engine)
+        np.testing.assert_array_equal(a.alpha, b.alpha)
+        np.testing.assert_array_equal(a.decision_train, b.decision_train)
+
+
+def test_engine_capabilities_and_bad_engines():
     X, y, C = blobs(2, 200, "instance")
-    with pytest.raises(ValueError, match="engine must be one of"):
+    assert set(FEATURE_ENGINE_NAMES) - set(ws.ENGINE_NAMES) == {"sklearn-rbf", "sampling"}
+    for name in ("sklearn-rbf", "sampling"):
+        caps = engines.get_engine(name).capabilities
+        assert caps.per_instance_weights and not caps.precomputed_kernel
+        with pytest.raises(ValueError, match="trains from features only"):
+            ws.fit_svm(ws.rbf_kernel(X, None, GAMMA), y, C, engine=name)
+    with pytest.raises(ValueError, match="unknown engine 'svmlight'"):
         fit_features(X, y, C, gamma=GAMMA, engine="svmlight")
     with pytest.raises(ValueError, match="class weights only"):
         fit_features(X, y, C, gamma=GAMMA, engine="libsvm")
-    with pytest.raises(ValueError, match="takes no options"):
-        fit_features(X, y, C, gamma=GAMMA, engine="sklearn", cache_mb=10)
-    with pytest.raises(ValueError, match="takes only cache_mb"):
-        fit_features(X, y, C, gamma=GAMMA, engine="sklearn-rbf", r0=10)
-    with pytest.raises(TypeError):
-        fit_features(X, y, C, gamma=GAMMA, engine="sampling", cache_size=10)
+    with pytest.raises(ValueError, match="gamma must be a positive"):
+        fit_features(X, y, C, gamma=-1.0, engine="sklearn")
+    with pytest.raises(ValueError, match="cache_mb must be positive"):
+        fit_features(X, y, C, gamma=GAMMA, engine="sklearn-rbf", cache_mb=0)
+    for engine, option in (("sklearn", "cache_mb"), ("sklearn-rbf", "r0"), ("sampling", "cache_size")):
+        with pytest.raises(TypeError, match=option):
+            fit_features(X, y, C, gamma=GAMMA, engine=engine, **{option: 10})
 
 
 @pytest.mark.parametrize(
