@@ -11,7 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .utils.validation import check_features
+from .utils.validation import check_features, check_int
 
 #: elements of the row blocks of temporaries in ``squared_distances`` (32 MB of float64)
 _BLOCK_ELEMENTS = 2**22
@@ -77,6 +77,27 @@ def rbf_kernel(X, Z=None, gamma: float = 1.0) -> np.ndarray:
     D2 *= -float(gamma)
     np.exp(D2, out=D2)
     return D2
+
+
+#: bytes of one kernel block in ``rbf_expansion`` (rows x expansion points doubles): large
+#: enough for BLAS to run at full speed, small beside the data
+EXPANSION_BLOCK_BYTES = 2**27
+
+
+def rbf_expansion(X_sv, coef, Z, gamma: float, *, block_rows: int | None = None) -> np.ndarray:
+    """sum_i coef_i K(x_i, z) for every row z of Z, in row blocks of Z: never more than a
+    (block_rows, n) kernel block in memory (n = rows of X_sv), so that f can be evaluated on
+    hundreds of thousands of points. block_rows: default EXPANSION_BLOCK_BYTES worth."""
+    if block_rows is None:
+        block_rows = max(1, EXPANSION_BLOCK_BYTES // (8 * max(1, X_sv.shape[0])))
+    else:
+        block_rows = check_int(block_rows, "block_rows")
+    out = np.zeros(Z.shape[0])
+    if X_sv.shape[0] == 0:
+        return out
+    for start in range(0, Z.shape[0], block_rows):
+        out[start:start + block_rows] = rbf_kernel(Z[start:start + block_rows], X_sv, gamma) @ coef
+    return out
 
 
 class KernelCache:

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .kernels import rbf_expansion
+from .utils.validation import check_features
+
 #: relative tolerance for "a_i = C_i" and "a_i = 0". LIBSVM clips alphas to their
 #: bounds exactly, so this only absorbs the rounding of C_i itself.
 BOUND_RTOL = 1e-9
@@ -77,18 +80,53 @@ class WeightedSVM:
         return K_rows @ self.coef + self.b
 
 
-def make_model(K, y, C, alpha, b, *, engine: str, tol: float, fit_time: float = 0.0) -> WeightedSVM:
-    """Build a ``WeightedSVM`` from a dual solution: classify SVs and compute f on the training set."""
+def _classify(alpha, C):
+    """(alpha, support, inbound, bounded): alphas clipped to [0, C_i] and snapped to 0 and C_i
+    within BOUND_RTOL, as every engine's solution is read."""
     alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, C)
     support = np.flatnonzero(alpha > BOUND_RTOL * C)
     alpha[np.setdiff1d(np.arange(alpha.shape[0]), support)] = 0.0
     at_bound = alpha[support] >= C[support] * (1.0 - BOUND_RTOL)
     alpha[support[at_bound]] = C[support[at_bound]]
-    bounded = support[at_bound]
-    inbound = support[~at_bound]
+    return alpha, support, support[~at_bound], support[at_bound]
+
+
+def make_model(K, y, C, alpha, b, *, engine: str, tol: float, fit_time: float = 0.0) -> WeightedSVM:
+    """Build a ``WeightedSVM`` from a dual solution: classify SVs and compute f on the training set."""
+    alpha, support, inbound, bounded = _classify(alpha, C)
     # K is symmetric: f = K[:, S] c_S = c_S K[S, :], and row slices copy contiguously.
     decision = (y[support] * alpha[support]) @ K[support] + b
     return WeightedSVM(
         alpha=alpha, b=float(b), y=y, C=C, decision_train=decision, support=support,
         inbound=inbound, bounded=bounded, engine=engine, tol=float(tol), fit_time=fit_time,
     )
+
+
+def make_model_from_features(
+    X, y, C, alpha, b, *, gamma: float, engine: str, tol: float, fit_time: float = 0.0,
+    block_rows: int | None = None,
+) -> WeightedSVM:
+    """``make_model`` for an RBF model trained on features X, without the l x l kernel: f on the
+    training set is computed in kernel blocks against the SVs only (``kernels.rbf_expansion``).
+
+    X, y, C must be validated already (the engines' features entry point does it).
+    """
+    alpha, support, inbound, bounded = _classify(alpha, C)
+    decision = rbf_expansion(X[support], y[support] * alpha[support], X, gamma, block_rows=block_rows) + b
+    return WeightedSVM(
+        alpha=alpha, b=float(b), y=y, C=C, decision_train=decision, support=support,
+        inbound=inbound, bounded=bounded, engine=engine, tol=float(tol), fit_time=fit_time,
+    )
+
+
+def decision_values(model: WeightedSVM, X_train, Z, gamma: float, *, block_rows: int | None = None) -> np.ndarray:
+    """f(z) for new points Z ((m, d)) of an RBF model trained on features X_train ((l, d)), in
+    kernel blocks against the SVs only (``WeightedSVM.decision_function`` needs an (m, l) block)."""
+    X_train = check_features(X_train, name="X_train")
+    if X_train.shape[0] != model.n_train:
+        raise ValueError(f"X_train has {X_train.shape[0]} rows, the model {model.n_train} points")
+    Z = check_features(Z, name="Z")
+    if Z.shape[1] != X_train.shape[1]:
+        raise ValueError(f"Z has {Z.shape[1]} features, X_train {X_train.shape[1]}")
+    sv = model.support
+    return rbf_expansion(X_train[sv], model.coef[sv], Z, gamma, block_rows=block_rows) + model.b

@@ -2,35 +2,41 @@
 
 ``fit_svm(K, y, C, engine=...)`` validates the problem, asks the registry for the engine, checks
 that the engine can express the weights (its :class:`~.base.Capabilities`) and builds the
-``WeightedSVM``. A new engine is a new module with a class following :class:`~.base.Engine`, plus
-one entry in ``_ENGINES`` below; its name then appears in :data:`ENGINE_NAMES`, which feeds the
-config schema's enum of ``svm.engine``.
+``WeightedSVM``. ``fit_features(X, y, C, gamma=..., engine=...)`` trains from the features with the
+RBF kernel instead, with every engine (the kernel engines build the l x l kernel; ``sklearn-rbf`` and
+``sampling`` never do). A new engine is a new module with a class following :class:`~.base.Engine`,
+plus one entry in ``_ENGINES`` below; its name then appears in :data:`FEATURE_ENGINE_NAMES`, and in
+:data:`ENGINE_NAMES` (which feeds the config schema's enum of ``svm.engine``) when it trains on a
+precomputed kernel.
 """
 from __future__ import annotations
 
 import time
 
 from ..model import WeightedSVM, make_model
-from ..utils.validation import check_problem
+from ..utils.validation import check_features_problem, check_problem
 from ..weights import is_class_constant
-from .base import Capabilities, Engine
+from .base import DEFAULT_TOL, Capabilities, Engine
 from .official_libsvm import OfficialLibsvm
+from .sampling import Sampling
 from .sklearn_libsvm import SklearnLibsvm
+from .sklearn_rbf import SklearnRbf
 
-__all__ = ["AUTO", "Capabilities", "DEFAULT_TOL", "ENGINE_NAMES", "Engine", "engine_for", "fit_svm", "get_engine"]
+__all__ = [
+    "AUTO", "Capabilities", "DEFAULT_TOL", "ENGINE_NAMES", "Engine", "FEATURE_ENGINE_NAMES", "engine_for",
+    "fit_features", "fit_svm", "get_engine",
+]
 
-_ENGINES: dict[str, Engine] = {e.name: e for e in (SklearnLibsvm(), OfficialLibsvm())}
+_ENGINES: dict[str, Engine] = {e.name: e for e in (SklearnLibsvm(), OfficialLibsvm(), SklearnRbf(), Sampling())}
 
 #: "auto" picks scikit-learn's LIBSVM: it handles every weighting and is the faster route
 AUTO = "auto"
 _AUTO_CHOICE = "sklearn"
 
-#: the default stopping tolerance (LIBSVM ``-e``): the estimates read y_p f(x_p) and the in-bound/bounded
-#: split from the solution, and LIBSVM's default 1e-3 moves margins by far more than the span terms
-DEFAULT_TOL = 1e-7
-
-#: every name ``engine=`` accepts ("auto" first)
-ENGINE_NAMES: tuple[str, ...] = (AUTO, *_ENGINES)
+#: every name ``fit_svm``'s ``engine=`` accepts ("auto" first): the engines on a precomputed kernel
+ENGINE_NAMES: tuple[str, ...] = (AUTO, *(n for n, e in _ENGINES.items() if e.capabilities.precomputed_kernel))
+#: every name ``fit_features``'s ``engine=`` accepts ("auto" first): all engines
+FEATURE_ENGINE_NAMES: tuple[str, ...] = (AUTO, *_ENGINES)
 
 
 def get_engine(name: str) -> Engine:
@@ -44,11 +50,19 @@ def get_engine(name: str) -> Engine:
         raise ValueError(f"unknown engine {name!r}; available: 'auto' (= {_AUTO_CHOICE!r}); {lines}") from None
 
 
-def engine_for(name: str, y, C) -> Engine:
-    """The engine ``name``, checked to be able to train the weights C on labels y."""
+def engine_for(name: str, y, C, *, precomputed_kernel: bool = True) -> Engine:
+    """The engine ``name``, checked to be able to train the weights C on labels y, and on a
+    precomputed kernel unless ``precomputed_kernel`` is False (training from features)."""
     engine = get_engine(name)
+    usable = {n: e for n, e in _ENGINES.items() if e.capabilities.precomputed_kernel or not precomputed_kernel}
+    if engine.name not in usable:
+        raise ValueError(
+            f"engine={engine.name!r} trains from features only (it never forms the l x l kernel): call "
+            f"wsvm_span.fit_features(X, y, C, gamma=..., engine={engine.name!r}), or use one of "
+            f"{list(usable)} on a precomputed kernel"
+        )
     if not engine.capabilities.per_instance_weights and not is_class_constant(y, C):
-        able = [n for n, e in _ENGINES.items() if e.capabilities.per_instance_weights]
+        able = [n for n, e in usable.items() if e.capabilities.per_instance_weights]
         raise ValueError(
             f"engine={engine.name!r} supports class weights only and these weights vary within a class;"
             f" use one of {able} or 'auto'"
@@ -80,3 +94,22 @@ def fit_svm(K, y, C, engine: str = AUTO, tol: float = DEFAULT_TOL, *, check_inpu
     alpha, b = solver.solve(K, y, C, tol)
     fit_time = time.perf_counter() - t0
     return make_model(K, y, C, alpha, b, engine=solver.name, tol=tol, fit_time=fit_time)
+
+
+def fit_features(X, y, C, *, gamma: float, engine: str = AUTO, tol: float | None = None, **options) -> WeightedSVM:
+    """Train a weighted SVM with the RBF kernel exp(-gamma ||x - z||^2) from the features, with any engine.
+
+    Parameters
+    ----------
+    X : (l, d) features;  y : (l,) labels in {-1, +1};  C : scalar or (l,) weights C_i > 0
+    gamma : RBF parameter
+    engine : a name of :data:`FEATURE_ENGINE_NAMES`. "sklearn" and "libsvm" build the l x l kernel and
+        give exactly ``fit_svm(rbf_kernel(X, None, gamma), ...)``; "sklearn-rbf" is scikit-learn's LIBSVM
+        evaluating the RBF itself (option ``cache_mb``); "sampling" is ``engines.sampling.fit_sampling``
+        (its options; the ``SamplingRecord`` is dropped).
+    tol : the engine's tolerance (LIBSVM ``-e``; for "sampling" the KKT certificate's); None: its default
+
+    The model's fit_time counts everything from the features (for the kernel engines, the kernel too).
+    """
+    X, y, C, gamma = check_features_problem(X, y, C, gamma)
+    return engine_for(engine, y, C, precomputed_kernel=False).fit_features(X, y, C, gamma, tol, **options)

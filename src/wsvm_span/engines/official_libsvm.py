@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from libsvm import svmutil
 
-from .base import LIBSVM_CACHE_MB, Capabilities
+from .base import LIBSVM_CACHE_MB, Capabilities, fit_features_by_kernel
 
 
 class OfficialLibsvm:
@@ -44,3 +44,6 @@ class OfficialLibsvm:
         alpha[idx] = coef * y[idx]
         b = -sign * m.rho[0]
         return alpha, float(b)
+
+    def fit_features(self, X, y, C, gamma, tol):
+        return fit_features_by_kernel(self, X, y, C, gamma, tol)

@@ -11,7 +11,7 @@ import numpy as np
 from sklearn import config_context
 from sklearn.svm import SVC
 
-from .base import LIBSVM_CACHE_MB, Capabilities
+from .base import LIBSVM_CACHE_MB, Capabilities, fit_features_by_kernel
 
 
 class SklearnLibsvm:
@@ -31,3 +31,6 @@ class SklearnLibsvm:
         # dual_coef_ holds y_i a_i with classes_ = [-1, +1] and f > 0 meaning +1.
         alpha[svc.support_] = np.abs(svc.dual_coef_[0])
         return alpha, float(svc.intercept_[0])
+
+    def fit_features(self, X, y, C, gamma, tol):
+        return fit_features_by_kernel(self, X, y, C, gamma, tol)

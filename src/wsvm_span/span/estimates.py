@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels import kernel_radius2
+from ..kernels import kernel_radius2, rbf_kernel
 from ..model import WeightedSVM
 from ..solvers.enclosing_ball import enclosing_ball_diameter
 from ..solvers.qp import qp_solver_name
+from ..utils.validation import check_features, check_int
 from .geometry import (
     BorderedInverse,
     affine_span_qp,
@@ -236,6 +237,47 @@ def span_rule_errors(model: WeightedSVM, K, inverse: BorderedInverse | None = No
     with np.errstate(invalid="ignore"):
         errors = model.alpha[sv] * span2 - model.margins[sv] >= 0
     return span2, errors
+
+
+#: bounded SVs per block in ``span_rule_from_svs``: each block's kernel is (n* + block)^2, so the
+#: block stays small beside the n* x n* factorization it reuses
+SPAN_BLOCK_ROWS = 2048
+
+
+def span_rule_from_svs(model: WeightedSVM, X, gamma: float, *, block_rows: int | None = None) -> float:
+    """``span_rule(model, K)`` of an RBF model trained on features X ((l, d)), from kernel blocks of
+    its SVs only: the closed form reads K only among the SVs, so l can be far beyond an l x l kernel.
+
+    The bordered matrix of the in-bound SVs is factored once (n* x n* kernel); the bounded SVs go
+    through in blocks of ``block_rows`` (default SPAN_BLOCK_ROWS), each as the model restricted to
+    (in-bound + block), whose kernel is (n* + block)^2. The count is divided by the full l.
+    """
+    X = check_features(X, name="X")
+    l = model.n_train
+    if X.shape[0] != l:
+        raise ValueError(f"X has {X.shape[0]} rows, the model {l} training points")
+    M, B = model.inbound, model.bounded
+    if M.size == 0:  # the span is undefined: every SV counts as an error (span_rule_errors)
+        return model.support.size / l
+    K_MM = rbf_kernel(X[M], None, gamma)
+    inverse = bordered_inverse(K_MM)
+    block_rows = SPAN_BLOCK_ROWS if block_rows is None else check_int(block_rows, "block_rows")
+    errors = 0
+    for start in range(0, max(B.size, 1), block_rows):
+        Q = B[start:start + block_rows]
+        idx = np.concatenate([M, Q])
+        K_MQ = rbf_kernel(X[M], X[Q], gamma)
+        K = np.block([[K_MM, K_MQ], [K_MQ.T, rbf_kernel(X[Q], None, gamma)]])
+        restricted = WeightedSVM(
+            alpha=model.alpha[idx], b=model.b, y=model.y[idx], C=model.C[idx],
+            decision_train=model.decision_train[idx], support=np.arange(idx.size),
+            inbound=np.arange(M.size), bounded=np.arange(M.size, idx.size), engine=model.engine,
+            tol=model.tol,
+        )
+        _, wrong = span_rule_errors(restricted, K, inverse)
+        # the in-bound SVs come first in every block: count them once
+        errors += int(wrong[M.size:].sum()) + (int(wrong[:M.size].sum()) if start == 0 else 0)
+    return errors / l
 
 
 def span_bound(model: WeightedSVM, K, *, D: float | None = None, qp_solver: str = "auto") -> float:

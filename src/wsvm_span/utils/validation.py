@@ -104,3 +104,27 @@ def check_problem(K, y, C, *, check_input: bool = True):
         return K, check_labels(y, K.shape[0]), check_weights(C, K.shape[0])
     y = np.asarray(y, dtype=float)
     return K, y, np.broadcast_to(np.asarray(C, dtype=float), y.shape).astype(float)
+
+
+def check_int(value, name: str, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum``; bools and floats are refused (4.0 draws is a typo)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_features_problem(X, y, C, gamma):
+    """(X, y, C) of a training problem given by features and an RBF parameter gamma, validated:
+    X finite (l, d), y in {-1, +1} with both classes, C_i > 0, gamma positive and finite."""
+    X = check_features(X, name="X")
+    if X.shape[0] == 0:
+        raise ValueError("X has no rows")
+    y = np.asarray(y)
+    if y.ndim == 1 and y.shape[0] != X.shape[0]:
+        raise ValueError(f"y has {y.shape[0]} labels but X has {X.shape[0]} rows")
+    y = check_labels(y)
+    C = check_weights(C, X.shape[0])
+    if isinstance(gamma, (bool, np.bool_)) or not isinstance(gamma, (int, float, np.integer, np.floating)) \
+            or not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"gamma must be a positive finite number, got {gamma!r}")
+    return X, y, C, float(gamma)
