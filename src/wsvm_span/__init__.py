@@ -17,7 +17,17 @@ from .kernels import KernelCache, kernel_radius2, rbf_kernel
 from .model import WeightedSVM
 from .resampling import FoldKernels, LeaveOneOut, kfold_cv_error, leave_one_out, loo_error, stratified_folds
 from .solvers.enclosing_ball import enclosing_ball_diameter, enclosing_ball_radius2
-from .span import SpanAnalysis, analyse_spans, span_bound, span_rule, sv_count_bound, xi_alpha_bound
+from .span import (
+    SpanAnalysis,
+    analyse_spans,
+    inbound_diameter,
+    span_bound,
+    span_bound_separable,
+    span_bound_standard,
+    span_rule,
+    sv_count_bound,
+    xi_alpha_bound,
+)
 from .weights import class_weights, sigmoid_weights
 
 __version__ = "0.1.0"
@@ -25,7 +35,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ENGINE_NAMES", "FoldKernels", "KernelCache", "LeaveOneOut", "ModelEvaluation", "SpanAnalysis", "WeightedSVM",
     "analyse_spans", "class_weights", "enclosing_ball_diameter", "enclosing_ball_radius2", "evaluate_model",
-    "fit_svm", "kernel_radius2", "kfold_cv_error", "leave_one_out", "loo_error", "rbf_kernel",
-    "sigmoid_weights", "span_bound", "span_rule", "stratified_folds", "sv_count_bound", "test_error",
+    "fit_svm", "inbound_diameter", "kernel_radius2", "kfold_cv_error", "leave_one_out", "loo_error", "rbf_kernel",
+    "sigmoid_weights", "span_bound", "span_bound_separable", "span_bound_standard", "span_rule", "stratified_folds", "sv_count_bound", "test_error",
     "xi_alpha_bound",
 ]
