@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import LOCAL_MIRROR as LOCAL, require_mirror
+from test_data_datasets import _ref_scale
 from wsvm_span.data import DATASETS, EXTRA_NAMES, dataset_checksums, load_dataset
 
 BCW = "breast_cancer_wisconsin_200_77"
@@ -35,13 +36,6 @@ def data_dir(tmp_path_factory):
 
 def _load(name, seed, data_dir, **kw):
     return load_dataset(name, seed=seed, data_dir=data_dir, mirror=str(LOCAL), publishers=False, **kw)
-
-
-def _ref_scale(train, test):
-    lo, hi = train.min(axis=0), train.max(axis=0)
-    rng = hi - lo
-    safe = np.where(rng > 0, rng, 1.0)
-    return [np.where(rng > 0, (a - lo) / safe, 0.0) for a in (train, test)]
 
 
 def _bcw_reference():

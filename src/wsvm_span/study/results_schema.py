@@ -104,6 +104,11 @@ def label(column: str, rows=None, labels: Mapping[str, str] = LABELS) -> str:
         text = text.format(k=folds[0] if len(folds) == 1 else "K")
     return text
 
+#: columns of every row schema: what a trained model is (after the row's place and hyperparameters), and
+#: where the row sits (last)
+_TRAINED = [("gamma", pa.float64()), ("engine", pa.string()), ("qp_solver", pa.string()), ("test_error", pa.float64())]
+_PLACE = [("l", pa.int64()), ("d", pa.int64()), ("model_index", pa.int64()), ("chunk", pa.int64())]
+
 _FIELDS: list[tuple[str, pa.DataType]] = [
     ("experiment", pa.string()),
     ("dataset", pa.string()),
@@ -115,18 +120,12 @@ _FIELDS: list[tuple[str, pa.DataType]] = [
     ("A", pa.float64()),
     ("B", pa.float64()),
     ("log2_C", pa.float64()),
-    ("gamma", pa.float64()),
-    ("engine", pa.string()),
-    ("qp_solver", pa.string()),
-    ("test_error", pa.float64()),
+    *_TRAINED,
     *[(name, pa.float64()) for name in ESTIMATORS],
     ("cv_folds", pa.int64()),
     *[(name, pa.int64()) for name in COUNTS],
     *[(name, pa.float64()) for name in TIMINGS],
-    ("l", pa.int64()),
-    ("d", pa.int64()),
-    ("model_index", pa.int64()),
-    ("chunk", pa.int64()),
+    *_PLACE,
 ]
 
 ROW_SCHEMA: pa.Schema = pa.schema([pa.field(n, t, nullable=False) for n, t in _FIELDS])
@@ -145,10 +144,7 @@ _STANDARD_FIELDS: list[tuple[str, pa.DataType]] = [
     ("seed", pa.int64()),
     ("realization", pa.int64()),
     *[(name, pa.float64()) for name in STANDARD_HYPERPARAMETERS],
-    ("gamma", pa.float64()),
-    ("engine", pa.string()),
-    ("qp_solver", pa.string()),
-    ("test_error", pa.float64()),
+    *_TRAINED,
     ("span_rule", pa.float64()),
     ("span_bound", pa.float64()),  # Theorem 1 in its standard form (span_bound_standard)
     ("span_bound_separable", pa.float64()),  # nan when a SV is bounded
@@ -159,10 +155,7 @@ _STANDARD_FIELDS: list[tuple[str, pa.DataType]] = [
     ("t_span_rule", pa.float64()),
     ("t_span_bound", pa.float64()),
     ("t_loo", pa.float64()),
-    ("l", pa.int64()),
-    ("d", pa.int64()),
-    ("model_index", pa.int64()),
-    ("chunk", pa.int64()),
+    *_PLACE,
 ]
 STANDARD_ROW_SCHEMA: pa.Schema = pa.schema([pa.field(n, t, nullable=False) for n, t in _STANDARD_FIELDS])
 

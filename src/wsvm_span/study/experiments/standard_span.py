@@ -24,9 +24,8 @@ from wsvm_span.data import DATASETS
 
 from ..config.cost import STARTUP_SECONDS, TIME_PADDING, approx_sizes, estimated_seconds, memory_mb
 from ..config.grid import expand_axis, grid_point, grid_size
-from ..progress import Progress
 from ..results_schema import STANDARD_HYPERPARAMETERS
-from .base import JobIdentity
+from .base import JobIdentity, SplitProblem, evaluate_models, warm_up_indices
 
 __all__ = ["JOB", "KIND", "LOO_METHODS", "ROWS", "StandardSpanJob", "config_problems", "evaluate", "plan",
            "prepare", "provenance", "resources", "row_params", "run_params", "sigma_gamma", "task_seeds"]
@@ -38,8 +37,6 @@ KIND = "standard_span"
 ROWS = "standard_model"
 #: the third part of the job's paths: every model has C_i = C
 VARIANT = "standard"
-#: points per class of the warm-up problem: enough for LIBSVM, the span QPs and a leave-one-out
-WARM_UP_PER_CLASS = 12
 
 
 def _loo_by_retraining(model, K):
@@ -90,18 +87,13 @@ class StandardSpanJob(JobIdentity):
         return VARIANT
 
     @property
-    def n_models(self) -> int:
-        return self.model_stop - self.model_start
-
-    @property
     def loo_models(self) -> tuple[int, ...]:
         """The models of this job with exact LOO (all of them, unless the method is "none")."""
         return () if self.loo_method == NO_LOO else tuple(range(self.model_start, self.model_stop))
 
-    @staticmethod
-    def normalise(raw: dict) -> dict:
-        raw["axes"] = {k: [float(v) for v in vals] for k, vals in raw["axes"].items()}
-        return raw
+    @classmethod
+    def normalise(cls, raw: dict) -> dict:
+        return cls.normalise_axes(raw)
 
 
 # -------------------------------------------------------------------------------------------- planning
@@ -172,7 +164,7 @@ def resources(cfg: Mapping[str, Any], job: StandardSpanJob) -> dict[str, int]:
 
 # --------------------------------------------------------------------------------------------- running
 @dataclass
-class StandardProblem:
+class StandardProblem(SplitProblem):
     """What every model of a job shares: the split, and the kernels and D of the sigma in use (the models
     are in grid order, sigma slowest, so one sigma's kernels are computed once and dropped after)."""
 
@@ -181,18 +173,6 @@ class StandardProblem:
     setup_s: float = 0.0
     _sigma: float | None = None
     _kernels: Any = None
-
-    @property
-    def l(self) -> int:
-        return int(len(self.split.y_train))
-
-    @property
-    def d(self) -> int:
-        return int(self.split.d)
-
-    @property
-    def checksums(self) -> dict:
-        return dict(self.split.checksums or {})
 
     def kernels(self, sigma: float):
         """The ``KernelCache`` of RBF width sigma (train, test, D)."""
@@ -226,8 +206,8 @@ def prepare(job: StandardSpanJob, settings) -> StandardProblem:
 def _warm_up(job: StandardSpanJob, problem: StandardProblem) -> None:
     """Train and evaluate once on a small subsample at the job's first grid point."""
     y = problem.split.y_train
-    idx = np.concatenate([np.flatnonzero(y == 1)[:WARM_UP_PER_CLASS], np.flatnonzero(y == -1)[:WARM_UP_PER_CLASS]])
-    if len(np.unique(y[idx])) < 2:
+    idx = warm_up_indices(y)
+    if idx is None:
         return
     point = grid_point(job.axes, job.model_start)
     import wsvm_span as ws
@@ -271,25 +251,19 @@ def _evaluate_model(job: StandardSpanJob, K, y, C: float, K_test, y_test, D: flo
 
 def evaluate(job: StandardSpanJob, problem: StandardProblem, on_row: Callable[[dict], None] | None = None) -> list[dict]:
     """Train and evaluate every model of the chunk (one BLAS thread); ``on_row(row)`` after each."""
-    from wsvm_span.utils.environment import single_threaded
-
     split = problem.split
-    rows: list[dict] = []
-    progress = Progress(job.slot, job.n_models, log)
-    with single_threaded():
-        for idx in range(job.model_start, job.model_stop):
-            point = grid_point(job.axes, idx)
-            kernels = problem.kernels(point["sigma"])
-            row = _evaluate_model(job, kernels.train, split.y_train, 2.0 ** point["log2_C"], kernels.test,
-                                  split.y_test, kernels.diameter)
-            row.update(point)
-            row.update(experiment=job.experiment, dataset=job.dataset, seed=job.seed, realization=job.realization,
-                       gamma=sigma_gamma(point["sigma"]), l=problem.l, d=problem.d, model_index=idx, chunk=job.chunk)
-            rows.append(row)
-            if on_row is not None:
-                on_row(row)
-            progress.model_done()
-    return rows
+
+    def row_of(idx: int) -> dict:
+        point = grid_point(job.axes, idx)
+        kernels = problem.kernels(point["sigma"])
+        row = _evaluate_model(job, kernels.train, split.y_train, 2.0 ** point["log2_C"], kernels.test,
+                              split.y_test, kernels.diameter)
+        row.update(point)
+        row.update(experiment=job.experiment, dataset=job.dataset, seed=job.seed, realization=job.realization,
+                   gamma=sigma_gamma(point["sigma"]), l=problem.l, d=problem.d, model_index=idx, chunk=job.chunk)
+        return row
+
+    return evaluate_models(job, log, row_of, on_row)
 
 
 def run_params(job: StandardSpanJob, problem: StandardProblem) -> dict[str, Any]:
