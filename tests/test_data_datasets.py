@@ -104,9 +104,11 @@ def manifest() -> dict[str, dict]:
 def test_list_datasets():
     names = list_datasets()
     assert names[:14] == list(TABLE1)
+    extra = ["breast_cancer_wisconsin_200_77", "mnist_0to4_5to9"]  # standard-svm-span.md
+    assert names[14:16] == extra
     synth = [f"ringnorm_d{d}_l{2**k}" for d in (20, 40, 80) for k in range(7, 15)]
-    assert names[14:] == synth
-    assert len(DATASETS) == 38 and "ringnorm_d7_l100" in DATASETS
+    assert names[16:] == synth
+    assert len(DATASETS) == 40 and "ringnorm_d7_l100" in DATASETS
     assert DATASETS["ringnorm_d7_l100"].d == 7
     with pytest.raises(UnknownDatasetError):
         DATASETS["mnist_4_9"]

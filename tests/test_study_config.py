@@ -245,8 +245,11 @@ def test_paper_config_plans_the_full_study():
     assert len(ex.experiment_datasets(cfg, "exp6")) == 24
     assert sc.grid_size(sc.grid_axes(cfg, "exp1")) == 33 * 33
     assert sc.grid_size(sc.grid_axes(cfg, "exp2")) == 10 * 10 * 17
-    assert sum(j.n_models for j in jobs) == 12 * 1089 + 2 * 1700 + 24 * 1089
-    assert len(jobs) == 12 * 33 + 2 * 17 + 24 * 33  # one replicate each (seeds [0], realizations [1])
+    # exp10 (standard-svm-span.md): 23 digit subsets x 10 sigmas, 100 breast cancer splits x 3 sigmas x 17 C,
+    # one job per replicate
+    assert sum(j.n_models for j in jobs) == 12 * 1089 + 2 * 1700 + 24 * 1089 + 23 * 10 + 100 * 3 * 17
+    # one replicate each (seeds [0], realizations [1]); exp10 one job per replicate of its tasks
+    assert len(jobs) == 12 * 33 + 2 * 17 + 24 * 33 + 23 + 100
 
 
 # --------------------------------------------------------------------------------------------- CLI
@@ -259,8 +262,9 @@ def test_cli_check_config_ok():
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["jobs"] == len(ex.plan_jobs(sc.load_config(REPO / "config" / "test.yaml")))
-    assert set(out["experiments"]) == {"exp1", "exp2", "exp6"}
+    assert set(out["experiments"]) == {"exp1", "exp2", "exp6", "exp10"}
     assert out["experiments"]["exp1"]["replicates"] == {"breast_cancer": 1}
+    assert out["experiments"]["exp10"]["replicates"] == {"breast_cancer_wisconsin_200_77": 2}
 
 
 @pytest.mark.parametrize(

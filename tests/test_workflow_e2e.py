@@ -34,7 +34,19 @@ EXPECTED_COLUMNS = {
     "t_span_bound": pa.float64(), "t_cv": pa.float64(), "t_loo": pa.float64(), "l": pa.int64(), "d": pa.int64(),
     "model_index": pa.int64(), "chunk": pa.int64(),
 }
+# Experiment 10's rows (standard SVM, standard-svm-span.md), spelled out the same way
+EXPECTED_STANDARD_COLUMNS = {
+    "experiment": pa.string(), "dataset": pa.string(), "seed": pa.int64(), "realization": pa.int64(),
+    "sigma": pa.float64(), "log2_C": pa.float64(), "gamma": pa.float64(), "engine": pa.string(),
+    "qp_solver": pa.string(), "test_error": pa.float64(), "span_rule": pa.float64(), "span_bound": pa.float64(),
+    "span_bound_separable": pa.float64(), "loo_error": pa.float64(), "S": pa.float64(), "D": pa.float64(),
+    "D_SV": pa.float64(), "n_sv": pa.int64(), "n_inbound": pa.int64(), "n_bounded": pa.int64(),
+    "n_empty_lambda": pa.int64(), "n_qp": pa.int64(), "t_train": pa.float64(), "t_span_rule": pa.float64(),
+    "t_span_bound": pa.float64(), "t_loo": pa.float64(), "l": pa.int64(), "d": pa.int64(),
+    "model_index": pa.int64(), "chunk": pa.int64(),
+}
 SELECTION = ["span_rule", "span_bound", "cv_error", "xi_alpha_bound", "sv_count_bound"]
+WEIGHT_GRIDS = ("exp1", "exp2", "exp6")
 
 
 class Study:
@@ -79,21 +91,25 @@ def study(tmp_path_factory) -> Study:
 def test_every_expected_file_exists(study):
     res = study.workdir / "results"
     expected = [study.workdir / j.path for j in study.jobs]
-    expected += [res / e / "rows.parquet" for e in ("exp1", "exp2", "exp6")]
-    tables = ["table2", "table3", "table4", "table5", "table6", "loo_agreement", "exp6_summary"]
+    expected += [res / e / "rows.parquet" for e in (*WEIGHT_GRIDS, "exp10")]
+    tables = ["table2", "table3", "table4", "table5", "table6", "loo_agreement", "exp6_summary", "exp10_diameters",
+              "exp10_selection", "exp10_cost"]
     expected += [res / "tables" / f"{t}.{ext}" for t in tables for ext in ("csv", "md", "tex")]
     figs = ["exp3_breast_cancer_log2_C_plus", "exp3_breast_cancer_log2_C_minus", "exp3_parkinson_speech_A",
-            "exp3_parkinson_speech_B", "exp3_parkinson_speech_log2_C", "exp6_time", "exp6_sv", "loo_vs_span_rule"]
+            "exp3_parkinson_speech_B", "exp3_parkinson_speech_log2_C", "exp6_time", "exp6_sv", "loo_vs_span_rule",
+            "exp10_diameters", "exp10_curves"]
     expected += [res / "figures" / f"{f}.{ext}" for f in figs for ext in ("png", "pdf")]
     expected += [res / "mlflow.db", res / "mlflow-summary.json"]
     missing = [str(p) for p in expected if not p.is_file() or p.stat().st_size == 0]
     assert not missing
-    assert len(study.jobs) == 5  # exp1: 9 models in chunks of 5; exp2: 6 in chunks of 5; exp6: 1
+    assert len(study.jobs) == 7  # exp1: 9 models in chunks of 5; exp2: 6 in chunks of 5; exp6: 1; exp10: 2
     assert not list((res).rglob("*.tmp"))
 
 
 def test_parquet_schema(study):
     for job in study.jobs:
+        if job.experiment == "exp10":
+            continue  # test_standard_rows
         schema = pq.read_schema(study.workdir / job.path)
         assert schema.names == list(EXPECTED_COLUMNS)
         for name, typ in EXPECTED_COLUMNS.items():
@@ -115,6 +131,27 @@ def test_parquet_schema(study):
     assert set(e1["l"]) == {100} and set(e1["d"]) == {10}
     e6 = study.rows("exp6")
     assert e6["loo_error"].isna().all() and set(e6["l"]) == {128}  # no LOO in exp6
+
+
+def test_standard_rows(study):
+    """Experiment 10: its own schema, one replicate per job, k = 0, S <= D_SV <= D, bound >= exact LOO."""
+    jobs = [j for j in study.jobs if j.experiment == "exp10"]
+    assert [j.seed for j in jobs] == [0, 1]
+    for job in jobs:
+        schema = pq.read_schema(study.workdir / job.path)
+        assert {n: schema.field(n).type for n in schema.names} == EXPECTED_STANDARD_COLUMNS
+        assert list(schema.names) == list(EXPECTED_STANDARD_COLUMNS)
+    df = study.rows("exp10")
+    assert len(df) == 6 and (df["dataset"] == "breast_cancer_wisconsin_200_77").all()
+    assert (df["gamma"] == 1 / (2 * df["sigma"] ** 2)).all() and sorted(set(df["log2_C"])) == [-2.0, 2.0, 6.0]
+    assert df[["test_error", "span_rule", "span_bound", "loo_error", "D"]].notna().all().all()
+    assert (df["n_empty_lambda"] == 0).all() and (df["span_bound"] >= df["loo_error"]).all()
+    some = df["n_inbound"] >= 2
+    assert (df.loc[some, "S"] <= df.loc[some, "D_SV"] * (1 + 1e-9)).all() and (df["D_SV"] <= df["D"] + 1e-9).all()
+    sel = pd.read_csv(study.workdir / "results" / "tables" / "exp10_selection.csv")
+    rule = sel[sel["estimator"] == "span_rule"].iloc[0]
+    curve = df.groupby("log2_C")[["test_error", "span_rule"]].mean()
+    assert rule["rmse_curve"] == pytest.approx(100 * np.sqrt(np.mean((curve["span_rule"] - curve["test_error"]) ** 2)))
 
 
 def _selected(rep: pd.DataFrame, col: str) -> float:
@@ -179,9 +216,20 @@ def test_mlflow_runs(study):
         assert {"dataset", "seed", "realization", "chunk", "gamma", "l", "d"} <= set(p.data.params)
         assert p.data.metrics["tracking_s"] > 0
     # children: params = hyperparameters, metrics = the parquet row
-    rows = pd.concat([study.rows(e) for e in ("exp1", "exp2", "exp6")])
+    rows = pd.concat([study.rows(e) for e in WEIGHT_GRIDS])
+    standard = study.rows("exp10")
     for child in (r for r in runs if r.data.tags.get("wsvm.kind") == "model"):
         parent = parents[child.data.tags["mlflow.parentRunId"]]
+        if parent.data.params["experiment"] == "exp10":
+            sel = standard[(standard.seed == int(parent.data.params["seed"]))
+                           & (standard.model_index == int(child.data.params["model_index"]))]
+            assert len(sel) == 1
+            row = sel.iloc[0]
+            for h in ("sigma", "log2_C"):
+                assert float(child.data.params[h]) == pytest.approx(row[h])
+            for m in ("test_error", "span_rule", "span_bound", "loo_error", "D", "n_sv", "n_empty_lambda", "t_loo"):
+                assert child.data.metrics[m] == pytest.approx(float(row[m])), m
+            continue
         sel = rows[(rows.experiment == parent.data.params["experiment"])
                    & (rows.dataset == parent.data.params["dataset"])
                    & (rows.model_index == int(child.data.params["model_index"]))]
@@ -200,7 +248,7 @@ def test_mlflow_runs(study):
     arts = {a.path for a in MlflowClient(study.uri).list_artifacts(summary.info.run_id, "tables")}
     assert "tables/table2.csv" in arts and "tables/table6.tex" in arts
     figs = {a.path for a in MlflowClient(study.uri).list_artifacts(summary.info.run_id, "figures")}
-    assert "figures/exp6_time.png" in figs
+    assert "figures/exp6_time.png" in figs and "figures/exp10_curves.png" in figs
     info = json.loads((study.workdir / "results" / "mlflow-summary.json").read_text())
     assert info["run_id"] == summary.info.run_id and info["n_jobs"] == len(study.jobs)
     assert 0 < info["tracking_share"] < 1

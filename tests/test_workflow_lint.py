@@ -37,13 +37,14 @@ def test_paper_config_dry_run_plans_the_full_study(tmp_path, env):
     elapsed = time.monotonic() - t0
     assert res.returncode == 0, explain(res)
     counts = _job_counts(res.stdout + res.stderr)
-    # exp1: 12 data sets x 33 chunks (1089 models / 33); exp2: 2 x 17 (1700 / 100); exp6: 24 x 33
-    assert counts["grid_chunk"] == 12 * 33 + 2 * 17 + 24 * 33
-    assert counts["collect_rows"] == 3
-    assert counts["table"] == 7
-    # exp3 curves (12 x 2 + 2 x 3), the LOO scatter, exp6 time and SV counts
-    assert counts["figure"] == 12 * 2 + 2 * 3 + 1 + 2
-    assert counts["total"] == counts["grid_chunk"] + 3 + 7 + 33 + 1 + 1  # + summary, all
+    # exp1: 12 data sets x 33 chunks (1089 models / 33); exp2: 2 x 17 (1700 / 100); exp6: 24 x 33; exp10: one
+    # job per replicate (23 digit subsets, 100 breast cancer splits)
+    assert counts["grid_chunk"] == 12 * 33 + 2 * 17 + 24 * 33 + 23 + 100
+    assert counts["collect_rows"] == 4
+    assert counts["table"] == 7 + 3
+    # exp3 curves (12 x 2 + 2 x 3), the LOO scatter, exp6 time and SV counts, exp10 diameters and curves
+    assert counts["figure"] == 12 * 2 + 2 * 3 + 1 + 2 + 2
+    assert counts["total"] == counts["grid_chunk"] + 4 + 10 + 35 + 1 + 1  # + summary, all
     assert elapsed < 120
     assert not (tmp_path / "results").exists()  # planning touched no data and wrote no results
 

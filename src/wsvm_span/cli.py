@@ -39,7 +39,7 @@ def _setup_logging(verbose: bool = False) -> None:
 def cmd_check_config(args) -> int:
     from .study import catalog
     from .study import config as sc
-    from .study.experiments import experiment_datasets, plan_jobs, replicates
+    from .study.experiments import experiment_datasets, plan_jobs
 
     cfg = sc.load_config(args.config, schema=args.schema)
     jobs = plan_jobs(cfg)
@@ -57,7 +57,8 @@ def cmd_check_config(args) -> int:
             summary["experiments"][exp] = {
                 "kind": catalog.EXPERIMENTS[exp].kind,
                 "datasets": datasets,
-                "replicates": {ds: len(replicates(cfg, ds)) for ds in datasets},
+                # as the experiment's kind plans them (a weight grid: the config's seeds and realizations)
+                "replicates": {ds: len({(j.seed, j.realization) for j in ej if j.dataset == ds}) for ds in datasets},
                 "jobs": len(ej),
                 "models": sum(j.n_models for j in ej),
             }

@@ -1,4 +1,5 @@
-"""Data layer: the study's 14 data sets and the synthetic family of Experiment 6.
+"""Data layer: the study's 14 data sets, those of the original span experiments (``EXTRA_NAMES``) and
+the synthetic family of Experiment 6.
 
 >>> from wsvm_span.data import load_dataset, list_datasets
 >>> split = load_dataset("splice")              # doctest: +SKIP
@@ -22,7 +23,7 @@ from .errors import (
 )
 from .files import FileSpec
 from .loader import load_dataset
-from .registry import BENCHMARK_NAMES, DATASETS, DatasetSpec, dataset_checksums, list_datasets
+from .registry import BENCHMARK_NAMES, DATASETS, EXTRA_NAMES, DatasetSpec, dataset_checksums, list_datasets
 from .synthetic import make_ringnorm_variant
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "Split",
     "DATASETS",
     "BENCHMARK_NAMES",
+    "EXTRA_NAMES",
     "DatasetSpec",
     "FileSpec",
     "DataError",

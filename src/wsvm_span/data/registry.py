@@ -1,9 +1,10 @@
-"""The registry: the 14 data sets of the study, their files, pinned checksums, sources and
-split rules, plus the synthetic family ``ringnorm_d{d}_l{l}`` of Experiment 6.
+"""The registry: the 14 data sets of the study, the data sets of the original span experiments
+(standard-svm-span.md), their files, pinned checksums, sources and split rules, plus the synthetic
+family ``ringnorm_d{d}_l{l}`` of Experiment 6.
 
 ``DATASETS`` maps a name to a :class:`DatasetSpec`. Iteration gives the 14 names of
-experiments.md (in its order) followed by the 24 listed synthetic names (d in {20, 40, 80}
-x l in 2^7..2^14); lookup also accepts any other ``ringnorm_d<d>_l<l>``.
+experiments.md (in its order), then :data:`EXTRA_NAMES`, then the 24 listed synthetic names (d in
+{20, 40, 80} x l in 2^7..2^14); lookup also accepts any other ``ringnorm_d<d>_l<l>``.
 
 Checksums
 ---------
@@ -40,7 +41,9 @@ from .splits import (
     build_libsvm_head_tail,
     build_libsvm_pair,
     build_libsvm_random,
+    build_breast_cancer_wisconsin,
     build_mnist_pair,
+    build_mnist_subset,
     build_parkinson,
     build_table_random,
     ida_relpaths,
@@ -60,6 +63,7 @@ __all__ = [
     "DatasetSpec",
     "DATASETS",
     "BENCHMARK_NAMES",
+    "EXTRA_NAMES",
     "list_datasets",
     "dataset_checksums",
 ]
@@ -111,6 +115,14 @@ BREAST_CANCER = _add(_spec(
      _LIBSVM + "breast-cancer_scale"),
     "LIBSVM breast-cancer_scale with labels rewritten 2 -> -1, 4 -> +1 by the uploader; "
     "LIBSVM's own file (labels 2/4) has a different sha256 and fails verification.",
+))
+BREAST_CANCER_WISCONSIN = _add(_spec(
+    "breast_cancer/breast-cancer-wisconsin.data",
+    (_UCI + "breast-cancer-wisconsin/breast-cancer-wisconsin.data",
+     _github("awoolfe/ML-Project1", "75d95508ff7766e37632b7cf94350df10d809153",
+             "data/breast-cancer-wisconsin.data")),
+    "UCI Breast Cancer Wisconsin (Original), 699 rows: sample code number, 9 attributes 1-10, class "
+    "2 (benign) / 4 (malignant); 16 rows have '?' for bare nuclei.",
 ))
 MUSHROOMS = _add(_spec(
     "mushrooms/mushrooms.txt.gz",
@@ -333,7 +345,43 @@ def _make_fixed() -> dict[str, DatasetSpec]:
         _bind(build_bank, relpath=BANK.relpath, n_train=300),
         uses_seed=True, has_scores=True,
     ))
+    specs += _extra_specs(mnist_rel)
     return {s.name: s for s in specs}
+
+
+#: MNIST training subsets of the digits task of standard-svm-span.md: the original cut the 7291 USPS
+#: training digits into 23 subsets of 317 (USPS is not available here)
+MNIST_SUBSET_SIZE = 317
+#: the seed of the one permutation of the MNIST training images that the subsets are cut from
+MNIST_SUBSET_PERMUTATION_SEED = 0
+
+
+def _extra_specs(mnist_rel: dict[str, str]) -> list[DatasetSpec]:
+    """Data sets beyond experiments.md's 14: those of the original span experiments (standard-svm-span.md)."""
+    return [
+        DatasetSpec(
+            "breast_cancer_wisconsin_200_77", 200, 77, 9, 9,
+            "UCI breast-cancer-wisconsin.data: the 683 complete rows (the 16 rows with a missing bare nuclei "
+            "value are dropped, as in LIBSVM's breast-cancer), the 9 attributes (not the sample code number); "
+            "seeded stratified random 200 train, then 77 test drawn stratified from the rest (the original "
+            "span study's 200 / 77 protocol, whose 277-point breast cancer set is not available); the other "
+            "406 rows are unused",
+            "malignant (class 4)", (BREAST_CANCER_WISCONSIN,),
+            _bind(build_breast_cancer_wisconsin, relpath=BREAST_CANCER_WISCONSIN.relpath, n_train=200, n_test=77),
+            uses_seed=True,
+        ),
+        DatasetSpec(
+            "mnist_0to4_5to9", MNIST_SUBSET_SIZE, 10000, 784, 784,
+            f"MNIST digits 0-4 vs 5-9: training subset s (the seed) = images {MNIST_SUBSET_SIZE} s .. "
+            f"{MNIST_SUBSET_SIZE} (s + 1) - 1 of one fixed permutation (numpy default_rng("
+            f"{MNIST_SUBSET_PERMUTATION_SEED})) of the 60000 training images, so different seeds are disjoint "
+            "(s = 0..188); test set: all 10000 MNIST test images",
+            "digits 0-4 (digits 5-9 -> -1)", tuple(MNIST_FILES.values()),
+            _bind(build_mnist_subset, rel=mnist_rel, positive_digits=(0, 1, 2, 3, 4),
+                  subset_size=MNIST_SUBSET_SIZE, permutation_seed=MNIST_SUBSET_PERMUTATION_SEED),
+            uses_seed=True,
+        ),
+    ]
 
 
 def _ida_spec(stem: str, n_train: int, n_test: int, d: int, positive: str) -> DatasetSpec:
@@ -359,7 +407,9 @@ BENCHMARK_NAMES: tuple[str, ...] = (
     "adult", "mnist_2_9", "mnist_1_7", "mnist_3_6", "mnist_0_8", "parkinson_speech",
     "bank_marketing",
 )  # fmt: skip
-assert tuple(_FIXED) == BENCHMARK_NAMES
+#: Data sets beyond experiments.md: those of the original span experiments (standard-svm-span.md).
+EXTRA_NAMES: tuple[str, ...] = ("breast_cancer_wisconsin_200_77", "mnist_0to4_5to9")
+assert tuple(_FIXED) == BENCHMARK_NAMES + EXTRA_NAMES
 _SYNTHETIC_LISTED = tuple(ringnorm_name(d, l) for d in RINGNORM_DIMS for l in RINGNORM_SIZES)
 
 
@@ -388,7 +438,7 @@ class _Registry(Mapping[str, DatasetSpec]):
         if parsed is not None:
             return _ringnorm_spec(*parsed)
         raise UnknownDatasetError(
-            f"unknown data set {name!r}; known: {', '.join(BENCHMARK_NAMES)} and "
+            f"unknown data set {name!r}; known: {', '.join(BENCHMARK_NAMES + EXTRA_NAMES)} and "
             "ringnorm_d<d>_l<l> (e.g. ringnorm_d20_l1024)"
         )
 
@@ -397,20 +447,23 @@ class _Registry(Mapping[str, DatasetSpec]):
 
     def __iter__(self) -> Iterator[str]:
         yield from BENCHMARK_NAMES
+        yield from EXTRA_NAMES
         yield from _SYNTHETIC_LISTED
 
     def __len__(self) -> int:
-        return len(BENCHMARK_NAMES) + len(_SYNTHETIC_LISTED)
+        return len(BENCHMARK_NAMES) + len(EXTRA_NAMES) + len(_SYNTHETIC_LISTED)
 
     def __repr__(self) -> str:
-        return f"<data set registry: {len(BENCHMARK_NAMES)} benchmark + ringnorm_d<d>_l<l>>"
+        return (f"<data set registry: {len(BENCHMARK_NAMES)} benchmark + {len(EXTRA_NAMES)} more "
+                "+ ringnorm_d<d>_l<l>>")
 
 
 DATASETS: Mapping[str, DatasetSpec] = _Registry()
 
 
 def list_datasets() -> list[str]:
-    """The 14 benchmark names (experiments.md order), then ringnorm_d{20,40,80}_l{128..16384}."""
+    """The 14 benchmark names (experiments.md order), the extra names (:data:`EXTRA_NAMES`), then
+    ringnorm_d{20,40,80}_l{128..16384}."""
     return list(DATASETS)
 
 

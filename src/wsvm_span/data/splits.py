@@ -13,10 +13,12 @@ returned in increasing file order.
 Label conventions (+1 / -1)
 ---------------------------
 * breast_cancer: malignant (+1 in the stored LIBSVM copy, 4 in LIBSVM's original) -> +1.
+* breast_cancer_wisconsin_200_77: UCI class 4 (malignant) -> +1, 2 (benign) -> -1.
 * mushrooms: LIBSVM label 1 (poisonous, 3916 rows) -> +1, label 2 (edible, 4208) -> -1.
 * skin_nonskin: label 1 (skin) -> +1, 2 (non-skin) -> -1.
 * IDA sets, splice, adult: the files' own -1/+1.
 * mnist_a_b: digit a -> +1, digit b -> -1 (e.g. mnist_2_9: 2 -> +1, 9 -> -1).
+* mnist_0to4_5to9: digits 0-4 -> +1, digits 5-9 -> -1.
 * parkinson_speech: class 1 (Parkinson's) -> +1, class 0 (healthy) -> -1.
 * bank_marketing: y == "yes" -> +1, "no" -> -1.
 """
@@ -52,6 +54,9 @@ __all__ = [
     "build_ida",
     "ida_relpaths",
     "build_mnist_pair",
+    "build_mnist_subset",
+    "build_breast_cancer_wisconsin",
+    "UCI_BCW_ATTRIBUTES",
     "build_parkinson",
     "build_bank",
     "BANK_FEATURES",
@@ -291,6 +296,77 @@ def build_mnist_pair(
         y = np.where(labels[keep] == positive_digit, 1.0, -1.0)
         out += [images[keep].astype(np.float64), y]
     return RawSplit(*out)
+
+
+def build_mnist_subset(
+    src: SourceFiles,
+    seed: int,
+    realization: int | None,
+    *,
+    rel: dict[str, str],
+    positive_digits: Sequence[int],
+    subset_size: int,
+    permutation_seed: int,
+) -> RawSplit:
+    """Training subset ``seed`` of the MNIST training images, the whole MNIST test set.
+
+    One fixed permutation of the 60000 training images (``numpy.random.default_rng(permutation_seed)``)
+    is cut into consecutive blocks of ``subset_size``; subset s is block s, so different seeds give
+    disjoint training sets (s = 0 .. 60000 // subset_size - 1). Labels: a digit in ``positive_digits``
+    -> +1, any other -> -1.
+    """
+    a = _mnist_arrays(src, rel)
+    images, labels = a["train_images"], a["train_labels"]
+    n_subsets = images.shape[0] // subset_size
+    if not 0 <= seed < n_subsets:
+        raise ValueError(
+            f"MNIST holds {n_subsets} disjoint training subsets of {subset_size} images: the seed (the subset "
+            f"number) must be in 0..{n_subsets - 1}, got {seed}"
+        )
+    block = np.random.default_rng(permutation_seed).permutation(images.shape[0])
+    train = np.sort(block[seed * subset_size:(seed + 1) * subset_size])
+
+    def pm1(digits: np.ndarray) -> np.ndarray:
+        return np.where(np.isin(digits, positive_digits), 1.0, -1.0)
+
+    return RawSplit(images[train].astype(np.float64), pm1(labels[train]),
+                    a["test_images"].astype(np.float64), pm1(a["test_labels"]))
+
+
+#: the 9 attributes of the UCI Breast Cancer Wisconsin (Original) file, in its column order (column 1 is
+#: the sample code number, column 11 the class)
+UCI_BCW_ATTRIBUTES = (
+    "clump_thickness", "cell_size_uniformity", "cell_shape_uniformity", "marginal_adhesion",
+    "single_epithelial_cell_size", "bare_nuclei", "bland_chromatin", "normal_nucleoli", "mitoses",
+)  # fmt: skip
+
+
+def _breast_cancer_wisconsin_arrays(src: SourceFiles, relpath: str) -> dict:
+    """The complete rows of breast-cancer-wisconsin.data: X (the 9 attributes), y (+1 malignant)."""
+
+    def parse() -> dict:
+        T = parse_table(src.path(relpath), ",")
+        if T.shape[1] != 2 + len(UCI_BCW_ATTRIBUTES):
+            raise DataFormatError(f"{relpath}: {T.shape[1]} columns, expected {2 + len(UCI_BCW_ATTRIBUTES)}")
+        complete = np.flatnonzero(np.isfinite(T).all(axis=1))
+        return {"X": np.ascontiguousarray(T[complete, 1:-1]), "y": to_pm1(T[complete, -1], (4,), (2,))}
+
+    return src.parsed(_entry(relpath) + "__complete_rows", [relpath], parse)
+
+
+def build_breast_cancer_wisconsin(
+    src: SourceFiles, seed: int, realization: int | None, *, relpath: str, n_train: int, n_test: int
+) -> RawSplit:
+    """UCI Breast Cancer Wisconsin (Original): the rows with a missing value ("?", 16 rows, all in bare
+    nuclei) are dropped, the sample code number is not a feature; a seeded stratified random training set
+    of ``n_train`` rows, then ``n_test`` test rows drawn (stratified, same seed) from the rest."""
+    a = _breast_cancer_wisconsin_arrays(src, relpath)
+    X, y = a["X"], a["y"]
+    if n_train + n_test > y.shape[0]:
+        raise ValueError(f"{relpath} has {y.shape[0]} complete rows, fewer than {n_train} + {n_test}")
+    train, rest = stratified_split_indices(y, n_train, seed)
+    test = rest if n_test == rest.size else rest[stratified_split_indices(y[rest], n_test, seed)[0]]
+    return RawSplit(X[train], y[train], X[test], y[test])
 
 
 def build_parkinson(

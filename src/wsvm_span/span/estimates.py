@@ -1,5 +1,6 @@
 """Leave-one-out estimates computed from ONE trained model (method.md sections 2-4): the span-rule,
-the span bound, the xi-alpha bound and the SV-count bound.
+the span bound, the xi-alpha bound and the SV-count bound; for the standard SVM (every C_i = C,
+standard-svm-span.md) the standard form of the span bound, its separable form and D_SV.
 
 All values are fractions of l, with theta(t) = 1 for t >= 0 (ties count as errors).
 ``analyse_spans`` does the work shared by the span-rule and the span bound and returns
@@ -283,6 +284,78 @@ def span_rule_from_svs(model: WeightedSVM, X, gamma: float, *, block_rows: int |
 def span_bound(model: WeightedSVM, K, *, D: float | None = None, qp_solver: str = "auto") -> float:
     """Span bound of the LOO error for weighted SVM (Theorem 1); can exceed 1."""
     return analyse_spans(model, K, D=D, qp_solver=qp_solver).span_bound
+
+
+#: the C_i of a standard SVM are one number; they may differ by the rounding of how each was computed
+#: (e.g. 2.0 ** log2_C per instance), never by more than this fraction of max C_i
+STANDARD_C_RTOL = 1e-12
+
+
+def standard_C(model: WeightedSVM) -> float:
+    """The C of a standard SVM (every C_i = C); a ValueError when the weights differ."""
+    C = model.C
+    if float(C.max() - C.min()) > STANDARD_C_RTOL * float(C.max()):
+        raise ValueError(
+            f"the standard-SVM form needs every C_i equal, got C_i in [{C.min():.6g}, {C.max():.6g}]; "
+            "use span_bound (Theorem 1 for weighted SVM) for instance weights"
+        )
+    return float(C.max())
+
+
+def _spans_of(model: WeightedSVM, K, D, qp_solver, spans: SpanAnalysis | None) -> SpanAnalysis:
+    if spans is None:
+        if K is None:
+            raise ValueError("pass the model's training kernel K, or its SpanAnalysis as spans=")
+        return analyse_spans(model, K, D=D, qp_solver=qp_solver)
+    if spans.l != model.n_train or not np.array_equal(spans.support, model.support):
+        raise ValueError("spans is the SpanAnalysis of another model; pass the one analyse_spans gave for this model")
+    return spans
+
+
+def span_bound_standard(model: WeightedSVM, K=None, *, D: float | None = None, qp_solver: str = "auto",
+                        spans: SpanAnalysis | None = None) -> float:
+    """Theorem 1 for the standard SVM (every C_i = C; standard-svm-span.md):
+
+        ( S max(D, 1/sqrt(C)) sum_{in-bound p} a_p + m ) / l,
+
+    where Lemma 1 always holds (no k term). Equal to :func:`span_bound` on such a model; can exceed 1.
+    ``spans``: the model's :func:`analyse_spans` result when already computed (then K, D and qp_solver
+    are not used).
+    """
+    C = standard_C(model)
+    spans = _spans_of(model, K, D, qp_solver, spans)
+    a_inbound = float(model.alpha[model.inbound].sum())
+    return (spans.S * max(spans.D, 1.0 / np.sqrt(C)) * a_inbound + spans.n_bounded) / model.n_train
+
+
+def span_bound_separable(model: WeightedSVM, K=None, *, D: float | None = None, qp_solver: str = "auto",
+                         spans: SpanAnalysis | None = None) -> float:
+    """The span bound for separable data (C effectively infinite): S D / (l rho^2), 1/rho^2 = sum_i a_i.
+
+    Only a model without bounded SVs (a_i = C_i) is the hard-margin SVM; for any other a ValueError
+    says so. ``spans`` as in :func:`span_bound_standard`.
+    """
+    if model.bounded.size:
+        raise ValueError(
+            f"the separable form needs a model without bounded SVs (C effectively infinite); this one has "
+            f"{model.bounded.size} SVs with a_i = C_i: use span_bound_standard, or train with a larger C"
+        )
+    spans = _spans_of(model, K, D, qp_solver, spans)
+    return spans.S * spans.D * float(model.alpha.sum()) / model.n_train
+
+
+def inbound_diameter(model: WeightedSVM, K, *, qp_solver: str = "auto") -> float:
+    """D_SV: the diameter of the smallest sphere enclosing the in-bound SVs in feature space (the exact
+    enclosing ball of K_MM). Every span S_p of an in-bound SV is at most D_SV. 0 with one in-bound SV;
+    nan with none (nothing to enclose).
+    """
+    M = model.inbound
+    if M.size == 0:
+        return float("nan")
+    K = np.asarray(K, dtype=float)
+    if K.shape != (model.n_train, model.n_train):
+        raise ValueError(f"K must be the ({model.n_train}, {model.n_train}) training kernel of the model, got {K.shape}")
+    return enclosing_ball_diameter(K[np.ix_(M, M)], solver=qp_solver)
 
 
 def xi_alpha_bound(model: WeightedSVM, K=None, *, R2: float | None = None) -> float:

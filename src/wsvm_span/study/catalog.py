@@ -6,7 +6,8 @@ or figure is one entry here (plus, for a new kind of table or figure, its builde
 ``figures.py``).
 
 Experiments 1, 2 and 6 run jobs ("weight_grid" jobs: one model per grid point of a weighting scheme,
-per data set and replicate); Experiments 3-5 are views of the rows of 1 and 2.
+per data set and replicate); Experiments 3-5 are views of the rows of 1 and 2. Experiment 10 runs
+"standard_span" jobs: the original span results for the standard SVM (standard-svm-span.md).
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     Experiment("exp5", "Cost per model (views of Experiments 1 and 2)"),
     Experiment("exp6", "Synthetic ringnorm variant: when is the span-rule cheaper than K-fold CV?", "weight_grid",
                "class", "ringnorm"),
+    Experiment("exp10", "Standard SVM (every C_i = C): the original span results (span vs diameters, model "
+               "selection, cost) over sigma and C", "standard_span"),
 )}
 
 _SELECTION = ("exp1", "exp2")
@@ -130,6 +133,20 @@ TABLES: tuple[Table, ...] = (
     Table("exp6_summary", "exp6", ("exp6",), "exp6",
           "**Experiment 6 summary.** Mean time per model (ms) and mean SV counts per dimension d and training "
           "size l of the synthetic ringnorm variant."),
+    Table("exp10_diameters", "exp10-diameters", ("exp10",), "exp10",
+          "**Experiment 10, span vs diameters (standard SVM).** Mean +- sd over the replicates (for "
+          "mnist_0to4_5to9: disjoint training subsets of 317 MNIST digits, 0-4 vs 5-9; the original used USPS "
+          "digits) of the diameter D of all training points, the diameter D_SV of the in-bound SVs and the span "
+          "S, per RBF width sigma and log2 C; with the share of models where S <= D_SV."),
+    Table("exp10_selection", "exp10-selection", ("exp10",), "exp10",
+          "**Experiment 10, model selection (standard SVM).** Per data set and varied hyperparameter (the other "
+          "at its minimum-mean-test-error value): RMSE between each estimator's curve and the test-error curve "
+          "(means over replicates), the difference of their minimisers, and the test error of the model each "
+          "estimator selects on the curve."),
+    Table("exp10_cost", "exp10-cost", ("exp10",), "exp10",
+          "**Experiment 10, cost (standard SVM).** Mean time per model (ms, one thread) of training, the "
+          "span-rule, the span bound and exact leave-one-out by retraining; machine and library versions in "
+          "the footer."),
 )
 
 FIGURES: tuple[Figure, ...] = (
@@ -148,6 +165,14 @@ FIGURES: tuple[Figure, ...] = (
     Figure("exp6-sv", "exp6_sv", ("exp6",),
            "**Experiment 6: support vectors.** Mean number of in-bound SVs n* and of SVs n against the "
            "training size l, one panel per dimension d."),
+    Figure("exp10-diameters", "exp10_diameters", ("exp10",),
+           "**Experiment 10: span vs diameters.** D (all training points), D_SV (in-bound SVs) and the span S, "
+           "mean +- sd over the replicates, against the RBF width sigma, one panel per data set (MNIST digits "
+           "0-4 vs 5-9 in disjoint training subsets of 317: the original used USPS digits, not available here)."),
+    Figure("exp10-curves", "exp10_curves", ("exp10",),
+           "**Experiment 10: model selection.** Test error, span-rule, span bound and exact LOO (means over the "
+           "replicates) against each varied hyperparameter, the other at its minimum-mean-test-error value; "
+           "stars mark each curve's minimum; the title gives the span-rule curve's RMSE to the test-error curve."),
 )
 
 

@@ -82,12 +82,12 @@ def log_summary(settings, rows: Sequence[str | Path], artifacts: Sequence[str | 
     removed = tracker.delete_runs(tracker.search(eid, f"tags.`{KIND}` = 'summary'"))
     prov = rows_provenance(rows)
     overhead = tracking_overhead(prov)
-    df = read_rows(rows) if rows else None
-    metrics = {"n_jobs": overhead["jobs"], "n_models": 0 if df is None else len(df),
+    frames = [read_rows(p) for p in rows]  # one file at a time: experiments of different row kinds
+    metrics = {"n_jobs": overhead["jobs"], "n_models": sum(len(df) for df in frames),
                "grid_wall_s": overhead["wall_s"], "grid_tracking_s": overhead["tracking_s"],
                "tracking_share": overhead["tracking_share"]}
     params = {"config_hash": config_hash}
-    if df is not None:
+    for df in frames:
         for exp, sub in df.groupby("experiment"):
             metrics[f"n_models.{exp}"] = len(sub)
             params[f"datasets.{exp}"] = ",".join(dict.fromkeys(sub["dataset"]))[:500]

@@ -6,6 +6,8 @@
 - Experiment 6: mean time per model of the span-rule and of K-fold CV vs l (log scale), one panel per
   d; mean n* and n vs l, one panel per d.
 - Span-rule vs exact LOO: one point per model with exact LOO; models with n* = 0 are circled.
+- Experiment 10 (standard SVM): D, D_SV and S (mean +- sd over replicates) against sigma; the curves of
+  the test error, span-rule, span bound and exact LOO against each varied hyperparameter.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .results_schema import ESTIMATORS, HYPERPARAMETERS, label
+from .results_schema import ESTIMATORS, HYPERPARAMETERS, STANDARD_SIZES, label
+from .tables import STANDARD_ESTIMATORS, curve_slice, table_exp10_selection, varied_axes
 
-__all__ = ["DRAWINGS", "exp3_curves", "exp6_time", "exp6_sv", "loo_vs_span_rule", "PARAM_LABELS"]
+__all__ = ["DRAWINGS", "exp3_curves", "exp6_time", "exp6_sv", "exp10_curves", "exp10_diameters", "loo_vs_span_rule",
+           "PARAM_LABELS"]
 
-PARAM_LABELS = {"log2_C_plus": "log2 C+", "log2_C_minus": "log2 C-", "A": "A", "B": "B", "log2_C": "log2 C"}
+PARAM_LABELS = {"log2_C_plus": "log2 C+", "log2_C_minus": "log2 C-", "A": "A", "B": "B", "log2_C": "log2 C",
+                "sigma": "sigma"}
 
 
 def _plt():
@@ -58,21 +63,30 @@ def exp3_curves(df: pd.DataFrame, dataset: str, param: str, outputs: Sequence[st
     for other in hp:
         if other != param:
             mask &= np.isclose(agg[other].to_numpy(dtype=float), float(best[other]))
-    curve = agg[mask].sort_values(param)
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    _curve_panel(ax, sns, agg[mask], param, quantities, {q: label(q, sub) for q in quantities})
+    fixed = ", ".join(f"{PARAM_LABELS[o]} = {best[o]:g}" for o in hp if o != param)
+    ax.set_title(f"{dataset}: estimators vs {PARAM_LABELS[param]} ({fixed}; stars: minima)")
+    _save(fig, outputs, dpi)
+    plt.close(fig)
+
+
+def _curve_panel(ax, sns, curve: pd.DataFrame, param: str, quantities, labels: dict[str, str]) -> None:
+    """The curves of ``quantities`` (columns of ``curve``, one row per value of ``param``) on ``ax``, each
+    curve's minimum starred; an estimate is drawn only where it is known along the whole curve, and the span
+    bound (which can exceed 1 by far) is clipped to the range of the others, saying so."""
+    curve = curve.sort_values(param)
     long = curve.melt(id_vars=[param], value_vars=quantities, var_name="quantity", value_name="value")
     long = long[np.isfinite(long["value"].to_numpy(dtype=float))]
-    # keep an estimator only where it is known along the whole curve
     counts = long.groupby("quantity")["value"].size()
     keep = [q for q in quantities if counts.get(q, 0) == len(curve)]
     long = long[long["quantity"].isin(keep)].copy()
-    # the span bound can exceed 1 by far: keep the axis on the other curves and say when it is clipped
     others = long.loc[long["quantity"] != "span_bound", "value"]
     top = min(1.05, max(0.05, 1.1 * float(others.max()) if len(others) else 1.05))
-    labels = {q: label(q, sub) for q in quantities}
+    labels = dict(labels)
     if "span_bound" in keep and float(curve["span_bound"].max()) > top:
         labels["span_bound"] = f"Span bound (clipped at {top:.2f})"
     long["quantity"] = long["quantity"].map(labels)
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
     palette = dict(zip([labels[q] for q in quantities], sns.color_palette("tab10", len(quantities))))
     sns.lineplot(data=long, x=param, y="value", hue="quantity", style="quantity", markers=True, dashes=False,
                  palette=palette, ax=ax)
@@ -81,14 +95,10 @@ def exp3_curves(df: pd.DataFrame, dataset: str, param: str, outputs: Sequence[st
         i = int(np.argmin(vals))
         ax.scatter([curve[param].iloc[i]], [min(vals[i], top)], s=120, marker="*", color=palette[labels[q]],
                    edgecolor="black", linewidths=0.6, zorder=5, clip_on=False)
-    fixed = ", ".join(f"{PARAM_LABELS[o]} = {best[o]:g}" for o in hp if o != param)
-    ax.set_title(f"{dataset}: estimators vs {PARAM_LABELS[param]} ({fixed}; stars: minima)")
     ax.set_xlabel(PARAM_LABELS[param])
     ax.set_ylabel("error (fraction of l; test error: of the test set)")
     ax.set_ylim(bottom=0, top=top)
     ax.legend(title=None, fontsize="small")
-    _save(fig, outputs, dpi)
-    plt.close(fig)
 
 
 def _exp6_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -169,6 +179,69 @@ def loo_vs_span_rule(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int =
     plt.close(fig)
 
 
+def _no_panels(plt, outputs, dpi, text: str) -> None:
+    fig, ax = plt.subplots(figsize=(5.0, 3.0))
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
+    ax.set_axis_off()
+    _save(fig, outputs, dpi)
+    plt.close(fig)
+
+
+def exp10_diameters(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """D, D_SV and S (mean +- sd over replicates) against sigma, one panel per data set whose grid varies
+    sigma (log2 C fixed at its minimum-mean-test-error value)."""
+    plt, sns = _plt()
+    datasets = [ds for ds in dict.fromkeys(df["dataset"]) if "sigma" in varied_axes(df[df["dataset"] == ds])]
+    if not datasets:
+        _no_panels(plt, outputs, dpi, "no data set of Experiment 10 varies sigma")
+        return
+    fig, axes = _panels(plt, len(datasets))
+    palette = sns.color_palette("tab10", len(STANDARD_SIZES))
+    for ax, ds in zip(axes, datasets):
+        line, fixed = curve_slice(df[df["dataset"] == ds], "sigma")
+        stats = line.groupby("sigma", sort=True)[list(STANDARD_SIZES)].agg(["mean", "std"])
+        for color, size in zip(palette, STANDARD_SIZES):
+            ax.errorbar(stats.index, stats[(size, "mean")], yerr=stats[(size, "std")].fillna(0.0), marker="o",
+                        capsize=3, color=color, label=label(size))
+        reps = line.groupby(["seed", "realization"]).ngroups
+        ax.set_title(f"{ds} ({PARAM_LABELS['log2_C']} = {fixed['log2_C']:g}, {reps} replicates)")
+        ax.set_xlabel(PARAM_LABELS["sigma"])
+        ax.set_ylabel("size in feature space")
+        ax.set_ylim(bottom=0)
+        ax.legend(title=None, fontsize="small")
+    fig.suptitle("Experiment 10: span S vs diameters D and D_SV (mean +- sd); MNIST digits, not USPS")
+    fig.tight_layout()
+    _save(fig, outputs, dpi)
+    plt.close(fig)
+
+
+def exp10_curves(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """Test error, span-rule, span bound and exact LOO (means over replicates) against each varied
+    hyperparameter of each data set, one panel each; titles give the span-rule curve's RMSE to the
+    test-error curve and the difference of their minimisers (as in the exp10_selection table)."""
+    plt, sns = _plt()
+    panels = [(ds, axis) for ds in dict.fromkeys(df["dataset"]) for axis in varied_axes(df[df["dataset"] == ds])]
+    if not panels:
+        _no_panels(plt, outputs, dpi, "no data set of Experiment 10 varies a hyperparameter")
+        return
+    agreement = table_exp10_selection(df).data
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False)
+    quantities = ["test_error", *STANDARD_ESTIMATORS]
+    for ax, (ds, axis) in zip(axes[0], panels):
+        line, fixed = curve_slice(df[df["dataset"] == ds], axis)
+        curve = line.groupby(axis, sort=True)[quantities].mean().reset_index()
+        _curve_panel(ax, sns, curve, axis, quantities, {q: label(q) for q in quantities})
+        rule = agreement[(agreement["dataset"] == ds) & (agreement["axis"] == axis)
+                         & (agreement["estimator"] == "span_rule")]
+        at = ", ".join(f"{PARAM_LABELS[h]} = {v:g}" for h, v in fixed.items())
+        note = (f"\nspan-rule vs test error: RMSE {rule['rmse_curve'].iloc[0]:.2f} pp, minimiser diff "
+                f"{rule['argmin_diff'].iloc[0]:+g}" if len(rule) else "")
+        ax.set_title(f"{ds} vs {PARAM_LABELS[axis]} ({at}){note}", fontsize="small")
+    fig.tight_layout()
+    _save(fig, outputs, dpi)
+    plt.close(fig)
+
+
 def _exp3(df, outputs, dpi, dataset=None, param=None):
     if not dataset or not param:
         raise ValueError("the exp3 figure needs a data set and a hyperparameter")
@@ -181,4 +254,6 @@ DRAWINGS = {
     "loo": lambda df, outputs, dpi, **_: loo_vs_span_rule(df, outputs, dpi=dpi),
     "exp6-time": lambda df, outputs, dpi, **_: exp6_time(df, outputs, dpi=dpi),
     "exp6-sv": lambda df, outputs, dpi, **_: exp6_sv(df, outputs, dpi=dpi),
+    "exp10-diameters": lambda df, outputs, dpi, **_: exp10_diameters(df, outputs, dpi=dpi),
+    "exp10-curves": lambda df, outputs, dpi, **_: exp10_curves(df, outputs, dpi=dpi),
 }

@@ -1,4 +1,5 @@
-"""The one results schema: one parquet row per trained model.
+"""The results schemas: one parquet row per trained model (``ROW_SCHEMAS``: "model" for the weight grids,
+"standard_model" for the standard SVMs of Experiment 10).
 
 Every chunk file written by a grid job, the per-experiment ``rows.parquet`` built from them, and
 every table or figure read from them go through :data:`ROW_SCHEMA` (writing) and
@@ -36,6 +37,9 @@ __all__ = [
     "row_kind",
     "COLUMNS",
     "HYPERPARAMETERS",
+    "STANDARD_HYPERPARAMETERS",
+    "STANDARD_ROW_SCHEMA",
+    "STANDARD_SIZES",
     "ESTIMATORS",
     "TIMINGS",
     "COUNTS",
@@ -74,6 +78,10 @@ LABELS: dict[str, str] = {
     "xi_alpha_bound": "xi-alpha bound",
     "sv_count_bound": "SV bound",
     "loo_error": "Exact LOO",
+    "span_bound_separable": "Span bound (separable)",
+    "S": "S (span)",
+    "D": "D (all points)",
+    "D_SV": "D_SV (in-bound SVs)",
     "n_empty_lambda": "k (empty Lambda_p)",
     "n_inbound": "n* (in-bound SVs)",
     "n_sv": "n (SVs)",
@@ -96,6 +104,11 @@ def label(column: str, rows=None, labels: Mapping[str, str] = LABELS) -> str:
         text = text.format(k=folds[0] if len(folds) == 1 else "K")
     return text
 
+#: columns of every row schema: what a trained model is (after the row's place and hyperparameters), and
+#: where the row sits (last)
+_TRAINED = [("gamma", pa.float64()), ("engine", pa.string()), ("qp_solver", pa.string()), ("test_error", pa.float64())]
+_PLACE = [("l", pa.int64()), ("d", pa.int64()), ("model_index", pa.int64()), ("chunk", pa.int64())]
+
 _FIELDS: list[tuple[str, pa.DataType]] = [
     ("experiment", pa.string()),
     ("dataset", pa.string()),
@@ -107,26 +120,48 @@ _FIELDS: list[tuple[str, pa.DataType]] = [
     ("A", pa.float64()),
     ("B", pa.float64()),
     ("log2_C", pa.float64()),
-    ("gamma", pa.float64()),
-    ("engine", pa.string()),
-    ("qp_solver", pa.string()),
-    ("test_error", pa.float64()),
+    *_TRAINED,
     *[(name, pa.float64()) for name in ESTIMATORS],
     ("cv_folds", pa.int64()),
     *[(name, pa.int64()) for name in COUNTS],
     *[(name, pa.float64()) for name in TIMINGS],
-    ("l", pa.int64()),
-    ("d", pa.int64()),
-    ("model_index", pa.int64()),
-    ("chunk", pa.int64()),
+    *_PLACE,
 ]
 
 ROW_SCHEMA: pa.Schema = pa.schema([pa.field(n, t, nullable=False) for n, t in _FIELDS])
 COLUMNS: tuple[str, ...] = tuple(ROW_SCHEMA.names)
 
+#: the grid axes of a standard SVM of Experiment 10: the RBF width sigma of exp(-||x - x'||^2 / (2 sigma^2))
+#: and log2 C (every C_i = C)
+STANDARD_HYPERPARAMETERS: tuple[str, ...] = ("sigma", "log2_C")
+#: the sizes of Experiment 10 (standard-svm-span.md): the span S (max box-constrained S_p; nan with fewer
+#: than two in-bound SVs), the diameters D (all training points) and D_SV (in-bound SVs; nan with none)
+STANDARD_SIZES: tuple[str, ...] = ("S", "D", "D_SV")
+
+_STANDARD_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("experiment", pa.string()),
+    ("dataset", pa.string()),
+    ("seed", pa.int64()),
+    ("realization", pa.int64()),
+    *[(name, pa.float64()) for name in STANDARD_HYPERPARAMETERS],
+    *_TRAINED,
+    ("span_rule", pa.float64()),
+    ("span_bound", pa.float64()),  # Theorem 1 in its standard form (span_bound_standard)
+    ("span_bound_separable", pa.float64()),  # nan when a SV is bounded
+    ("loo_error", pa.float64()),
+    *[(name, pa.float64()) for name in STANDARD_SIZES],
+    *[(name, pa.int64()) for name in COUNTS],
+    ("t_train", pa.float64()),
+    ("t_span_rule", pa.float64()),
+    ("t_span_bound", pa.float64()),
+    ("t_loo", pa.float64()),
+    *_PLACE,
+]
+STANDARD_ROW_SCHEMA: pa.Schema = pa.schema([pa.field(n, t, nullable=False) for n, t in _STANDARD_FIELDS])
+
 #: every row schema of the study, by name (a job kind's ``ROWS``): "model" is one row per trained
-#: weighted SVM of a weight grid
-ROW_SCHEMAS: dict[str, pa.Schema] = {"model": ROW_SCHEMA}
+#: weighted SVM of a weight grid, "standard_model" one per standard SVM of Experiment 10
+ROW_SCHEMAS: dict[str, pa.Schema] = {"model": ROW_SCHEMA, "standard_model": STANDARD_ROW_SCHEMA}
 KIND_KEY = b"wsvm_span.row_kind"
 
 

@@ -160,11 +160,16 @@ class Estimate:
                 "measured_datasets": self.measured_datasets, "extrapolated_datasets": self.extrapolated_datasets}
 
 
+def _components(job) -> tuple[str, ...]:
+    """The per-model components a job pays: K-fold CV only where it runs one (a ``cv_folds`` field)."""
+    return PER_MODEL if getattr(job, "cv_folds", None) else tuple(c for c in PER_MODEL if c != "t_cv")
+
+
 def job_seconds(job, cal: Calibration) -> float:
-    """Projected one-core seconds of one grid job."""
+    """Projected one-core seconds of one job (any kind with ``n_models`` and ``loo_models``)."""
     l, _ = approx_sizes(job.dataset)
     a, b = cal.setup_law
-    per_model = sum(cal.per_model(job.dataset, c) for c in PER_MODEL) + cal.model_overhead_s
+    per_model = sum(cal.per_model(job.dataset, c) for c in _components(job)) + cal.model_overhead_s
     return (job.n_models * per_model + len(job.loo_models) * cal.per_model(job.dataset, PER_LOO_MODEL)
             + a * l ** b + cal.job_overhead_s)
 
@@ -178,7 +183,7 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2) -> Estimate:
         per_exp[job.experiment] = per_exp.get(job.experiment, 0.0) + t
         times.append(t)
         l, m = approx_sizes(job.dataset)
-        mems.append(memory_mb(l, m, job.cv_folds, fold_cache=True))
+        mems.append(memory_mb(l, m, getattr(job, "cv_folds", None)))
     names = sorted({j.dataset for j in jobs})
     measured = [d for d in names if d in cal.datasets]
     return Estimate(cpu_s=float(sum(times)), per_experiment_cpu_s=per_exp, longest_job_s=max(times, default=0.0),

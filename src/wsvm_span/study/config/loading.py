@@ -18,12 +18,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from wsvm_span.data import BENCHMARK_NAMES, DATASETS, list_datasets
+from wsvm_span.data import BENCHMARK_NAMES, DATASETS, EXTRA_NAMES, list_datasets
 
 from .. import catalog
 
 __all__ = ["ConfigError", "SCORED_DATASETS", "IDA_DATASETS", "find_schema", "load_config", "validate_config",
-           "config_hash", "canonical_json", "known_datasets"]
+           "config_hash", "canonical_json", "known_datasets", "valid_names_text"]
 
 # What the study knows about its data sets comes from the data registry (``wsvm_span.data.DATASETS``:
 # sizes, realizations, whether the split uses a seed, whether it carries scores); it loads no data.
@@ -118,6 +118,11 @@ def _where(path) -> str:
 def known_datasets() -> list[str]:
     """The data set names of the data layer (``wsvm_span.data.list_datasets``)."""
     return list(list_datasets())
+
+
+def valid_names_text() -> str:
+    """The valid data set names, for error messages (the synthetic family as its pattern)."""
+    return ", ".join(BENCHMARK_NAMES + EXTRA_NAMES) + ", ringnorm_d<d>_l<l>"
 
 
 def _is_known(name: str) -> bool:
@@ -217,12 +222,12 @@ def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
                 elif len(set(vals)) != len(vals):
                     yield f"experiments.{exp}.{key}: has duplicates"
     for exp, spec in exps.items():
-        for axis_name, axis in spec["grid"].items():
+        for axis_name, axis in spec.get("grid", {}).items():  # a kind without one checks its own axes
             yield from _axis_problems(f"experiments.{exp}.grid.{axis_name}", axis)
 
 
 def _dataset_list_problems(cfg: Mapping[str, Any], exp: str, ds: list[str], scored: bool) -> Iterator[str]:
-    valid = ", ".join(BENCHMARK_NAMES) + ", ringnorm_d<d>_l<l>"
+    valid = valid_names_text()
     if not ds:
         yield f"experiments.{exp}.datasets: empty (list at least one data set, or remove {exp})"
     for name in ds:

@@ -17,7 +17,8 @@ A job kind is one module of this package defining:
 - optionally ``config_problems(cfg, experiment)``: semantic checks of its config block (messages),
   and ``resources(cfg, job)``: its scheduler hints ({"mem_mb", "runtime"}; default: the grid job's).
 
-See ``weight_grid.py``.
+See ``weight_grid.py``. Shared here: :class:`JobIdentity`, :class:`SplitProblem` (what a prepared job
+says about its split), :func:`warm_up_indices` and :func:`evaluate_models` (the loop over a chunk's models).
 """
 
 from __future__ import annotations
@@ -25,14 +26,21 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 from functools import cached_property
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
+
+import numpy as np
 
 from wsvm_span.data import DATASETS
 
 from ..config.loading import ConfigError, canonical_json
 
-__all__ = ["CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "JobIdentity", "chunk_path", "job_slot", "replicates"]
+__all__ = ["CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "JobIdentity", "SplitProblem", "WARM_UP_PER_CLASS", "chunk_path",
+           "evaluate_models", "job_slot", "replicates", "warm_up_indices"]
+
+#: points per class of a job's warm-up problem: enough for LIBSVM, the span QPs, two CV folds, a LOO
+WARM_UP_PER_CLASS = 12
 
 #: where a job writes its rows and its log (Snakemake wildcard patterns; relative to the working
 #: directory); the third component is the job's variant (for a weight grid: its weighting scheme)
@@ -53,6 +61,12 @@ class JobIdentity:
     """Files, slot and JSON of a job (mixed into each kind's frozen dataclass)."""
 
     kind: ClassVar[str]
+
+    @property
+    def n_models(self) -> int:
+        """The rows the job writes: models ``model_start .. model_stop - 1`` (a kind that counts its rows
+        otherwise overrides this)."""
+        return self.model_stop - self.model_start
 
     @property
     def path(self) -> str:
@@ -100,6 +114,12 @@ class JobIdentity:
         """JSON values back to the dataclass's types (lists to tuples, ...); kinds override it."""
         return raw
 
+    @staticmethod
+    def normalise_axes(raw: dict) -> dict:
+        """A grid's ``axes`` (name -> values) back from JSON: float values."""
+        raw["axes"] = {k: [float(v) for v in vals] for k, vals in raw["axes"].items()}
+        return raw
+
 
 def parse_job_json(text: str) -> tuple[str, dict]:
     """(kind, fields) of a job spec."""
@@ -124,3 +144,49 @@ def replicates(cfg: Mapping[str, Any], dataset: str) -> list[tuple[int, int]]:
     seeds = list(cfg["seeds"]) if spec.uses_seed else list(cfg["seeds"][:1])
     reals = list(cfg["realizations"]) if spec.realizations else [1]
     return [(s, r) for s in seeds for r in reals]
+
+
+class SplitProblem:
+    """What a prepared job says about its data (mixed into each kind's prepared dataclass, which has a
+    ``split``: a :class:`wsvm_span.data.Split`)."""
+
+    split: Any
+
+    @property
+    def l(self) -> int:
+        return int(len(self.split.y_train))
+
+    @property
+    def d(self) -> int:
+        return int(self.split.d)
+
+    @property
+    def checksums(self) -> dict:
+        return dict(self.split.checksums or {})
+
+
+def warm_up_indices(y) -> np.ndarray | None:
+    """The first :data:`WARM_UP_PER_CLASS` training points of each class (a warm-up problem), or None when
+    the labels hold one class only."""
+    idx = np.concatenate([np.flatnonzero(y == 1)[:WARM_UP_PER_CLASS], np.flatnonzero(y == -1)[:WARM_UP_PER_CLASS]])
+    return idx if len(np.unique(y[idx])) == 2 else None
+
+
+def evaluate_models(job, log: logging.Logger, row_of: Callable[[int], dict],
+                    on_row: Callable[[dict], None] | None = None) -> list[dict]:
+    """The rows of models ``job.model_start .. job.model_stop - 1`` (``row_of(index)``), under one BLAS
+    thread; ``on_row(row)`` after each (the job's MLflow child run); progress lines in the job's log."""
+    from wsvm_span.utils.environment import single_threaded
+
+    from ..progress import Progress
+
+    rows: list[dict] = []
+    progress = Progress(job.slot, job.n_models, log)
+    with single_threaded():
+        for idx in range(job.model_start, job.model_stop):
+            row = row_of(idx)
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
+            progress.model_done()
+    return rows

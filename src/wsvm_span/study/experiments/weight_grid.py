@@ -22,9 +22,8 @@ from wsvm_span.data import DATASETS
 from .. import catalog
 from ..config.cost import memory_mb
 from ..config.grid import grid_axes, grid_point, grid_size
-from ..progress import Progress
 from ..results_schema import COLUMNS, SchemaError
-from .base import JobIdentity, replicates
+from .base import JobIdentity, SplitProblem, evaluate_models, replicates, warm_up_indices
 
 __all__ = ["GridJob", "GridProblem", "JOB", "KIND", "ROWS", "evaluate", "evaluation_row", "experiment_datasets", "loo_models",
            "loo_selection", "model_weights", "plan", "prepare"]
@@ -35,8 +34,6 @@ log = logging.getLogger(__name__)
 #: one row per trained model
 KIND = "weight_grid"
 ROWS = "model"
-#: points per class of the warm-up problem: enough for LIBSVM, the span QPs and two CV folds
-WARM_UP_PER_CLASS = 12
 
 
 @dataclass(frozen=True)
@@ -74,13 +71,9 @@ class GridJob(JobIdentity):
     def variant(self) -> str:
         return self.weighting
 
-    @property
-    def n_models(self) -> int:
-        return self.model_stop - self.model_start
-
-    @staticmethod
-    def normalise(raw: dict) -> dict:
-        raw["axes"] = {k: [float(v) for v in vals] for k, vals in raw["axes"].items()}
+    @classmethod
+    def normalise(cls, raw: dict) -> dict:
+        raw = cls.normalise_axes(raw)
         raw["loo_models"] = tuple(int(i) for i in raw["loo_models"])
         return raw
 
@@ -158,7 +151,7 @@ def plan(cfg: Mapping[str, Any], experiment: str) -> list[GridJob]:
 
 # --------------------------------------------------------------------------------------------- running
 @dataclass
-class GridProblem:
+class GridProblem(SplitProblem):
     """What every model of a job shares: the split, its kernels, the CV folds, D and R^2."""
 
     split: Any
@@ -170,18 +163,6 @@ class GridProblem:
     gamma: float
     setup_s: float
     fold_kernels: Any = None  # the CV folds' kernels, sliced once when they fit the job's memory
-
-    @property
-    def l(self) -> int:
-        return int(len(self.split.y_train))
-
-    @property
-    def d(self) -> int:
-        return int(self.split.d)
-
-    @property
-    def checksums(self) -> dict:
-        return dict(self.split.checksums or {})
 
 
 def model_weights(job: GridJob, split, point: Mapping[str, float]) -> np.ndarray:
@@ -213,7 +194,7 @@ def prepare(job: GridJob, settings) -> GridProblem:
             split=split, K=cache.train, K_test=cache.test,
             folds=ws.stratified_folds(split.y_train, k=job.cv_folds, seed=job.cv_seed),
             D=cache.diameter, R2=cache.radius2, gamma=gamma, setup_s=0.0)
-        need = memory_mb(len(split.y_train), len(split.y_test), job.cv_folds, fold_cache=True)
+        need = memory_mb(len(split.y_train), len(split.y_test), job.cv_folds)
         if settings.memory_mb is None or need <= settings.memory_mb:
             problem.fold_kernels = ws.FoldKernels(problem.K, problem.folds)
         else:
@@ -231,8 +212,8 @@ def _warm_up(job: GridJob, problem: GridProblem) -> None:
     import wsvm_span as ws
 
     y = problem.split.y_train
-    idx = np.concatenate([np.flatnonzero(y == 1)[:WARM_UP_PER_CLASS], np.flatnonzero(y == -1)[:WARM_UP_PER_CLASS]])
-    if len(np.unique(y[idx])) < 2:
+    idx = warm_up_indices(y)
+    if idx is None:
         return
     C = model_weights(job, problem.split, grid_point(job.axes, job.model_start))[idx]
     Ks = problem.K[np.ix_(idx, idx)]
@@ -260,29 +241,24 @@ def evaluate(job: GridJob, problem: GridProblem, on_row: Callable[[dict], None] 
     """Train and evaluate every model of the chunk (one BLAS thread); ``on_row(row)`` is called after each
     (the job's MLflow child run). Logs progress lines."""
     import wsvm_span as ws
-    from wsvm_span.utils.environment import single_threaded
 
     split = problem.split
-    rows: list[dict] = []
-    progress = Progress(job.slot, job.n_models, log)
-    with single_threaded():
-        for idx in range(job.model_start, job.model_stop):
-            point = grid_point(job.axes, idx)
-            ev = ws.evaluate_model(
-                problem.K, split.y_train, model_weights(job, split, point), problem.K_test, split.y_test,
-                folds=problem.folds, D=problem.D, R2=problem.R2, engine=job.engine, qp_solver=job.qp_solver,
-                compute_loo=idx in job.loo_models, tol=job.tol, fold_kernels=problem.fold_kernels,
-                check_input=False)  # K comes from KernelCache: valid by construction
-            row = evaluation_row(ev.as_dict())
-            row.update(point)
-            row.update(experiment=job.experiment, dataset=job.dataset, weighting=job.weighting, seed=job.seed,
-                       realization=job.realization, gamma=problem.gamma, l=problem.l, d=problem.d,
-                       model_index=idx, chunk=job.chunk)
-            rows.append(row)
-            if on_row is not None:
-                on_row(row)
-            progress.model_done()
-    return rows
+
+    def row_of(idx: int) -> dict:
+        point = grid_point(job.axes, idx)
+        ev = ws.evaluate_model(
+            problem.K, split.y_train, model_weights(job, split, point), problem.K_test, split.y_test,
+            folds=problem.folds, D=problem.D, R2=problem.R2, engine=job.engine, qp_solver=job.qp_solver,
+            compute_loo=idx in job.loo_models, tol=job.tol, fold_kernels=problem.fold_kernels,
+            check_input=False)  # K comes from KernelCache: valid by construction
+        row = evaluation_row(ev.as_dict())
+        row.update(point)
+        row.update(experiment=job.experiment, dataset=job.dataset, weighting=job.weighting, seed=job.seed,
+                   realization=job.realization, gamma=problem.gamma, l=problem.l, d=problem.d,
+                   model_index=idx, chunk=job.chunk)
+        return row
+
+    return evaluate_models(job, log, row_of, on_row)
 
 
 def run_params(job: GridJob, problem: GridProblem) -> dict[str, Any]:
