@@ -43,10 +43,10 @@ def fold_cache_factor(folds: int) -> float:
     return (folds - 1) ** 2 / folds
 
 
-def memory_mb(l: int, m: int, folds: int, fold_cache: bool = True) -> float:
-    """Peak memory of a grid job (MB): its kernels (training l x l, test m x l, a temporary slice and,
-    with ``fold_cache``, the CV fold kernels), with headroom, plus the interpreter."""
-    squares = KERNEL_COPIES + (fold_cache_factor(folds) if fold_cache else 0.0)
+def memory_mb(l: int, m: int, folds: int | None) -> float:
+    """Peak memory of a job (MB): its kernels (training l x l, test m x l, a temporary slice and, with
+    ``folds`` given, the cached kernels of that many CV folds), with headroom, plus the interpreter."""
+    squares = KERNEL_COPIES + (fold_cache_factor(folds) if folds else 0.0)
     return (squares * l * l + m * l) * 8 / 2**20 * MEMORY_HEADROOM + BASE_MEMORY_MB
 
 
@@ -55,7 +55,7 @@ def job_resources(cfg: Mapping[str, Any], job) -> dict[str, int]:
     cache only when its memory allows it), run time from the model count and training size (padded),
     never below the config's minimums."""
     l, m = approx_sizes(job.dataset)
-    mem = memory_mb(l, m, job.cv_folds, fold_cache=True)
+    mem = memory_mb(l, m, job.cv_folds)
     secs = estimated_seconds(job) * TIME_PADDING + STARTUP_SECONDS
     return {
         "mem_mb": max(int(cfg["resources"]["mem_mb_min"]), int(math.ceil(mem / 100.0) * 100)),

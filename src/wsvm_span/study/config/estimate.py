@@ -183,8 +183,7 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2) -> Estimate:
         per_exp[job.experiment] = per_exp.get(job.experiment, 0.0) + t
         times.append(t)
         l, m = approx_sizes(job.dataset)
-        folds = getattr(job, "cv_folds", None)
-        mems.append(memory_mb(l, m, folds or 2, fold_cache=folds is not None))
+        mems.append(memory_mb(l, m, getattr(job, "cv_folds", None)))
     names = sorted({j.dataset for j in jobs})
     measured = [d for d in names if d in cal.datasets]
     return Estimate(cpu_s=float(sum(times)), per_experiment_cpu_s=per_exp, longest_job_s=max(times, default=0.0),

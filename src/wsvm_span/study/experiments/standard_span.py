@@ -157,7 +157,7 @@ def resources(cfg: Mapping[str, Any], job: StandardSpanJob) -> dict[str, int]:
     secs = estimated_seconds(job) * loo_factor * TIME_PADDING + STARTUP_SECONDS
     return {
         "mem_mb": max(int(cfg["resources"]["mem_mb_min"]),
-                      int(math.ceil(memory_mb(l, m, 2, fold_cache=False) / 100.0) * 100)),
+                      int(math.ceil(memory_mb(l, m, None) / 100.0) * 100)),
         "runtime": max(int(cfg["resources"]["runtime_min"]), int(math.ceil(secs / 60))),
     }
 

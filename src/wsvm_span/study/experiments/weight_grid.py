@@ -194,7 +194,7 @@ def prepare(job: GridJob, settings) -> GridProblem:
             split=split, K=cache.train, K_test=cache.test,
             folds=ws.stratified_folds(split.y_train, k=job.cv_folds, seed=job.cv_seed),
             D=cache.diameter, R2=cache.radius2, gamma=gamma, setup_s=0.0)
-        need = memory_mb(len(split.y_train), len(split.y_test), job.cv_folds, fold_cache=True)
+        need = memory_mb(len(split.y_train), len(split.y_test), job.cv_folds)
         if settings.memory_mb is None or need <= settings.memory_mb:
             problem.fold_kernels = ws.FoldKernels(problem.K, problem.folds)
         else:
