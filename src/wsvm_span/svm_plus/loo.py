@@ -24,10 +24,9 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 
 from .model import SVMPlus
-from .solver import KKT_TOL, ActiveSetFailure, SVMPlusProblem, with_fit_time
+from .solver import KKT_TOL, ActiveSetFailure, SVMPlusProblem, solve_symmetric, with_fit_time
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,8 @@ def loo_rule(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     Z, B = active_sets(model)
     system = problem.reduced_system(Z, B)
     F, N, J, posJ, n = system.F, system.N, system.J, system.posJ, system.n
-    Minv = _inverse(system.M)
+    # the inverse, or the pseudo-inverse when the system is singular (non-unique minimiser)
+    Minv = solve_symmetric(system.M, np.eye(system.M.shape[0]))
     z = Minv @ system.rhs
     # Leaving p out of B removes its constant a~_p = -C: rhs loses C d_p with
     # d_p = [T_Jp at posJ; 1 in the row of 1'a~ = 0].
@@ -130,15 +130,6 @@ def loo_rule(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
         f_loo[t] = float(w[:F.size] @ yK_F[:, t] + w[n])
     return SVMPlusLeaveOneOut(points=points, decision_loo=f_loo, sets_unchanged=None,
                               error=_error(y[points], f_loo, model.n_train))
-
-
-def _inverse(M) -> np.ndarray:
-    """Inverse of the symmetric indefinite KKT matrix; pseudo-inverse when singular
-    (non-unique minimiser: duplicate free points, linear kernels)."""
-    try:
-        return sla.inv(M, check_finite=False)
-    except np.linalg.LinAlgError:
-        return sla.pinv(M, check_finite=False)
 
 
 def _error(y, f_loo, l: int) -> float:

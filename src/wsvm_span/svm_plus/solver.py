@@ -9,16 +9,20 @@ by one of two solvers of the same QP:
   convention of ``solve_qp`` stationarity in a reads YKYa - 1 + b y - mu + xi = 0 and in
   a~ reads K~a~/gamma + b~ 1 - xi = 0, so nu = (b, b~) with xi the correcting values
   (derivation: svm-plus.md's primal; the signs are tested against the primal QP).
-  The interior-point solution sits a little inside its bounds, which would blur the
-  in-bound / bounded split the span-rule needs, so it is then polished by the
-  active-set method started from its rounded active sets (``polish=False`` keeps it raw).
+  The QP is solved in x / C (a box 0 <= a_i <= 1 + a~_i whatever C). The interior-point
+  solution sits a little inside its bounds, which would blur the in-bound / bounded split
+  the span-rule needs, so it is then polished by the active-set method started from its
+  rounded active sets: a variable is taken at its bound when it is below its complementary
+  slack (a_i / C < mu_i, beta_i / C < xi_i), which an interior point keeps apart by orders
+  of magnitude (``polish=False`` keeps it raw).
 - ``"active-set"``: a primal-dual active-set method (Hintermueller, Ito and Kunisch,
   SIAM J. Optim. 13, 2003). Each iteration guesses the active sets Z = {a_i = 0} and
   B = {beta_i = 0}, solves the equality-constrained QP they leave exactly (one symmetric
   indefinite system in the free a_i, the free a~_i and the two equality multipliers,
   which ARE b and b~) and updates the guess from the signs of the primal values and
   the multipliers (block principal pivoting safeguard, see ``active_set``). It stops
-  when no guess is contradicted; that point satisfies every KKT condition to round-off. The first guess comes from the plain SVM (LIBSVM, C_i = C).
+  when no guess is contradicted; that point satisfies every KKT condition to round-off.
+  The first guess comes from the plain SVM (LIBSVM, C_i = C).
   Each iteration costs one dense solve of size n_free + 2 (n_free = free a's + free
   a~'s, between 0 and 2l), against one factorization of the whole (3l + 2)-row KKT
   system per interior-point iteration. Measured (benchmarks/bench_svm_plus.py): 8-12
@@ -46,17 +50,23 @@ from .model import SVMPlus
 SOLVERS = ("auto", "active-set", "qp")
 
 #: Ridge added to the privileged kernel, relative to its mean diagonal. With fewer
-#: distinct privileged points than training points (parkinson_speech: 9 UPDRS values for
-#: 520 recordings; any 1-D linear kernel) K~ is singular and a~ is not unique (only
-#: K~a~ is), so the active-set systems are singular. K~ + ridge I is still a kernel (an
-#: extra privileged feature of norm sqrt(ridge) per point), so the problem solved is an
-#: exact SVM+; it changes each slack by ridge * a~_i / gamma, i.e. 1e-8 C / gamma at most.
-PRIV_RIDGE = 1e-8
+#: distinct privileged points than training points (parkinson_speech: 16 UPDRS values for
+#: 520 recordings; any 1-D linear kernel) K~ is singular, and a smooth kernel on a 1-D
+#: privileged feature (the W toy's posterior) is numerically of rank ~5: a~ is not unique
+#: (only K~a~ is) and the active-set systems are (nearly) singular. K~ + ridge I is still a
+#: kernel (an extra privileged feature of norm sqrt(ridge) per point), so the problem solved is
+#: an exact SVM+; it changes each slack by ridge * a~_i / gamma. Measured on the W toy (l = 100,
+#: 72 problems: RBF widths 0.5..128 and 1..100, C 0.25..64, gamma 0.25..4): with 1e-8 Clarabel
+#: stopped with NumericalError on 2, and 6 solutions could not be polished to exact active sets;
+#: with 1e-6 every problem was solved and polished, and the active-set method alone solved 34
+#: (18 with 1e-8).
+PRIV_RIDGE = 1e-6
 
 #: KKT tolerance of the active-set method (relative to C for a and beta, margin units for
 #: mu and xi). Its solutions are exact up to the round-off of a solve whose condition
-#: number reaches ~1 / PRIV_RIDGE (1e8), i.e. ~1e-8 relative error in the worst direction:
-#: a looser tolerance would accept wrong active sets, a tighter one would chase round-off.
+#: number reaches ~1 / PRIV_RIDGE (1e6), i.e. ~1e-10 relative error in the worst direction:
+#: a looser tolerance would accept wrong active sets, a tighter one would chase round-off
+#: on problems whose kernels are worse conditioned than the ridge alone makes them.
 KKT_TOL = 1e-7
 
 #: Bound on active-set iterations. From the plain-SVM start it converged in <= 12 on
@@ -69,16 +79,11 @@ MAX_ACTIVE_SET_ITER = 30
 #: active-set method falls back to single pivots (Kim and Park use 3).
 BLOCK_BACKUP = 3
 
-#: An interior-point variable within this fraction of C of its bound is taken as active
-#: when the QP solution is rounded to active sets for polishing (Clarabel stops at a
-#: duality gap of 1e-10..1e-6, leaving active variables ~1e-8 C from their bounds).
-POLISH_SET_RTOL = 1e-6
-
-#: KKT tolerance accepted from the interior-point route before polishing. Clarabel
-#: stops at a relative gap of 1e-10 but accepts "AlmostSolved" and falls back to 1e-8 /
-#: 1e-6 on hard problems (``solvers.qp.clarabel_backend.RETRY_TOLERANCES``): complementarity products of ~2e-4 were seen on
-#: degenerate linear-kernel problems. Anything far
-#: above means b, b~ were read with the wrong sign or the solve is unreliable.
+#: KKT tolerance accepted from the interior-point route when it cannot be polished. Clarabel
+#: stops at a relative gap of 1e-10 but accepts "AlmostSolved" and falls back to 1e-8 / 1e-6
+#: on hard problems (``solvers.qp.clarabel_backend.RETRY_TOLERANCES``): complementarity
+#: products of ~2e-4 were seen on degenerate linear-kernel problems. Anything far above means
+#: b, b~ were read with the wrong sign or the solve is unreliable.
 QP_KKT_TOL = 1e-3
 
 
@@ -173,21 +178,28 @@ class SVMPlusProblem:
         P = np.zeros((2 * l, 2 * l))
         P[:l, :l] = self.Q
         P[l:, l:] = self.T
-        q = np.concatenate([-np.ones(l), np.zeros(l)])
+        # Solved in x / C: the box becomes 0 <= a_i <= 1 + a~_i whatever C is (unscaled, Clarabel stopped
+        # with NumericalError at C = 64 on the W toy, and converged scaled). For the scaled problem
+        # min 1/2 z'Pz + q'z / C, stationarity times C is the original one, so the multipliers are C nu.
+        q = np.concatenate([-np.ones(l), np.zeros(l)]) / C
         A_eq = np.zeros((2, 2 * l))
         A_eq[0, :l] = self.y
         A_eq[1, l:] = 1.0
         lb = np.concatenate([np.zeros(l), np.full(l, -np.inf)])
         # a_i - a~_i <= C; with a >= 0 it also gives a~_i >= -C.
         G = np.hstack([np.eye(l), -np.eye(l)])
-        res = solve_qp(P, q, A_eq, np.zeros(2), lb=lb, solver=qp_solver, G=G, h=np.full(l, C))
+        res = solve_qp(P, q, A_eq, np.zeros(2), lb=lb, solver=qp_solver, G=G, h=np.ones(l))
         if res.status != "optimal":
             raise RuntimeError(f"the SVM+ dual QP was not solved by {res.solver}: {res.status}")
-        b, b_tilde = res.eq_dual
-        raw = self.model(res.x[:l], res.x[l:], b, b_tilde, res.solver, 0)
+        b, b_tilde = C * res.eq_dual
+        raw = self.model(C * res.x[:l], C * res.x[l:], b, b_tilde, res.solver, 0)
         if polish:
             try:
-                return self.active_set(raw.alpha <= POLISH_SET_RTOL * C, raw.beta <= POLISH_SET_RTOL * C,
+                # An interior point keeps each complementary pair apart: the active member of a pair is
+                # orders of magnitude below the other (both in units of C), so comparing them rounds
+                # better than any fixed threshold on one of them.
+                return self.active_set(raw.alpha / C < np.maximum(raw.margin_slack, 0.0),
+                                       raw.beta / C < np.maximum(raw.correcting_train, 0.0),
                                        f"{prefix}{res.solver}+active-set")
             except ActiveSetFailure as exc:
                 warnings.warn(f"polishing the {res.solver} SVM+ solution failed ({exc}); keeping it unpolished:"
@@ -248,7 +260,7 @@ class SVMPlusProblem:
     def solve_on_sets(self, Z, B):
         """Exact minimiser of the dual with a_Z = 0 and a~_B = a_B - C (beta_B = 0)."""
         system = self.reduced_system(Z, B)
-        z = _solve_symmetric(system.M, system.rhs)
+        z = solve_symmetric(system.M, system.rhs)
         F, N, n = system.F, system.N, system.n
         a = np.zeros(self.y.size)
         a[F] = z[:F.size]
@@ -294,10 +306,11 @@ class SVMPlusProblem:
         )
 
 
-def _solve_symmetric(M, rhs):
-    """Solve the (symmetric, indefinite) reduced KKT system; least squares when it is
-    singular (duplicate free points, a linear kernel with more free points than features),
-    where the minimiser is not unique and any solution of the consistent system serves."""
+def solve_symmetric(M, rhs):
+    """Solve a symmetric indefinite KKT system; least squares when it is singular (duplicate free
+    points, a linear kernel with more free points than features, no in-bound SV to pin b), where the
+    solution is not unique and any solution of the consistent system serves (the quantities read from
+    it, f and its derivatives, are the same for all)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", sla.LinAlgWarning)

@@ -22,13 +22,13 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 from scipy.optimize import minimize
 from scipy.spatial.distance import pdist, squareform
 
 from ..engines import fit_svm
 from ..utils.validation import check_features, check_kernel, check_labels
 from .equivalence import ZERO_WEIGHT
+from .solver import solve_symmetric
 
 #: Floor on estimated probabilities. A point with no same-class neighbour within reach of
 #: a small bandwidth gets p_i = 0: log p_i = -inf would rule out every small bandwidth
@@ -165,12 +165,7 @@ def validation_loss(c, K, y, K_val, y_val, d: float) -> tuple[float, np.ndarray]
         G[:M.size, :M.size] = K[np.ix_(M, M)] * np.outer(y[M], y[M])
         G[:M.size, M.size] = G[M.size, :M.size] = y[M]
         h = np.append(y[M] * (g @ K_val[:, M]), g.sum())
-        try:
-            lam = sla.solve(G, h, assume_a="sym")
-        except np.linalg.LinAlgError:
-            # No in-bound SV (or coincident ones): b is not pinned by the KKT system;
-            # the least-squares adjoint treats its undetermined part as fixed.
-            lam = sla.lstsq(G, h)[0]
+        lam = solve_symmetric(G, h)
         grad[B] = y[B] * (g @ K_val[:, B]) - y[B] * (K[np.ix_(B, M)] @ (y[M] * lam[:M.size])) - y[B] * lam[M.size]
     return float(loss.mean()), grad
 
