@@ -78,8 +78,8 @@ def test_registry_entries():
     w = DATASETS["w_mixture"]
     assert (w.n_train, w.n_val, w.n_test, w.d, w.has_privileged, w.has_scores) == (400, 4000, 2000, 2, True, True)
     assert DATASETS["parkinson_speech"].has_privileged and DATASETS["bank_marketing"].has_privileged
-    assert dataset_checksums("breast_cancer_wisconsin_351") == {
-        "breast_cancer/breast-cancer-wisconsin.data": "402c585309c399237740f635ef9919dc512cca12cbeb20de5e563a4593f22b64"}
+    bcw = "402c585309c399237740f635ef9919dc512cca12cbeb20de5e563a4593f22b64"  # MANIFEST.md
+    assert dataset_checksums("breast_cancer_wisconsin_351") == {"breast_cancer/breast-cancer-wisconsin.data": bcw}
     assert dataset_checksums("w_mixture") == {}
 
 

@@ -43,6 +43,15 @@ def privileged_problem(seed: int, l: int = 60, noise: float = 1.0, priv_gamma: f
     return X, X_priv, y, ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(X_priv, gamma=priv_gamma)
 
 
+def validation_problem(seed: int, l: int, n_val: int):
+    """A training and a validation sample of a noisy linear boundary, their RBF kernels (gamma 0.5)."""
+    rng = np.random.default_rng(seed)
+    X, Xv = rng.normal(size=(l, 2)), rng.normal(size=(n_val, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=l) > 0, 1.0, -1.0)
+    yv = np.where(Xv[:, 0] + 0.5 * rng.normal(size=n_val) > 0, 1.0, -1.0)
+    return rng, y, yv, ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(Xv, X, gamma=0.5)
+
+
 def dual_objective(m, K, K_priv):
     Q = K * np.outer(m.y, m.y)
     T = (K_priv + m.ridge * np.eye(m.n_train)) / m.gamma
@@ -86,7 +95,9 @@ def test_active_set_matches_clarabel_qp():
         np.testing.assert_allclose(dual_objective(fast, K, K_priv), dual_objective(ref, K, K_priv), rtol=1e-8)
         np.testing.assert_allclose(fast.decision_train, ref.decision_train, atol=1e-6)
         np.testing.assert_allclose(fast.correcting_train, ref.correcting_train, atol=1e-6)
-        np.testing.assert_allclose(fast.alpha, ref.alpha, atol=1e-5 * fast.C)
+        # the interior point stops at a gap of QP_TOL = 1e-8: alpha, less well determined than f where
+        # YKY is nearly singular, agrees to ~3e-5 C (measured)
+        np.testing.assert_allclose(fast.alpha, ref.alpha, atol=1e-4 * fast.C)
         assert fast.b == pytest.approx(ref.b, abs=1e-6) and fast.b_tilde == pytest.approx(ref.b_tilde, abs=1e-6)
 
 
@@ -277,7 +288,8 @@ def test_weighted_span_rule_is_exact_for_the_converted_model_not_for_svm_plus():
         rest = np.delete(np.arange(y.size), p)
         sub = ws.fit_svm(K[np.ix_(rest, rest)], y[rest], weighted.C[rest], tol=1e-10)
         keep = ~dropped[rest]
-        same = (np.array_equal(np.setdiff1d(rest[sub.inbound], np.flatnonzero(dropped)), np.setdiff1d(weighted.inbound, p))
+        same = (np.array_equal(np.setdiff1d(rest[sub.inbound], np.flatnonzero(dropped)),
+                               np.setdiff1d(weighted.inbound, p))
                 and np.array_equal(np.setdiff1d(rest[sub.bounded], np.flatnonzero(dropped)),
                                    np.setdiff1d(weighted.bounded, p)))
         if same and keep.any():
@@ -345,11 +357,7 @@ def test_smooth_hinge_pieces_and_derivative():
 
 def test_validation_gradient_against_finite_differences():
     """Implicit differentiation vs central differences of LIBSVM refits."""
-    rng = np.random.default_rng(0)
-    X, Xv = rng.normal(size=(60, 2)), rng.normal(size=(80, 2))
-    y = np.where(X[:, 0] + 0.5 * rng.normal(size=60) > 0, 1.0, -1.0)
-    yv = np.where(Xv[:, 0] + 0.5 * rng.normal(size=80) > 0, 1.0, -1.0)
-    K, Kv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(Xv, X, gamma=0.5)
+    rng, y, yv, K, Kv = validation_problem(0, 60, 80)
     c = rng.uniform(0.5, 3.0, size=60)
     _, grad = validation_loss(c, K, y, Kv, yv, 0.1)
     model = ws.fit_svm(K, y, c, tol=1e-10)
@@ -367,11 +375,7 @@ def test_validation_gradient_against_finite_differences():
 def test_validation_gradient_at_zero_weights_is_one_sided():
     """A zero weight leaves its point out; the gradient is the forward difference as the weight grows
     from 0: nonzero for a margin violator (it becomes a bounded SV), zero for the others."""
-    rng = np.random.default_rng(2)
-    X, Xv = rng.normal(size=(50, 2)), rng.normal(size=(70, 2))
-    y = np.where(X[:, 0] + 0.5 * rng.normal(size=50) > 0, 1.0, -1.0)
-    yv = np.where(Xv[:, 0] + 0.5 * rng.normal(size=70) > 0, 1.0, -1.0)
-    K, Kv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(Xv, X, gamma=0.5)
+    rng, y, yv, K, Kv = validation_problem(2, 50, 70)
     c = rng.uniform(0.5, 3.0, size=50)
     keep = np.arange(8, 50)
     sub = ws.fit_svm(K[np.ix_(keep, keep)], y[keep], c[keep], tol=1e-10)
@@ -392,11 +396,7 @@ def test_validation_gradient_at_zero_weights_is_one_sided():
 
 
 def test_learn_weights_lowers_the_validation_loss():
-    rng = np.random.default_rng(1)
-    X, Xv = rng.normal(size=(40, 2)), rng.normal(size=(60, 2))
-    y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1.0, -1.0)
-    yv = np.where(Xv[:, 0] + 0.5 * rng.normal(size=60) > 0, 1.0, -1.0)
-    K, Kv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(Xv, X, gamma=0.5)
+    rng, y, yv, K, Kv = validation_problem(1, 40, 60)
     res = learn_weights(K, y, Kv, yv, 1.0, d=0.1, max_iter=30)
     assert res.loss < res.initial_loss
     assert (res.c >= 0).all()

@@ -79,6 +79,12 @@ MAX_ACTIVE_SET_ITER = 30
 #: active-set method falls back to single pivots (Kim and Park use 3).
 BLOCK_BACKUP = 3
 
+#: Duality-gap / feasibility tolerance of the SVM+ dual QP. The polish makes the solution exact, so the
+#: interior point only has to land in the right active sets: 1e-8 does. At the QP switch's default 1e-10
+#: Clarabel ran into its iteration cap on parkinson_speech (l = 520, C = 1, gamma = 10: 128 s, then
+#: 6 s for the retry at 1e-8).
+QP_TOL = 1e-8
+
 #: KKT tolerance accepted from the interior-point route when it cannot be polished. Clarabel
 #: stops at a relative gap of 1e-10 but accepts "AlmostSolved" and falls back to 1e-8 / 1e-6
 #: on hard problems (``solvers.qp.clarabel_backend.RETRY_TOLERANCES``): complementarity
@@ -188,7 +194,7 @@ class SVMPlusProblem:
         lb = np.concatenate([np.zeros(l), np.full(l, -np.inf)])
         # a_i - a~_i <= C; with a >= 0 it also gives a~_i >= -C.
         G = np.hstack([np.eye(l), -np.eye(l)])
-        res = solve_qp(P, q, A_eq, np.zeros(2), lb=lb, solver=qp_solver, G=G, h=np.ones(l))
+        res = solve_qp(P, q, A_eq, np.zeros(2), lb=lb, solver=qp_solver, G=G, h=np.ones(l), tol=QP_TOL)
         if res.status != "optimal":
             raise RuntimeError(f"the SVM+ dual QP was not solved by {res.solver}: {res.status}")
         b, b_tilde = C * res.eq_dual

@@ -47,7 +47,7 @@ from wsvm_span.data import DATASETS
 from ..config.grid import expand_axis, grid_point, grid_size
 from ..progress import Progress
 from ..results_schema import ROW_SCHEMAS, SchemaError
-from .base import JobIdentity
+from .base import JobIdentity, SplitProblem
 
 __all__ = ["JOB", "KIND", "METHODS", "ROWS", "LupiJob", "LupiProblem", "evaluate", "parse_ratio", "plan", "prepare",
            "sample_sizes", "subsample"]
@@ -113,6 +113,7 @@ def subsample(y, n_train: int, n_val: int, seed: int, key: str, y_val_pool=None)
 
 
 def _stratified_take(perm: Mapping[float, np.ndarray], n: int, front: bool) -> np.ndarray:
+    """n indices, each class's share by the largest remainder, from the front or the back of its permutation."""
     sizes = np.array([perm[-1.0].size, perm[1.0].size])
     quota = n * sizes / sizes.sum()
     take = np.floor(quota).astype(int)
@@ -128,7 +129,7 @@ class LupiJob(JobIdentity):
     """Every model of one data set, ratio, training size and replicate.
 
     grids : method -> its axes (name -> values; model ``i`` of a method is ``grid_point(axes, i)``);
-        the methods that apply to the data set, in catalog order
+        the methods that apply to the data set, in ``METHODS`` order
     n_train, n_val : the sample sizes; train_fraction : n_train / the largest the ratio allows
     loo : exact LOO for every model; learn_d, learn_max_iter : weight learning; sigma : sigmoid floor
     """
@@ -173,7 +174,8 @@ class LupiJob(JobIdentity):
 
     @staticmethod
     def normalise(raw: dict) -> dict:
-        raw["grids"] = {m: {k: [float(v) for v in vals] for k, vals in axes.items()} for m, axes in raw["grids"].items()}
+        raw["grids"] = {method: {k: [float(v) for v in vals] for k, vals in axes.items()}
+                        for method, axes in raw["grids"].items()}
         return raw
 
 
@@ -255,7 +257,7 @@ class Kernels:
 
 
 @dataclass
-class LupiProblem:
+class LupiProblem(SplitProblem):
     """What every model of a job shares: the samples, their kernels per width, the CV folds, the NW
     estimate."""
 
@@ -275,14 +277,6 @@ class LupiProblem:
     @property
     def l(self) -> int:
         return int(self.y.size)
-
-    @property
-    def d(self) -> int:
-        return int(self.split.d)
-
-    @property
-    def checksums(self) -> dict:
-        return dict(self.split.checksums or {})
 
 
 def _axis_values(job: LupiJob, axis: str) -> list[float]:
