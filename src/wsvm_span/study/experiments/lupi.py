@@ -45,9 +45,8 @@ import numpy as np
 from wsvm_span.data import DATASETS
 
 from ..config.grid import expand_axis, grid_point, grid_size
-from ..progress import Progress
 from ..results_schema import ROW_SCHEMAS, SchemaError
-from .base import JobIdentity, SplitProblem
+from .base import JobIdentity, SplitProblem, evaluate_models, warm_up_indices
 
 __all__ = ["JOB", "KIND", "METHODS", "ROWS", "LupiJob", "LupiProblem", "evaluate", "parse_ratio", "plan", "prepare",
            "sample_sizes", "subsample"]
@@ -163,6 +162,13 @@ class LupiJob(JobIdentity):
     @property
     def n_models(self) -> int:
         return sum(grid_size(axes) for axes in self.grids.values())
+
+    #: a job runs all its models (the shared model loop, ``base.evaluate_models``, reads these)
+    model_start: ClassVar[int] = 0
+
+    @property
+    def model_stop(self) -> int:
+        return self.n_models
 
     def models(self):
         """(model index, method, grid point) of every row, in row order."""
@@ -317,7 +323,9 @@ def prepare(job: LupiJob, settings) -> LupiProblem:
             split=split, train=train, val=val, y=y, y_val=y_val, kernels=kernels, priv_kernels=priv,
             scores=None if split.scores is None else split.scores[train], folds=folds, nw=nw, t_nw=t_nw,
             setup_s=0.0)
-        ws.fit_svm(next(iter(kernels.values())).K, y, 1.0, engine=job.engine, tol=job.tol)  # one-time initialisations
+        warm = warm_up_indices(y)
+        if warm is not None:  # the engine's one-time initialisations, outside the models' timings
+            ws.fit_svm(next(iter(kernels.values())).K[np.ix_(warm, warm)], y[warm], 1.0, engine=job.engine, tol=job.tol)
     problem.setup_s = time.perf_counter() - t0
     log.info("%s: l=%d validation=%d d=%d methods %s (%d models, exact LOO: %s)", job.slot, problem.l, val.size,
              problem.d, ",".join(job.grids), job.n_models, job.loo)
@@ -357,32 +365,30 @@ def _evaluate_one(job: LupiJob, problem: LupiProblem, method: str, point: Mappin
 
 
 def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] | None = None) -> list[dict]:
-    """Every model of the job (one BLAS thread); ``on_row(row)`` after each."""
+    """Every model of the job (the shared model loop: one BLAS thread, progress lines); ``on_row(row)``
+    after each."""
     import warnings
 
-    from wsvm_span.utils.environment import single_threaded
-
     columns = set(ROW_SCHEMAS[ROWS].names)
-    rows: list[dict] = []
-    progress = Progress(job.slot, job.n_models, log)
-    with single_threaded(), warnings.catch_warnings():
+    models = {index: (method, point) for index, method, point in job.models()}
+
+    def row_of(index: int) -> dict:
+        method, point = models[index]
+        ev, t_weights, gamma = _evaluate_one(job, problem, method, point)
+        row = {**ev.as_dict(), **point, "t_weights": t_weights}
+        row.update(experiment=job.experiment, dataset=job.dataset, method=method, ratio=job.ratio, seed=job.seed,
+                   realization=job.realization, gamma=gamma, l=problem.l, n_val=job.n_val, d=problem.d,
+                   train_fraction=job.train_fraction, model_index=index, chunk=job.chunk)
+        unknown = set(row) - columns
+        if unknown:
+            raise SchemaError(f"row fields {sorted(unknown)} are not columns of the {ROWS!r} row schema")
+        return row
+
+    with warnings.catch_warnings():
         # weight learning warns when the validation sample is smaller than the training sample, which the
         # 2:1 ratio is by design; the rows carry both sizes
         warnings.filterwarnings("ignore", message=".*validation points for .* weights", category=UserWarning)
-        for index, method, point in job.models():
-            ev, t_weights, gamma = _evaluate_one(job, problem, method, point)
-            row = {**ev.as_dict(), **point, "t_weights": t_weights}
-            row.update(experiment=job.experiment, dataset=job.dataset, method=method, ratio=job.ratio, seed=job.seed,
-                       realization=job.realization, gamma=gamma, l=problem.l, n_val=job.n_val, d=problem.d,
-                       train_fraction=job.train_fraction, model_index=index, chunk=job.chunk)
-            unknown = set(row) - columns
-            if unknown:
-                raise SchemaError(f"row fields {sorted(unknown)} are not columns of the {ROWS!r} row schema")
-            rows.append(row)
-            if on_row is not None:
-                on_row(row)
-            progress.model_done()
-    return rows
+        return evaluate_models(job, log, row_of, on_row)
 
 
 #: cost of one SVM+ model (training, its CV refits and LOO refits) in units of a weighted SVM's of the
