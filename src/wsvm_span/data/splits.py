@@ -13,7 +13,7 @@ returned in increasing file order.
 Label conventions (+1 / -1)
 ---------------------------
 * breast_cancer: malignant (+1 in the stored LIBSVM copy, 4 in LIBSVM's original) -> +1.
-* breast_cancer_wisconsin_200_77: UCI class 4 (malignant) -> +1, 2 (benign) -> -1.
+* breast_cancer_wisconsin_200_77, breast_cancer_wisconsin_351: UCI class 4 (malignant) -> +1, 2 (benign) -> -1.
 * mushrooms: LIBSVM label 1 (poisonous, 3916 rows) -> +1, label 2 (edible, 4208) -> -1.
 * skin_nonskin: label 1 (skin) -> +1, 2 (non-skin) -> -1.
 * IDA sets, splice, adult: the files' own -1/+1.
@@ -23,7 +23,6 @@ Label conventions (+1 / -1)
 * bank_marketing: y == "yes" -> +1, "no" -> -1.
 * spambase: class 1 (spam) -> +1, 0 -> -1.
 * mammographic: severity 1 (malignant) -> +1, 0 (benign) -> -1.
-* breast_cancer_wisconsin_351: class 4 (malignant) -> +1, 2 (benign) -> -1.
 """
 
 from __future__ import annotations
