@@ -6,6 +6,7 @@ recomputed from the rows."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -95,14 +96,25 @@ def test_bad_exp8_blocks_have_clear_messages(block, message):
     assert message in str(err.value)
 
 
-def test_estimated_seconds_prices_svm_plus_and_weight_learning():
+def test_calibrated_seconds_prices_svm_plus_and_weight_learning():
     cal = Calibration(datasets={}, laws={c: (1e-3, 1.0) for c in ("t_train", "t_span_bound", "t_cv", "t_loo")},
                       setup_law=(0.0, 1.0), job_overhead_s=2.0, model_overhead_s=0.0)
     job = ex.plan_jobs(exp8())[0]  # n_train = 30, exact LOO
     per = 4 * 1e-3 * 30
     expected = 2 * (per + per + per + (per + 5 * 1e-3 * 30) + lupi.SVM_PLUS_COST_FACTOR * per) + 2.0
-    assert lupi.estimated_seconds(job, cal) == pytest.approx(expected)
+    assert lupi.calibrated_seconds(job, cal) == pytest.approx(expected)
     assert estimate([job], cal).cpu_s == pytest.approx(expected)
+
+
+def test_estimate_of_the_paper_study_prices_every_kind():
+    """Every job kind of the paper config goes through the estimate (a kind's own pricing hook is looked up
+    by a name no kind imports for another use)."""
+    cal = Calibration(datasets={}, laws={c: (1e-3, 1.0) for c in ("t_train", "t_span_rule", "t_span_bound", "t_cv",
+                                                                  "t_loo")},
+                      setup_law=(0.0, 1.0), job_overhead_s=2.0, model_overhead_s=0.0)
+    cfg = sc.load_config(Path(__file__).resolve().parents[1] / "config" / "paper.yaml")
+    per_exp = estimate(ex.plan_jobs(cfg), cal).per_experiment_cpu_s
+    assert set(per_exp) == {"exp1", "exp2", "exp6", "exp8", "exp10"} and min(per_exp.values()) > 0
 
 
 # ---------------------------------------------------------------------------------------- one job

@@ -167,10 +167,10 @@ def _components(job) -> tuple[str, ...]:
 
 def job_seconds(job, cal: Calibration) -> float:
     """Projected one-core seconds of one job (any kind with ``n_models`` and ``loo_models``; a job kind with
-    its own ``estimated_seconds(job, cal)`` prices its jobs itself)."""
+    its own ``calibrated_seconds(job, cal)`` prices its jobs itself)."""
     from ..experiments import kind_of
 
-    own = getattr(kind_of(job), "estimated_seconds", None)
+    own = getattr(kind_of(job), "calibrated_seconds", None)
     if own is not None:
         return float(own(job, cal))
     l, _ = approx_sizes(job.dataset)

@@ -397,7 +397,7 @@ def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] 
 SVM_PLUS_COST_FACTOR = 5.0
 
 
-def estimated_seconds(job: LupiJob, cal) -> float:
+def calibrated_seconds(job: LupiJob, cal) -> float:
     """A rough one-core run time of a job from the cost calibration's power laws (``config.estimate``),
     evaluated at the job's training size: training, span bound and CV per model (and exact LOO), weight
     learning as ``learn_max_iter`` more trainings, SVM+ at ``SVM_PLUS_COST_FACTOR`` times the cost."""
