@@ -106,9 +106,11 @@ def test_list_datasets():
     assert names[:14] == list(TABLE1)
     extra = ["breast_cancer_wisconsin_200_77", "mnist_0to4_5to9"]  # standard-svm-span.md
     assert names[14:16] == extra
+    lupi = ["spambase", "mammographic", "breast_cancer_wisconsin_351", "w_mixture"]
+    assert names[16:20] == lupi  # Experiment 8 (tests/test_data_lupi.py)
     synth = [f"ringnorm_d{d}_l{2**k}" for d in (20, 40, 80) for k in range(7, 15)]
-    assert names[16:] == synth
-    assert len(DATASETS) == 40 and "ringnorm_d7_l100" in DATASETS
+    assert names[20:] == synth
+    assert len(DATASETS) == 44 and "ringnorm_d7_l100" in DATASETS
     assert DATASETS["ringnorm_d7_l100"].d == 7
     with pytest.raises(UnknownDatasetError):
         DATASETS["mnist_4_9"]
@@ -155,6 +157,8 @@ def test_shapes_labels_scaling(splits, name):
     assert np.all(s.X_train[:, varying].max(axis=0) == 1.0)
     assert np.all(s.X_train[:, ~varying] == 0.0) and np.all(s.X_test[:, ~varying] == 0.0)
     assert (s.scores is not None) == (name in ("parkinson_speech", "bank_marketing"))
+    assert (s.X_priv is not None) == (name in ("parkinson_speech", "bank_marketing"))
+    assert s.X_val is None and s.y_val is None
     assert s.gamma == pytest.approx(1.0 / d)
 
 
@@ -286,6 +290,10 @@ def test_parkinson_split_features_and_scores(splits):
     np.testing.assert_allclose(q[pat], (updrs[pat] - lo) / (hi - lo), atol=1e-15)
     for sid in np.unique(subj[tr]):  # one score per subject
         assert np.ptp(q[subj[tr] == sid]) == 0.0
+    # privileged feature (SVM+): the UPDRS of every training row (the file has 1 for every healthy
+    # subject, below every patient's), scaled to [0, 1] by its training min and max
+    assert s.X_priv.shape == (520, 1) and np.ptp(updrs[~pat]) == 0 and updrs[~pat].max() < updrs[pat].min()
+    np.testing.assert_allclose(s.X_priv[:, 0], (updrs - updrs.min()) / np.ptp(updrs), atol=1e-15)
 
 
 def test_bank_features_and_scores(splits):
@@ -309,6 +317,8 @@ def test_bank_features_and_scores(splits):
     d = dur[tr]
     np.testing.assert_allclose(s.scores, (d - d.min()) / (d.max() - d.min()), atol=1e-15)
     assert s.scores.min() == 0.0 and s.scores.max() == 1.0
+    # privileged feature (SVM+): the call duration, known only after the call
+    np.testing.assert_allclose(s.X_priv[:, 0], (d - d.min()) / (d.max() - d.min()), atol=1e-15)
 
 
 # ------------------------------------------------------------------------------ random splits

@@ -89,6 +89,18 @@ def test_clarabel_qp_hand_solved():
     assert bad.status == "infeasible"
 
 
+def test_clarabel_qp_general_inequalities_and_equality_multipliers():
+    """Hand-solved: min (x^2 + z^2)/2 s.t. x + z = 1, x <= 0.2 -> x = 0.2, z = 0.8, and stationarity
+    z + nu = 0 (the Lagrangian + nu'(A_eq x - b_eq)) gives nu = -0.8."""
+    res = qp.solve_qp(np.eye(2), np.zeros(2), [[1.0, 1.0]], [1.0], G=[[1.0, 0.0]], h=[0.2], solver="clarabel")
+    np.testing.assert_allclose(res.x, [0.2, 0.8], atol=1e-8)
+    np.testing.assert_allclose(res.eq_dual, [-0.8], atol=1e-8)
+    with pytest.raises(ValueError, match="G and h"):
+        qp.solve_qp(np.eye(2), np.zeros(2), [[1.0, 1.0]], [1.0], G=[[1.0, 0.0]])
+    with pytest.raises(ValueError, match="G must have shape"):
+        qp.solve_qp(np.eye(2), np.zeros(2), [[1.0, 1.0]], [1.0], G=[[1.0, 0.0, 0.0]], h=[0.2])
+
+
 def test_weighting_schemes_by_hand():
     y = np.array([1.0, -1.0, 1.0])
     np.testing.assert_array_equal(ws.class_weights(y, 4.0, 0.5), [4.0, 0.5, 4.0])

@@ -57,7 +57,8 @@ def cmd_check_config(args) -> int:
             summary["experiments"][exp] = {
                 "kind": catalog.EXPERIMENTS[exp].kind,
                 "datasets": datasets,
-                # as the experiment's kind plans them (a weight grid: the config's seeds and realizations)
+                # as the experiment's kind plans them (a weight grid: the config's seeds and realizations;
+                # exp8: its own block's subsample seeds)
                 "replicates": {ds: len({(j.seed, j.realization) for j in ej if j.dataset == ds}) for ds in datasets},
                 "jobs": len(ej),
                 "models": sum(j.n_models for j in ej),

@@ -1,5 +1,6 @@
-"""Data layer: the study's 14 data sets, those of the original span experiments (``EXTRA_NAMES``) and
-the synthetic family of Experiment 6.
+"""Data layer: the study's 14 data sets, those of the original span experiments (``EXTRA_NAMES``),
+the data sets of Experiment 8 (``LUPI_NAMES``: seed 003's UCI sets and its "W" toy) and the synthetic
+family of Experiment 6.
 
 >>> from wsvm_span.data import load_dataset, list_datasets
 >>> split = load_dataset("splice")              # doctest: +SKIP
@@ -9,7 +10,7 @@ the synthetic family of Experiment 6.
 Modules: :mod:`.formats` (parsers), :mod:`.files` (data directory, mirror/publisher fetch,
 sha256, atomic writes), :mod:`.cache` (parsed-array cache), :mod:`.registry` (data sets, files,
 checksums, sources), :mod:`.splits` (split rules, labels), :mod:`.scaling` ([0, 1] scaling),
-:mod:`.scores` (importance scores), :mod:`.synthetic` (Experiment 6 generator),
+:mod:`.scores` (importance scores), :mod:`.synthetic` (Experiment 6 and 8 generators),
 :mod:`.loader` (:func:`load_dataset`).
 """
 
@@ -23,18 +24,28 @@ from .errors import (
 )
 from .files import FileSpec
 from .loader import load_dataset
-from .registry import BENCHMARK_NAMES, DATASETS, EXTRA_NAMES, DatasetSpec, dataset_checksums, list_datasets
-from .synthetic import make_ringnorm_variant
+from .registry import (
+    BENCHMARK_NAMES,
+    DATASETS,
+    EXTRA_NAMES,
+    LUPI_NAMES,
+    DatasetSpec,
+    dataset_checksums,
+    list_datasets,
+)
+from .synthetic import make_ringnorm_variant, make_w_mixture
 
 __all__ = [
     "load_dataset",
     "list_datasets",
     "dataset_checksums",
     "make_ringnorm_variant",
+    "make_w_mixture",
     "Split",
     "DATASETS",
     "BENCHMARK_NAMES",
     "EXTRA_NAMES",
+    "LUPI_NAMES",
     "DatasetSpec",
     "FileSpec",
     "DataError",

@@ -16,7 +16,9 @@ class RawSplit:
 
     X_train : (l, p) float64, y_train : (l,) float64 in {-1, +1},
     X_test : (m, p) float64, y_test : (m,) float64 in {-1, +1},
-    scores : (l,) float64 in [0, 1] or None.
+    scores : (l,) float64 in [0, 1] or None,
+    X_priv : (l, p~) float64 privileged features of the training points (unscaled) or None,
+    X_val : (v, p) float64, y_val : (v,) float64 in {-1, +1}: a separate validation sample, or None.
     """
 
     X_train: np.ndarray = field(repr=False)
@@ -24,6 +26,9 @@ class RawSplit:
     X_test: np.ndarray = field(repr=False)
     y_test: np.ndarray = field(repr=False)
     scores: np.ndarray | None = field(default=None, repr=False)
+    X_priv: np.ndarray | None = field(default=None, repr=False)
+    X_val: np.ndarray | None = field(default=None, repr=False)
+    y_val: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,7 +49,14 @@ class Split:
         Feature count of the paper, used for the RBF width gamma = 1 / d. Equal to p except
         for MNIST (d = 780, p = 784 pixels).
     scores : ndarray of shape (l,), float64 in [0, 1], or None
-        Importance scores q_i of the training points (parkinson_speech, bank_marketing).
+        Importance scores q_i of the training points (parkinson_speech, bank_marketing, w_mixture).
+    X_priv : ndarray of shape (l, p~), float64, or None
+        Privileged features of the training points (available for training only: SVM+), each
+        scaled to [0, 1] by the training set's min and max (parkinson_speech: UPDRS;
+        bank_marketing: call duration; w_mixture: the true P(y_i | x_i)).
+    X_val : ndarray of shape (v, p), float64, or None
+        A separate validation sample (w_mixture), scaled like the test set.
+    y_val : ndarray of shape (v,), float64 in {-1.0, +1.0}, or None
     seed : int or None
         Seed of the random split (None when the split rule is not random).
     realization : int or None
@@ -60,6 +72,9 @@ class Split:
     y_test: np.ndarray = field(repr=False)
     d: int
     scores: np.ndarray | None = field(default=None, repr=False)
+    X_priv: np.ndarray | None = field(default=None, repr=False)
+    X_val: np.ndarray | None = field(default=None, repr=False)
+    y_val: np.ndarray | None = field(default=None, repr=False)
     seed: int | None = None
     realization: int | None = None
     checksums: dict[str, str] = field(default_factory=dict, repr=False)
@@ -86,5 +101,7 @@ class Split:
         return (
             f"Split(name={self.name!r}, train={self.X_train.shape}, test={self.X_test.shape}, "
             f"d={self.d}, scores={'yes' if self.scores is not None else 'no'}, "
+            f"privileged={'no' if self.X_priv is None else self.X_priv.shape[1]}, "
+            f"validation={'no' if self.X_val is None else self.X_val.shape[0]}, "
             f"seed={self.seed}, realization={self.realization})"
         )

@@ -32,8 +32,9 @@ def load_dataset(
     name : str
         One of :func:`~wsvm_span.data.list_datasets` (or any ``ringnorm_d<d>_l<l>``).
     seed : int
-        Seed of the random split (breast_cancer, mushrooms, skin_nonskin, bank_marketing) and of
-        the synthetic data; ignored (and recorded as None) for fixed splits.
+        Seed of the random split (breast_cancer, mushrooms, skin_nonskin, bank_marketing, spambase,
+        mammographic, breast_cancer_wisconsin_351) and of the synthetic data; ignored (and recorded
+        as None) for fixed splits.
     realization : int
         IDA realization (waveform, banana, image; 1-10 are pinned); ignored (recorded as None)
         for the other data sets.
@@ -52,7 +53,10 @@ def load_dataset(
     Split
         ``X_train`` (l, p), ``y_train`` (l,), ``X_test`` (m, p), ``y_test`` (m,), all float64
         and C-contiguous; features scaled with the training set's min/max (constant -> 0);
-        ``d`` for gamma = 1/d; ``scores`` (l,) for parkinson_speech and bank_marketing.
+        ``d`` for gamma = 1/d; ``scores`` (l,) for parkinson_speech, bank_marketing and w_mixture;
+        ``X_priv`` (l, p~) privileged features where the data set has them (scaled to [0, 1] by
+        their own min and max); ``X_val``, ``y_val`` for a data set with a separate validation
+        sample (w_mixture).
 
     Raises
     ------
@@ -85,16 +89,22 @@ def load_dataset(
     scaler = MinMaxScaler01().fit(raw.X_train)
     X_train = scaler.transform(raw.X_train)
     X_test = scaler.transform(raw.X_test)
+    X_val = None if raw.X_val is None else scaler.transform(raw.X_val)
     y_train = np.ascontiguousarray(raw.y_train, dtype=np.float64)
     y_test = np.ascontiguousarray(raw.y_test, dtype=np.float64)
+    y_val = None if raw.y_val is None else np.ascontiguousarray(raw.y_val, dtype=np.float64)
     scores = None if raw.scores is None else np.ascontiguousarray(raw.scores, dtype=np.float64)
+    # privileged features exist for training points only: scaled by their own min and max
+    X_priv = None if raw.X_priv is None else MinMaxScaler01().fit_transform(raw.X_priv)
 
-    if (X_train.shape[0], X_test.shape[0]) != (spec.n_train, spec.n_test) or (
+    n_val = 0 if X_val is None else X_val.shape[0]
+    if (X_train.shape[0], X_test.shape[0], n_val) != (spec.n_train, spec.n_test, spec.n_val) or (
         X_train.shape[1] != spec.n_features
-    ):
+    ) or (X_priv is None) == spec.has_privileged:
         raise RuntimeError(
-            f"{name}: built {X_train.shape} / {X_test.shape}, registry says "
-            f"{spec.n_train} / {spec.n_test} x {spec.n_features}"
+            f"{name}: built {X_train.shape} / {X_test.shape} / {n_val} validation points, privileged "
+            f"features {'none' if X_priv is None else X_priv.shape}; registry says {spec.n_train} / "
+            f"{spec.n_test} / {spec.n_val} x {spec.n_features}, privileged: {spec.has_privileged}"
         )
     return Split(
         name=spec.name,
@@ -104,6 +114,9 @@ def load_dataset(
         y_test=y_test,
         d=spec.d,
         scores=scores,
+        X_priv=X_priv,
+        X_val=X_val,
+        y_val=y_val,
         seed=seed if spec.uses_seed else None,
         realization=used_realization,
         checksums=checksums,

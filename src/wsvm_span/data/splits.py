@@ -13,7 +13,7 @@ returned in increasing file order.
 Label conventions (+1 / -1)
 ---------------------------
 * breast_cancer: malignant (+1 in the stored LIBSVM copy, 4 in LIBSVM's original) -> +1.
-* breast_cancer_wisconsin_200_77: UCI class 4 (malignant) -> +1, 2 (benign) -> -1.
+* breast_cancer_wisconsin_200_77, breast_cancer_wisconsin_351: UCI class 4 (malignant) -> +1, 2 (benign) -> -1.
 * mushrooms: LIBSVM label 1 (poisonous, 3916 rows) -> +1, label 2 (edible, 4208) -> -1.
 * skin_nonskin: label 1 (skin) -> +1, 2 (non-skin) -> -1.
 * IDA sets, splice, adult: the files' own -1/+1.
@@ -21,6 +21,8 @@ Label conventions (+1 / -1)
 * mnist_0to4_5to9: digits 0-4 -> +1, digits 5-9 -> -1.
 * parkinson_speech: class 1 (Parkinson's) -> +1, class 0 (healthy) -> -1.
 * bank_marketing: y == "yes" -> +1, "no" -> -1.
+* spambase: class 1 (spam) -> +1, 0 -> -1.
+* mammographic: severity 1 (malignant) -> +1, 0 (benign) -> -1.
 """
 
 from __future__ import annotations
@@ -190,13 +192,27 @@ def build_table_random(
     n_train: int,
     positive: Sequence[float],
     negative: Sequence[float],
+    features: Sequence[int] | None = None,
+    complete_rows: bool = False,
 ) -> RawSplit:
-    """Numeric table whose last column is the label, stratified random split (skin_nonskin)."""
+    """Numeric table whose last column is the label, stratified random split (skin_nonskin, spambase,
+    mammographic).
+
+    ``features``: the table's columns kept as features (default: all but the label); with
+    ``complete_rows`` the rows with a missing value ("?", which UCI uses) in any column are dropped
+    first (seed 003's "complete rows": mammographic has one row missing only its BI-RADS, which is
+    not a feature, and it is dropped too: 830 rows), else a missing value is an error."""
     a = src.parsed(
         _entry(relpath), [relpath], lambda: {"T": parse_table(src.path(relpath), delimiter)}
     )
     T = a["T"]
-    X = np.ascontiguousarray(T[:, :-1])
+    missing = np.isnan(T).any(axis=1)
+    if missing.any():
+        if not complete_rows:
+            raise DataFormatError(f"{relpath}: {int(missing.sum())} rows with a missing value")
+        T = T[~missing]
+    cols = list(range(T.shape[1] - 1)) if features is None else list(features)
+    X = np.ascontiguousarray(T[:, cols])
     return _random_split(X, to_pm1(T[:, -1], positive, negative), n_train, seed)
 
 
@@ -378,7 +394,8 @@ def build_parkinson(
     train_subjects: Sequence[int],
     test_subjects: Sequence[int],
 ) -> RawSplit:
-    """Subject split of train_data.txt; 26 acoustic features; class 1 -> +1; UPDRS scores."""
+    """Subject split of train_data.txt; 26 acoustic features; class 1 -> +1; UPDRS scores; the UPDRS
+    (the file has 1 for every healthy subject) is the privileged feature."""
     a = src.parsed(_entry(relpath), [relpath], lambda: parse_parkinson_train(src.path(relpath)))
     subject = a["subject"]
     tr = np.flatnonzero(np.isin(subject, train_subjects))
@@ -387,7 +404,8 @@ def build_parkinson(
     X = a["X"]
     if X.shape[1] != PARKINSON_N_FEATURES:
         raise DataFormatError(f"{relpath}: {X.shape[1]} features, expected {PARKINSON_N_FEATURES}")
-    return RawSplit(X[tr], y[tr], X[te], y[te], scores=parkinson_scores(a["updrs"][tr], y[tr]))
+    return RawSplit(X[tr], y[tr], X[te], y[te], scores=parkinson_scores(a["updrs"][tr], y[tr]),
+                    X_priv=a["updrs"][tr][:, None])
 
 
 #: The 11 bank features of experiments.md, in this column order.
@@ -424,8 +442,10 @@ def build_bank(
     """bank-additional-full.csv: 11 features (not duration), y == "yes" -> +1, a class-balanced random
     training set (n_train / 2 subscribed, n_train / 2 not; experiments.md: a random draw holds about 34
     positives, and its models almost never predict a subscription), the rest is the test set;
-    scores = call duration scaled to [0, 1] over the training set."""
+    scores = call duration scaled to [0, 1] over the training set; the duration is the privileged
+    feature (known after the call only, so never an ordinary feature)."""
     a = _bank_arrays(src, relpath)
     tr, te = balanced_split_indices(a["y"], n_train, seed)
     X, y = a["X"], a["y"]
-    return RawSplit(X[tr], y[tr], X[te], y[te], scores=bank_scores(a["duration"][tr]))
+    return RawSplit(X[tr], y[tr], X[te], y[te], scores=bank_scores(a["duration"][tr]),
+                    X_priv=a["duration"][tr][:, None])

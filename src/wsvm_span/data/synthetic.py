@@ -1,4 +1,7 @@
-"""Synthetic data of Experiment 6 (a ringnorm variant).
+"""Synthetic data: Experiment 6's ringnorm variant and the "W" toy of Experiment 8.
+
+Ringnorm variant (Experiment 6)
+-------------------------------
 
 Class +1 ~ N(1_d, I_d) with prior 0.3, class -1 ~ N(0, 4 I_d) (standard deviation 2) with
 prior 0.7; labels are drawn independently (Bernoulli(0.3)), so class counts vary around 0.3 l.
@@ -34,6 +37,13 @@ __all__ = [
     "parse_ringnorm_name",
     "derived_test_seed",
     "build_ringnorm",
+    "W_SHIFT",
+    "W_SIGMA",
+    "W_SIZES",
+    "w_mixture_centers",
+    "w_mixture_posterior",
+    "make_w_mixture",
+    "build_w_mixture",
 ]
 
 POSITIVE_PRIOR = 0.3
@@ -109,3 +119,61 @@ def build_ringnorm(d: int, l: int, seed: int) -> RawSplit:
     X_train, y_train = make_ringnorm_variant(l, d, seed)
     X_test, y_test = make_ringnorm_variant(N_TEST, d, derived_test_seed(seed))
     return RawSplit(X_train, y_train, X_test, y_test)
+
+
+# ------------------------------------------------------------------------------------ "W" mixture
+#: vertices of the W polyline (class +1); class -1 is the same W shifted up by W_SHIFT
+W_VERTICES = ((-2.0, 1.0), (-1.0, -1.0), (0.0, 1.0), (1.0, -1.0), (2.0, 1.0))
+#: mixture components per segment of the polyline (besides its start vertex)
+W_PER_SEGMENT = 4
+W_SHIFT = 1.2
+W_SIGMA = 0.25
+#: (train, validation, test) sizes of the data set ``w_mixture`` (seed 003's toy)
+W_SIZES = (400, 4000, 2000)
+
+
+def w_mixture_centers() -> tuple[np.ndarray, np.ndarray]:
+    """(17, 2) component centers of class +1 and of class -1."""
+    V = np.asarray(W_VERTICES)
+    points = [V[0]] + [a + (b - a) * k / W_PER_SEGMENT for a, b in zip(V[:-1], V[1:])
+                       for k in range(1, W_PER_SEGMENT + 1)]
+    positive = np.asarray(points)
+    return positive, positive + np.array([0.0, W_SHIFT])
+
+
+def w_mixture_posterior(X) -> np.ndarray:
+    """(n,) the true P(y = +1 | x) of the W mixture (equal priors, equal component weights)."""
+    from scipy.special import logsumexp
+
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[1] != 2:
+        raise ValueError(f"X must have shape (n, 2), got {X.shape}")
+    positive, negative = w_mixture_centers()
+    log_p = logsumexp(-((X[:, None, :] - positive[None]) ** 2).sum(-1) / (2 * W_SIGMA**2), axis=1)
+    log_n = logsumexp(-((X[:, None, :] - negative[None]) ** 2).sum(-1) / (2 * W_SIGMA**2), axis=1)
+    return 1.0 / (1.0 + np.exp(log_n - log_p))
+
+
+def make_w_mixture(n: int, seed: int | np.random.SeedSequence = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``n`` points of the W mixture: X (n, 2) float64, y (n,) in {-1, +1} (+1 with probability 1/2)."""
+    if int(n) < 1:
+        raise ValueError(f"n must be positive, got {n}")
+    ss = _seed_sequence(seed)
+    u = np.random.default_rng(_child(ss, 0)).random(int(n))
+    positive, negative = w_mixture_centers()
+    k = np.random.default_rng(_child(ss, 1)).integers(0, positive.shape[0], int(n))
+    z = np.random.default_rng(_child(ss, 2)).standard_normal((int(n), 2))
+    y = np.where(u < 0.5, 1.0, -1.0)
+    centers = np.where((y > 0)[:, None], positive[k], negative[k])
+    return np.ascontiguousarray(centers + W_SIGMA * z), y
+
+
+def build_w_mixture(seed: int) -> RawSplit:
+    """Unscaled split of ``w_mixture``: 400 training points with their privileged feature and score
+    (the true P(y_i | x_i)), 4000 validation and 2000 test points, each sample from its own seed."""
+    ss = _seed_sequence(seed)
+    (X, y), (X_val, y_val), (X_test, y_test) = (
+        make_w_mixture(n, _child(ss, 3 + i)) for i, n in enumerate(W_SIZES))
+    p = w_mixture_posterior(X)
+    q = np.where(y > 0, p, 1.0 - p)
+    return RawSplit(X, y, X_test, y_test, scores=q, X_priv=q[:, None], X_val=X_val, y_val=y_val)

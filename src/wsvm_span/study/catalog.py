@@ -7,7 +7,9 @@ or figure is one entry here (plus, for a new kind of table or figure, its builde
 
 Experiments 1, 2 and 6 run jobs ("weight_grid" jobs: one model per grid point of a weighting scheme,
 per data set and replicate); Experiments 3-5 are views of the rows of 1 and 2. Experiment 10 runs
-"standard_span" jobs: the original span results for the standard SVM (standard-svm-span.md).
+"standard_span" jobs: the original span results for the standard SVM (standard-svm-span.md). Experiment 8
+runs "lupi" jobs (SVM+ and weighted SVMs, one row per grid point of each method, per data set, ratio,
+training size and subsample).
 """
 
 from __future__ import annotations
@@ -101,6 +103,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                "class", "ringnorm"),
     Experiment("exp10", "Standard SVM (every C_i = C): the original span results (span vs diameters, model "
                "selection, cost) over sigma and C", "standard_span"),
+    Experiment("exp8", "SVM+ vs weighted SVMs (privileged information, weights A and B, sigmoid scores) vs the "
+               "plain SVM, selected by a validation sample, K-fold CV and the span-rule", "lupi", None, "benchmark"),
 )}
 
 _SELECTION = ("exp1", "exp2")
@@ -147,6 +151,20 @@ TABLES: tuple[Table, ...] = (
           "**Experiment 10, cost (standard SVM).** Mean time per model (ms, one thread) of training, the "
           "span-rule, the span bound and exact leave-one-out by retraining; machine and library versions in "
           "the footer."),
+    Table("exp8_selection", "lupi-selection", ("exp8",), "exp8",
+          "**Experiment 8 (SVM+ and weighted SVMs).** Per data set, training-to-validation ratio, training size l "
+          "and method, test error (%) of the model selected by the validation sample, K-fold CV, the span-rule, "
+          "the span bound, SVM+'s LOO rule and the exact LOO error (where computed for every model), and the "
+          "minimum test error over the grid. Mean +- sd over the seeded subsamples."),
+    Table("exp8_time", "lupi-time", ("exp8",), "exp8",
+          "**Experiment 8: selection time.** Seconds (one thread) each selection rule spends over a method's grid: "
+          "training and the validation error, K-fold CV, training and the span-rule, training and SVM+'s LOO rule, "
+          "training and the exact LOO; every rule also pays for the weights (weight learning, the NW estimate)."),
+    Table("exp8_svm_plus_loo", "lupi-loo", ("exp8",), "exp8",
+          "**Experiment 8: what estimates SVM+'s leave-one-out error?** Over the SVM+ models with exact LOO: RMSE "
+          "(percentage points) of the span-rule of the equivalent weighted SVM and of SVM+'s LOO rule against "
+          "SVM+'s exact LOO error, and of the span-rule against the exact LOO of the weighted SVM with its weights "
+          "held fixed (what the span-rule estimates); the share of models without in-bound SV and of zero weights."),
 )
 
 FIGURES: tuple[Figure, ...] = (
@@ -173,6 +191,14 @@ FIGURES: tuple[Figure, ...] = (
            "**Experiment 10: model selection.** Test error, span-rule, span bound and exact LOO (means over the "
            "replicates) against each varied hyperparameter, the other at its minimum-mean-test-error value; "
            "stars mark each curve's minimum; the title gives the span-rule curve's RMSE to the test-error curve."),
+    Figure("lupi-errors", "exp8_test_error", ("exp8",),
+           "**Experiment 8: test error against the training size** (in the style of seed 003's Figures 6-7): "
+           "test error of the model each method selects, one row of panels per data set and ratio, one column per "
+           "selection rule (validation sample, K-fold CV, span-rule); mean +- sd over the seeded subsamples."),
+    Figure("lupi-loo", "exp8_svm_plus_loo", ("exp8",),
+           "**Experiment 8: SVM+'s leave-one-out estimates against its exact LOO error**, one point per SVM+ model "
+           "with exact LOO: the span-rule of the equivalent weighted SVM (left) and SVM+'s LOO rule (right); the "
+           "dashed line is equality."),
 )
 
 

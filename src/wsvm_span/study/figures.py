@@ -8,6 +8,8 @@
 - Span-rule vs exact LOO: one point per model with exact LOO; models with n* = 0 are circled.
 - Experiment 10 (standard SVM): D, D_SV and S (mean +- sd over replicates) against sigma; the curves of
   the test error, span-rule, span bound and exact LOO against each varied hyperparameter.
+- Experiment 8: test error of the selected model against the training size, per data set, ratio and
+  selection rule (lines: methods); SVM+'s leave-one-out estimates against its exact LOO error.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from .results_schema import ESTIMATORS, HYPERPARAMETERS, STANDARD_SIZES, label
 from .tables import STANDARD_ESTIMATORS, curve_slice, table_exp10_selection, varied_axes
 
 __all__ = ["DRAWINGS", "exp3_curves", "exp6_time", "exp6_sv", "exp10_curves", "exp10_diameters", "loo_vs_span_rule",
+           "lupi_errors", "lupi_loo",
            "PARAM_LABELS"]
 
 PARAM_LABELS = {"log2_C_plus": "log2 C+", "log2_C_minus": "log2 C-", "A": "A", "B": "B", "log2_C": "log2 C",
@@ -215,6 +218,40 @@ def exp10_diameters(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 
     plt.close(fig)
 
 
+#: the selection rules drawn by ``lupi_errors`` (one panel column each)
+LUPI_FIGURE_RULES = ("val_error", "cv_error", "span_rule")
+
+
+def lupi_errors(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150, tie_rule: str = "worst"):
+    """Experiment 8, as seed 003's Figures 6-7: test error of the model each method selects against the
+    training size, one row of panels per data set and ratio, one column per selection rule."""
+    from .tables import LUPI_METHODS, lupi_selected
+
+    plt, sns = _plt()
+    sel = lupi_selected(df, tie_rule)
+    sel = sel[sel["rule"].isin(LUPI_FIGURE_RULES) & np.isfinite(sel["test_error"].to_numpy(dtype=float))].copy()
+    if sel.empty:
+        raise ValueError("no Experiment 8 rows to draw")
+    sel["test error (%)"] = 100 * sel["test_error"]
+    sel["method"] = sel["method"].map(LUPI_METHODS)
+    panels = list(dict.fromkeys(zip(sel["dataset"], sel["ratio"])))
+    fig, axes = plt.subplots(len(panels), len(LUPI_FIGURE_RULES), figsize=(4.0 * len(LUPI_FIGURE_RULES),
+                             3.0 * len(panels)), squeeze=False, sharey="row")
+    palette = dict(zip(LUPI_METHODS.values(), sns.color_palette("tab10", len(LUPI_METHODS))))
+    for (ds, ratio), row in zip(panels, axes):
+        for rule, ax in zip(LUPI_FIGURE_RULES, row):
+            sub = sel[(sel["dataset"] == ds) & (sel["ratio"] == ratio) & (sel["rule"] == rule)]
+            sns.lineplot(data=sub, x="l", y="test error (%)", hue="method", style="method", markers=True,
+                         dashes=False, errorbar="sd", palette=palette, ax=ax)
+            ax.set_title(f"{ds} ({ratio}), selected by {label(rule, df)}", fontsize="small")
+            ax.set_xlabel("training size l")
+            ax.legend(title=None, fontsize="x-small")
+    fig.suptitle(f"Experiment 8: test error of the selected model (tie rule: {tie_rule}; mean +- sd over subsamples)")
+    fig.tight_layout()
+    _save(fig, outputs, dpi)
+    plt.close(fig)
+
+
 def exp10_curves(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
     """Test error, span-rule, span bound and exact LOO (means over replicates) against each varied
     hyperparameter of each data set, one panel each; titles give the span-rule curve's RMSE to the
@@ -242,6 +279,37 @@ def exp10_curves(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150
     plt.close(fig)
 
 
+def lupi_loo(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """Experiment 8: the span-rule of SVM+'s equivalent weighted SVM and SVM+'s LOO rule against SVM+'s
+    exact LOO error, one point per SVM+ model with exact LOO."""
+    plt, sns = _plt()
+    sub = df[(df["method"] == "svm_plus") & np.isfinite(df["loo_error"].to_numpy(dtype=float))].copy()
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.4), squeeze=False)
+    if sub.empty:
+        for ax in axes[0]:
+            ax.text(0.5, 0.5, "no SVM+ model with exact LOO\n(training samples above loo_max_train_size)",
+                    ha="center", va="center", transform=ax.transAxes)
+            ax.set_axis_off()
+    else:
+        x = f"{label('loo_error')} of SVM+ (%)"
+        sub[x] = 100 * sub["loo_error"]
+        hi = 1.05 * float(max(100 * sub[["loo_error", "span_rule", "loo_rule"]].to_numpy(dtype=float).max(), 1.0))
+        for ax, est in zip(axes[0], ("span_rule", "loo_rule")):
+            y = f"{label(est)} (%)" if est == "loo_rule" else "Span-rule of the equivalent weighted SVM (%)"
+            sub[y] = 100 * sub[est]
+            sns.scatterplot(data=sub, x=x, y=y, hue="dataset", style="dataset", alpha=0.7, ax=ax)
+            ax.plot([0, hi], [0, hi], color="grey", lw=1, ls="--", zorder=0)
+            ax.set_xlim(0, hi)
+            ax.set_ylim(0, hi)
+            rmse = 100 * float(np.sqrt(np.mean((sub[est] - sub["loo_error"]) ** 2)))
+            ax.set_title(f"{len(sub)} SVM+ models, RMSE {rmse:.1f} points", fontsize="small")
+            ax.legend(title=None, fontsize="x-small")
+    fig.suptitle("Experiment 8: leave-one-out estimates of SVM+ against its exact LOO error")
+    fig.tight_layout()
+    _save(fig, outputs, dpi)
+    plt.close(fig)
+
+
 def _exp3(df, outputs, dpi, dataset=None, param=None):
     if not dataset or not param:
         raise ValueError("the exp3 figure needs a data set and a hyperparameter")
@@ -256,4 +324,6 @@ DRAWINGS = {
     "exp6-sv": lambda df, outputs, dpi, **_: exp6_sv(df, outputs, dpi=dpi),
     "exp10-diameters": lambda df, outputs, dpi, **_: exp10_diameters(df, outputs, dpi=dpi),
     "exp10-curves": lambda df, outputs, dpi, **_: exp10_curves(df, outputs, dpi=dpi),
+    "lupi-errors": lambda df, outputs, dpi, **_: lupi_errors(df, outputs, dpi=dpi),
+    "lupi-loo": lambda df, outputs, dpi, **_: lupi_loo(df, outputs, dpi=dpi),
 }

@@ -92,6 +92,13 @@ LABELS: dict[str, str] = {
     "t_span_bound": "Span bound",
     "t_cv": "{k}-fold CV",
     "t_loo": "Exact LOO",
+    "val_error": "Validation",
+    "loo_rule": "LOO rule (SVM+)",
+    "loo_converted": "Exact LOO, weights fixed",
+    "n_zero_weight": "Zero weights",
+    "t_weights": "Weights",
+    "t_val": "Validation",
+    "t_loo_rule": "LOO rule (SVM+)",
 }
 
 
@@ -161,7 +168,42 @@ STANDARD_ROW_SCHEMA: pa.Schema = pa.schema([pa.field(n, t, nullable=False) for n
 
 #: every row schema of the study, by name (a job kind's ``ROWS``): "model" is one row per trained
 #: weighted SVM of a weight grid, "standard_model" one per standard SVM of Experiment 10
-ROW_SCHEMAS: dict[str, pa.Schema] = {"model": ROW_SCHEMA, "standard_model": STANDARD_ROW_SCHEMA}
+#: Experiment 8 ("lupi" job kind): one row per grid point of one method (SVM+, a weighting scheme or the
+#: plain SVM) trained on one training sample; its selection rules' values (validation error, K-fold CV,
+#: span-rule, span bound, SVM+'s LOO rule, exact LOO) and their timings. ``loo_converted`` is the exact LOO
+#: of SVM+'s equivalent weighted SVM with its weights held fixed; ``t_weights`` the grid point's share of
+#: computing its weights (weight learning, the NW estimate); ``gamma`` the RBF parameter
+#: (2^log2_kernel_scale / d); ``l`` and ``n_val`` the sample sizes.
+LUPI_HYPERPARAMETERS: tuple[str, ...] = ("log2_C", "tau", "A", "B", "log2_gamma_plus", "log2_kernel_scale",
+                                         "log2_priv_gamma")
+_LUPI_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("experiment", pa.string()),
+    ("dataset", pa.string()),
+    ("method", pa.string()),
+    ("ratio", pa.string()),
+    ("seed", pa.int64()),
+    ("realization", pa.int64()),
+    *[(name, pa.float64()) for name in LUPI_HYPERPARAMETERS],
+    *_TRAINED,
+    *[(name, pa.float64()) for name in ("val_error", "cv_error", "span_rule", "span_bound", "loo_rule", "loo_error",
+                                         "loo_converted")],
+    ("cv_folds", pa.int64()),
+    *[(name, pa.int64()) for name in ("n_sv", "n_inbound", "n_bounded", "n_zero_weight")],
+    *[(name, pa.float64()) for name in ("t_weights", "t_train", "t_val", "t_cv", "t_span_rule", "t_span_bound",
+                                         "t_loo_rule", "t_loo")],
+    ("n_val", pa.int64()),
+    ("train_fraction", pa.float64()),
+    *_PLACE,
+]
+
+#: every row schema of the study, by name (a job kind's ``ROWS``): "model" is one row per trained
+#: weighted SVM of a weight grid, "standard_model" one per standard SVM of Experiment 10, "lupi" one row
+#: per grid point of a method of Experiment 8
+ROW_SCHEMAS: dict[str, pa.Schema] = {
+    "model": ROW_SCHEMA,
+    "standard_model": STANDARD_ROW_SCHEMA,
+    "lupi": pa.schema([pa.field(n, t, nullable=False) for n, t in _LUPI_FIELDS]),
+}
 KIND_KEY = b"wsvm_span.row_kind"
 
 

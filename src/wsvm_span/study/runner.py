@@ -115,7 +115,7 @@ class JobRuns:
 
 
 #: numeric columns that place a row rather than measure it (with the kind's row params: not metrics)
-_IDENTIFIERS = frozenset({"seed", "realization", "l", "d", "model_index", "chunk", "gamma"})
+_IDENTIFIERS = frozenset({"seed", "realization", "l", "d", "model_index", "chunk", "gamma", "n_val", "train_fraction"})
 
 
 def write_chunk(rows: list[dict], output: str | Path, record: Mapping[str, Any], rows_kind: str) -> None:

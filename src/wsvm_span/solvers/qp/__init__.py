@@ -2,12 +2,13 @@
 
 Every QP of the project has the same shape,
 
-    minimize 1/2 x' P x + q' x   s.t.  A_eq x = b_eq,  lb <= x <= ub,
+    minimize 1/2 x' P x + q' x   s.t.  A_eq x = b_eq,  lb <= x <= ub  (,  G x <= h),
 
-with a dense symmetric P of modest size (the in-bound SVs of one model, or a working
-set of the enclosing-ball problem). ``solve_qp`` returns the minimiser and a status
-that distinguishes "optimal" from "infeasible" (the span bound needs the latter to
-agree with Lemma 1).
+with a dense symmetric P of modest size (the in-bound SVs of one model, a working set
+of the enclosing-ball problem, the SVM+ dual). ``solve_qp`` returns the minimiser, a
+status that distinguishes "optimal" from "infeasible" (the span bound needs the latter
+to agree with Lemma 1) and the multipliers of the equality constraints (the SVM+ dual
+reads its two biases from them).
 
 One module per backend (``clarabel_backend``, ``mosek_backend``), each with ``name``,
 ``availability() -> (usable, why)`` and ``solve(...) -> QPResult``; one registry
@@ -66,11 +67,13 @@ def qp_fallback_reason() -> str | None:
     return None if usable else why
 
 
-def solve_qp(P, q, A_eq, b_eq, lb=None, ub=None, solver: str = "auto", tol: float = DEFAULT_TOL) -> QPResult:
+def solve_qp(P, q, A_eq, b_eq, lb=None, ub=None, solver: str = "auto", tol: float = DEFAULT_TOL,
+             *, G=None, h=None) -> QPResult:
     """Solve the convex QP above.
 
     P : (n, n) symmetric PSD, q : (n,), A_eq : (k, n), b_eq : (k,),
-    lb / ub : (n,) bounds (+-inf or None for free variables).
+    lb / ub : (n,) bounds (+-inf or None for free variables),
+    G : (r, n) and h : (r,) general inequality rows G x <= h (None for none).
     """
     P = np.asarray(P, dtype=float)
     q = np.asarray(q, dtype=float)
@@ -79,4 +82,10 @@ def solve_qp(P, q, A_eq, b_eq, lb=None, ub=None, solver: str = "auto", tol: floa
     b_eq = np.atleast_1d(np.asarray(b_eq, dtype=float))
     lb = np.full(n, -np.inf) if lb is None else np.asarray(lb, dtype=float)
     ub = np.full(n, np.inf) if ub is None else np.asarray(ub, dtype=float)
-    return BACKENDS[qp_solver_name(solver)].solve(P, q, A_eq, b_eq, lb, ub, tol)
+    if (G is None) != (h is None):
+        raise ValueError("G and h come together (G x <= h): pass both or neither")
+    G = np.zeros((0, n)) if G is None else np.atleast_2d(np.asarray(G, dtype=float))
+    h = np.zeros(0) if h is None else np.atleast_1d(np.asarray(h, dtype=float))
+    if G.shape != (h.shape[0], n):
+        raise ValueError(f"G must have shape ({h.shape[0]}, {n}) to match h and x, got {G.shape}")
+    return BACKENDS[qp_solver_name(solver)].solve(P, q, A_eq, b_eq, lb, ub, G, h, tol)

@@ -41,13 +41,14 @@ def availability() -> tuple[bool, str]:
     return True, "licensed"
 
 
-def solve(P, q, A_eq, b_eq, lb, ub, tol) -> QPResult:  # pragma: no cover - needs a license
+def solve(P, q, A_eq, b_eq, lb, ub, G, h, tol) -> QPResult:  # pragma: no cover - needs a license
     import mosek
 
     n = q.shape[0]
+    k = A_eq.shape[0]
     with mosek.Env() as env, env.Task() as task:
         task.appendvars(n)
-        task.appendcons(A_eq.shape[0])
+        task.appendcons(k + G.shape[0])
         for j in range(n):
             lo, hi = lb[j], ub[j]
             if np.isfinite(lo) and np.isfinite(hi):
@@ -67,13 +68,20 @@ def solve(P, q, A_eq, b_eq, lb, ub, tol) -> QPResult:  # pragma: no cover - need
             nz = np.flatnonzero(A_eq[i])
             task.putarow(i, nz.tolist(), A_eq[i, nz].tolist())
             task.putconbound(i, mosek.boundkey.fx, float(b_eq[i]), float(b_eq[i]))
+        for i in range(G.shape[0]):
+            nz = np.flatnonzero(G[i])
+            task.putarow(k + i, nz.tolist(), G[i, nz].tolist())
+            task.putconbound(k + i, mosek.boundkey.up, 0.0, float(h[i]))
         task.putobjsense(mosek.objsense.minimize)
         task.optimize()
         prosta = task.getprosta(mosek.soltype.itr)
         solsta = task.getsolsta(mosek.soltype.itr)
         if solsta == mosek.solsta.optimal:
             x = np.array(task.getxx(mosek.soltype.itr))
-            return QPResult(x, float(0.5 * x @ P @ x + q @ x), "optimal", name)
+            # MOSEK's duals y satisfy P x + q - A'y - s_l + s_u = 0 (its Lagrangian subtracts
+            # y'(Ax - b)), so the multipliers of solve_qp's convention are nu = -y.
+            nu = -np.array(task.gety(mosek.soltype.itr))[:k]
+            return QPResult(x, float(0.5 * x @ P @ x + q @ x), "optimal", name, eq_dual=nu)
         if prosta in (mosek.prosta.prim_infeas, mosek.prosta.prim_and_dual_infeas) or \
                 solsta == mosek.solsta.prim_infeas_cer:
             return QPResult(None, float("nan"), "infeasible", name)

@@ -12,3 +12,8 @@ class QPResult:
     objective: float  # 1/2 x'Px + q'x, nan unless status == "optimal"
     status: str  # "optimal", "infeasible" or "failed:<solver status>"
     solver: str
+    # Multipliers nu of A_eq x = b_eq in the convention of the Lagrangian
+    # 1/2 x'Px + q'x + nu'(A_eq x - b_eq) + (bound and G terms), i.e. stationarity reads
+    # P x + q + A_eq' nu + ... = 0 (the SVM+ dual reads its two biases from them);
+    # None unless status == "optimal".
+    eq_dual: np.ndarray | None = None

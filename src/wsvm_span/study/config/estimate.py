@@ -166,7 +166,13 @@ def _components(job) -> tuple[str, ...]:
 
 
 def job_seconds(job, cal: Calibration) -> float:
-    """Projected one-core seconds of one job (any kind with ``n_models`` and ``loo_models``)."""
+    """Projected one-core seconds of one job (any kind with ``n_models`` and ``loo_models``; a job kind with
+    its own ``calibrated_seconds(job, cal)`` prices its jobs itself)."""
+    from ..experiments import kind_of
+
+    own = getattr(kind_of(job), "calibrated_seconds", None)
+    if own is not None:
+        return float(own(job, cal))
     l, _ = approx_sizes(job.dataset)
     a, b = cal.setup_law
     per_model = sum(cal.per_model(job.dataset, c) for c in _components(job)) + cal.model_overhead_s

@@ -1,0 +1,444 @@
+"""The privileged-information job (Experiment 8): SVM+ against weighted SVMs (weights from a
+Nadaraya-Watson estimate of P(y|x), learned on a validation sample, or Experiment 2's sigmoid of the
+importance scores) and the plain SVM, with hyperparameters selected three ways: on a validation
+sample (seed 003's protocol), by K-fold CV and by the span-rule (for SVM+ also its LOO rule), from one
+training sample.
+
+Protocol (``shared/spec/svm-plus.md``, seed 003's Section 6.3). A data set's training part is a pool;
+a training-to-validation ratio t:v (``ratios``) and a training size n give a seeded, class-stratified
+draw of n training and n v / t validation points from it (a data set with its own validation sample,
+the W toy, draws the validation points from that sample instead). The largest n a ratio allows fills
+the pool (or the validation sample), and ``train_fractions`` of it are the training sizes (the x axis
+of the figures). For one seed and ratio every size draws from the same per-class permutations of the
+pool: training points from their front, validation points from their back (or from the front of the
+validation sample's), so the two never overlap. Every model is tested on the data set's test set.
+
+One job = one data set, ratio, training size and seed (replicate); it evaluates every grid point of
+every configured method that applies to the data set (``sigmoid`` needs importance scores,
+``svm_plus`` privileged features) and writes one row per grid point (schema ``lupi`` of
+``results_schema``). Hyperparameters per method:
+
+- ``svm``: log2_C;  ``nw``: log2_C, tau (c_i = C p_i^tau, p_i the leave-one-out Nadaraya-Watson
+  estimate of P(y_i | x_i) on the training sample, bandwidth by leave-one-out likelihood);
+- ``sigmoid``: A, B, log2_C (Experiment 2's weights, floor ``sigma``);
+- ``learned``: log2_C (the start c = C 1 of L-BFGS-B; the weights are learned on the validation sample
+  with the smooth hinge of width ``learn.d``, at most ``learn.max_iter`` iterations);
+- ``svm_plus``: log2_C, log2_gamma_plus (SVM+'s C and gamma) and log2_priv_gamma (the privileged RBF
+  kernel's parameter, 2^log2_priv_gamma).
+
+Every method also has the axis log2_kernel_scale: its RBF kernel's parameter is 2^log2_kernel_scale / d
+(0: the study's 1/d; the W toy's W needs a narrower kernel). Exact LOO runs for every model of a
+training sample of at most ``loo_max_train_size`` points.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Mapping
+
+import numpy as np
+
+from wsvm_span.data import DATASETS
+
+from ..config.grid import expand_axis, grid_point, grid_size
+from ..results_schema import ROW_SCHEMAS, SchemaError
+from .base import JobIdentity, SplitProblem, evaluate_models, warm_up_indices
+
+__all__ = ["JOB", "KIND", "METHODS", "ROWS", "LupiJob", "LupiProblem", "evaluate", "parse_ratio", "plan", "prepare",
+           "sample_sizes", "subsample"]
+
+log = logging.getLogger(__name__)
+
+KIND = "lupi"
+ROWS = "lupi"
+
+#: method -> its grid axes (config keys of ``experiments.<exp>.grid``), in grid order; the kernel width of
+#: every method is an axis: RBF parameter 2^log2_kernel_scale / d
+METHODS: dict[str, tuple[str, ...]] = {
+    "svm": ("log2_kernel_scale", "log2_C"),
+    "nw": ("log2_kernel_scale", "log2_C", "tau"),
+    "sigmoid": ("log2_kernel_scale", "A", "B", "log2_C"),
+    "learned": ("log2_kernel_scale", "log2_C"),
+    "svm_plus": ("log2_kernel_scale", "log2_priv_gamma", "log2_C", "log2_gamma_plus"),
+}
+#: what a method needs from the data set (``DatasetSpec`` flags)
+NEEDS: dict[str, tuple[str, ...]] = {"sigmoid": ("has_scores",), "svm_plus": ("has_privileged",)}
+#: the fewest points of each class in a training sample (5-fold CV needs both classes in every fold)
+MIN_PER_CLASS = 5
+
+
+def parse_ratio(ratio: str) -> tuple[int, int]:
+    """"t:v" -> (t, v): the training-to-validation ratio."""
+    t, _, v = ratio.partition(":")
+    return int(t), int(v)
+
+
+def ratio_variant(ratio: str) -> str:
+    """The ratio as a path component: "1:2" -> "1to2"."""
+    t, v = parse_ratio(ratio)
+    return f"{t}to{v}"
+
+
+def sample_sizes(dataset: str, ratio: str, fractions) -> list[tuple[int, int]]:
+    """(n_train, n_val) per training fraction: the largest training sample the ratio allows from the
+    data set's pool (its training part; or, with a separate validation sample, min(pool, validation
+    sample * t / v)), times each fraction; n_val = n_train * v / t (rounded down)."""
+    spec = DATASETS[dataset]
+    t, v = parse_ratio(ratio)
+    largest = min(spec.n_train, spec.n_val * t // v) if spec.n_val else spec.n_train * t // (t + v)
+    return [(n, n * v // t) for n in (int(math.floor(f * largest)) for f in fractions)]
+
+
+def subsample(y, n_train: int, n_val: int, seed: int, key: str, y_val_pool=None) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded, class-stratified (training idx, validation idx) from the pool labels ``y`` (and
+    ``y_val_pool`` when validation points come from a separate sample).
+
+    Each class gets its share of n_train (and of n_val) by the largest remainder; one permutation per
+    class (numpy's generator seeded by (seed, crc32(key))) gives the training points from its front and
+    the validation points from its back (or from the front of the validation sample's permutation)."""
+    rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(key.encode())])
+    y = np.asarray(y)
+    pools = [y] if y_val_pool is None else [y, np.asarray(y_val_pool)]
+    perms = [{c: rng.permutation(np.flatnonzero(p == c)) for c in (-1.0, 1.0)} for p in pools]
+    train = _stratified_take(perms[0], n_train, front=True)
+    val = _stratified_take(perms[-1], n_val, front=y_val_pool is not None)
+    if y_val_pool is None and np.intersect1d(train, val).size:
+        raise ValueError(f"{n_train} training and {n_val} validation points do not fit in a pool of {y.size}")
+    return train, val
+
+
+def _stratified_take(perm: Mapping[float, np.ndarray], n: int, front: bool) -> np.ndarray:
+    """n indices, each class's share by the largest remainder, from the front or the back of its permutation."""
+    sizes = np.array([perm[-1.0].size, perm[1.0].size])
+    quota = n * sizes / sizes.sum()
+    take = np.floor(quota).astype(int)
+    take[np.argsort(-(quota - take), kind="stable")[: n - take.sum()]] += 1
+    if np.any(take > sizes):
+        raise ValueError(f"cannot draw {n} points from classes of sizes {sizes.tolist()}")
+    parts = [p[:k] if front else p[p.size - k:] for p, k in zip((perm[-1.0], perm[1.0]), take)]
+    return np.sort(np.concatenate(parts)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class LupiJob(JobIdentity):
+    """Every model of one data set, ratio, training size and replicate.
+
+    grids : method -> its axes (name -> values; model ``i`` of a method is ``grid_point(axes, i)``);
+        the methods that apply to the data set, in ``METHODS`` order
+    n_train, n_val : the sample sizes; train_fraction : n_train / the largest the ratio allows
+    loo : exact LOO for every model; learn_d, learn_max_iter : weight learning; sigma : sigmoid floor
+    """
+
+    kind: ClassVar[str] = KIND
+
+    experiment: str
+    dataset: str
+    ratio: str
+    seed: int
+    realization: int
+    chunk: int
+    n_train: int
+    n_val: int
+    train_fraction: float
+    grids: dict[str, dict[str, list[float]]] = field(hash=False)
+    engine: str
+    qp_solver: str
+    tol: float
+    cv_folds: int
+    cv_seed: int
+    loo: bool
+    learn_d: float
+    learn_max_iter: int
+    sigma: float
+
+    @property
+    def variant(self) -> str:
+        return ratio_variant(self.ratio)
+
+    @property
+    def n_models(self) -> int:
+        return sum(grid_size(axes) for axes in self.grids.values())
+
+    #: a job runs all its models (the shared model loop, ``base.evaluate_models``, reads these)
+    model_start: ClassVar[int] = 0
+
+    @property
+    def model_stop(self) -> int:
+        return self.n_models
+
+    def models(self):
+        """(model index, method, grid point) of every row, in row order."""
+        index = 0
+        for method, axes in self.grids.items():
+            for i in range(grid_size(axes)):
+                yield index, method, grid_point(axes, i)
+                index += 1
+
+    @staticmethod
+    def normalise(raw: dict) -> dict:
+        raw["grids"] = {method: {k: [float(v) for v in vals] for k, vals in axes.items()}
+                        for method, axes in raw["grids"].items()}
+        return raw
+
+
+# -------------------------------------------------------------------------------------------- planning
+def _methods_for(spec: Mapping[str, Any], dataset: str) -> list[str]:
+    data = DATASETS[dataset]
+    return [m for m in METHODS if m in spec["methods"] and all(getattr(data, flag) for flag in NEEDS.get(m, ()))]
+
+
+def _ratios(spec: Mapping[str, Any], dataset: str) -> list[str]:
+    return list(spec.get("ratios_by_dataset", {}).get(dataset, spec["ratios"]))
+
+
+def plan(cfg: Mapping[str, Any], experiment: str) -> list[LupiJob]:
+    """The jobs of the experiment, in a deterministic order (no data is loaded)."""
+    spec = cfg["experiments"][experiment]
+    axes = {name: expand_axis(axis) for name, axis in spec["grid"].items()}
+    jobs = []
+    for dataset in spec["datasets"]:
+        grids = {m: {a: axes[a] for a in METHODS[m]} for m in _methods_for(spec, dataset)}
+        for ratio in _ratios(spec, dataset):
+            sizes = sample_sizes(dataset, ratio, spec["train_fractions"])
+            for rep, seed in enumerate(spec["seeds"]):
+                for k, ((n_train, n_val), fraction) in enumerate(zip(sizes, spec["train_fractions"])):
+                    jobs.append(LupiJob(
+                        experiment=experiment, dataset=dataset, ratio=ratio, seed=int(seed), realization=1,
+                        chunk=rep * len(sizes) + k, n_train=n_train, n_val=n_val, train_fraction=float(fraction),
+                        grids=grids, engine=cfg["svm"]["engine"], qp_solver=cfg["svm"]["qp_solver"],
+                        tol=float(cfg["svm"]["tol"]), cv_folds=int(cfg["cv"]["folds"]),
+                        cv_seed=int(cfg["cv"]["seed"]) + int(seed),
+                        loo=n_train <= int(spec["loo_max_train_size"]), learn_d=float(spec["learn"]["d"]),
+                        learn_max_iter=int(spec["learn"]["max_iter"]), sigma=float(spec["sigma"]),
+                    ))
+    return jobs
+
+
+def config_problems(cfg: Mapping[str, Any], experiment: str):
+    """Semantic checks of the experiment's block: data sets, ratios, sizes, methods and their axes."""
+    spec = cfg["experiments"][experiment]
+    where = f"experiments.{experiment}"
+    for method in spec["methods"]:
+        missing = [a for a in METHODS[method] if a not in spec["grid"]]
+        if missing:
+            yield f"{where}.grid: method {method!r} needs the axes {missing}"
+    if len(set(spec["methods"])) != len(spec["methods"]):
+        yield f"{where}.methods: has duplicates"
+    if any(not 0 < f <= 1 for f in spec["train_fractions"]) or not spec["train_fractions"]:
+        yield f"{where}.train_fractions: list fractions in (0, 1] of the largest training sample a ratio allows"
+    if len(set(spec["seeds"])) != len(spec["seeds"]) or not spec["seeds"]:
+        yield f"{where}.seeds: list at least one seed, without duplicates"
+    unknown = [d for d in spec.get("ratios_by_dataset", {}) if d not in spec["datasets"]]
+    if unknown:
+        yield f"{where}.ratios_by_dataset: {unknown} are not in {where}.datasets"
+    for dataset in spec["datasets"]:
+        if dataset not in DATASETS:
+            continue  # reported by the data set list check
+        if not _methods_for(spec, dataset):
+            yield f"{where}: no configured method applies to {dataset!r}"
+        for ratio in _ratios(spec, dataset):
+            for n_train, n_val in sample_sizes(dataset, ratio, spec["train_fractions"]):
+                if n_train < 2 * max(MIN_PER_CLASS, int(cfg["cv"]["folds"])) or n_val < 2:
+                    yield (f"{where}: {dataset!r} at ratio {ratio} gives a training sample of {n_train} and a "
+                           f"validation sample of {n_val} points for some train fraction; raise the fraction")
+                    break
+
+
+# --------------------------------------------------------------------------------------------- running
+@dataclass
+class Kernels:
+    """The kernel blocks of one RBF width: training (l x l), validation and test rows, the enclosing-ball
+    diameter D and the CV folds' training kernels."""
+
+    gamma: float
+    K: np.ndarray
+    K_val: np.ndarray
+    K_test: np.ndarray
+    D: float
+    fold_kernels: Any
+
+
+@dataclass
+class LupiProblem(SplitProblem):
+    """What every model of a job shares: the samples, their kernels per width, the CV folds, the NW
+    estimate."""
+
+    split: Any
+    train: np.ndarray  # indices into the pool
+    val: np.ndarray  # indices into the pool (or into the separate validation sample)
+    y: np.ndarray
+    y_val: np.ndarray
+    kernels: dict[float, Kernels]  # log2_kernel_scale -> its kernels
+    priv_kernels: dict[float, np.ndarray]  # log2_priv_gamma -> the privileged kernel (svm_plus)
+    scores: np.ndarray | None
+    folds: np.ndarray
+    nw: Any  # the Nadaraya-Watson estimate (method "nw"), else None
+    t_nw: float
+    setup_s: float
+
+    @property
+    def l(self) -> int:
+        return int(self.y.size)
+
+
+def _axis_values(job: LupiJob, axis: str) -> list[float]:
+    return sorted({v for axes in job.grids.values() for v in axes.get(axis, ())})
+
+
+def prepare(job: LupiJob, settings) -> LupiProblem:
+    """Load the split, draw the samples; the kernels of every configured width (with D, by the
+    configured QP solver, and the CV folds' kernels), the privileged kernels and the NW estimate, once
+    per job."""
+    import wsvm_span as ws
+    from wsvm_span.data import load_dataset
+    from wsvm_span.svm_plus import nadaraya_watson
+    from wsvm_span.utils.environment import single_threaded
+
+    split = load_dataset(job.dataset, seed=job.seed, data_dir=settings.data_dir, mirror=settings.data_mirror)
+    t0 = time.perf_counter()
+    train, val = subsample(split.y_train, job.n_train, job.n_val, job.seed, f"{job.dataset}/{job.ratio}",
+                           y_val_pool=split.y_val)
+    X, y = split.X_train[train], split.y_train[train]
+    X_val, y_val = (split.X_train, split.y_train) if split.X_val is None else (split.X_val, split.y_val)
+    X_val, y_val = X_val[val], y_val[val]
+    with single_threaded():
+        folds = ws.stratified_folds(y, k=job.cv_folds, seed=job.cv_seed)
+        kernels = {}
+        for scale in _axis_values(job, "log2_kernel_scale"):
+            gamma = 2.0**scale / int(split.d)
+            K = ws.rbf_kernel(X, gamma=gamma)
+            kernels[scale] = Kernels(gamma=gamma, K=K, K_val=ws.rbf_kernel(X_val, X, gamma=gamma),
+                                     K_test=ws.rbf_kernel(split.X_test, X, gamma=gamma),
+                                     D=ws.enclosing_ball_diameter(K, solver=job.qp_solver),
+                                     fold_kernels=ws.FoldKernels(K, folds))
+        priv = {v: ws.rbf_kernel(split.X_priv[train], gamma=2.0**v) for v in _axis_values(job, "log2_priv_gamma")}
+        t_nw = time.perf_counter()
+        nw = nadaraya_watson(X, y) if "nw" in job.grids else None
+        t_nw = time.perf_counter() - t_nw
+        problem = LupiProblem(
+            split=split, train=train, val=val, y=y, y_val=y_val, kernels=kernels, priv_kernels=priv,
+            scores=None if split.scores is None else split.scores[train], folds=folds, nw=nw, t_nw=t_nw,
+            setup_s=0.0)
+        warm = warm_up_indices(y)
+        if warm is not None:  # the engine's one-time initialisations, outside the models' timings
+            ws.fit_svm(next(iter(kernels.values())).K[np.ix_(warm, warm)], y[warm], 1.0, engine=job.engine, tol=job.tol)
+    problem.setup_s = time.perf_counter() - t0
+    log.info("%s: l=%d validation=%d d=%d methods %s (%d models, exact LOO: %s)", job.slot, problem.l, val.size,
+             problem.d, ",".join(job.grids), job.n_models, job.loo)
+    return problem
+
+
+def _evaluate_one(job: LupiJob, problem: LupiProblem, method: str, point: Mapping[str, float]):
+    """(SelectionEvaluation, t_weights, kernel gamma) of one grid point of one method."""
+    import wsvm_span as ws
+    from wsvm_span.svm_plus import evaluate_svm_plus, evaluate_weighted, learn_weights, probability_weights
+
+    p = problem
+    k = p.kernels[point["log2_kernel_scale"]]
+    C = 2.0 ** point["log2_C"]
+    shared = dict(folds=p.folds, D=k.D, K_val=k.K_val, y_val=p.y_val, qp_solver=job.qp_solver, compute_loo=job.loo)
+    if method == "svm_plus":
+        ev = evaluate_svm_plus(k.K, p.priv_kernels[point["log2_priv_gamma"]], p.y, C, 2.0 ** point["log2_gamma_plus"],
+                               k.K_test, p.split.y_test, **shared)
+        return ev, 0.0, k.gamma
+    t_weights = 0.0
+    if method == "svm":
+        weights = np.full(p.l, C)
+    elif method == "nw":
+        weights = probability_weights(p.nw.p, C, point["tau"])
+        t_weights = p.t_nw / grid_size(job.grids["nw"])  # the one estimate, shared by the method's grid
+    elif method == "sigmoid":
+        weights = ws.sigmoid_weights(p.scores, point["A"], point["B"], C, sigma=job.sigma)
+    elif method == "learned":
+        t0 = time.perf_counter()
+        weights = learn_weights(k.K, p.y, k.K_val, p.y_val, C, d=job.learn_d, max_iter=job.learn_max_iter).c
+        t_weights = time.perf_counter() - t0
+    else:
+        raise ValueError(f"unknown method {method!r}; this wsvm-span knows {sorted(METHODS)}")
+    ev = evaluate_weighted(k.K, p.y, weights, k.K_test, p.split.y_test, engine=job.engine, tol=job.tol,
+                           fold_kernels=k.fold_kernels, **shared)
+    return ev, t_weights, k.gamma
+
+
+def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] | None = None) -> list[dict]:
+    """Every model of the job (the shared model loop: one BLAS thread, progress lines); ``on_row(row)``
+    after each."""
+    import warnings
+
+    columns = set(ROW_SCHEMAS[ROWS].names)
+    models = {index: (method, point) for index, method, point in job.models()}
+
+    def row_of(index: int) -> dict:
+        method, point = models[index]
+        ev, t_weights, gamma = _evaluate_one(job, problem, method, point)
+        row = {**ev.as_dict(), **point, "t_weights": t_weights}
+        row.update(experiment=job.experiment, dataset=job.dataset, method=method, ratio=job.ratio, seed=job.seed,
+                   realization=job.realization, gamma=gamma, l=problem.l, n_val=job.n_val, d=problem.d,
+                   train_fraction=job.train_fraction, model_index=index, chunk=job.chunk)
+        unknown = set(row) - columns
+        if unknown:
+            raise SchemaError(f"row fields {sorted(unknown)} are not columns of the {ROWS!r} row schema")
+        return row
+
+    with warnings.catch_warnings():
+        # weight learning warns when the validation sample is smaller than the training sample, which the
+        # 2:1 ratio is by design; the rows carry both sizes
+        warnings.filterwarnings("ignore", message=".*validation points for .* weights", category=UserWarning)
+        return evaluate_models(job, log, row_of, on_row)
+
+
+#: cost of one SVM+ model (training, its CV refits and LOO refits) in units of a weighted SVM's of the
+#: same size: benchmarks/bench_svm_plus.py measured the active-set solver at ~5x LIBSVM on the converted
+#: weights (parkinson_speech, l = 520), and its K-fold CV and LOO refit SVM+ the same way
+SVM_PLUS_COST_FACTOR = 5.0
+
+
+def calibrated_seconds(job: LupiJob, cal) -> float:
+    """A rough one-core run time of a job from the cost calibration's power laws (``config.estimate``),
+    evaluated at the job's training size: training, span bound and CV per model (and exact LOO), weight
+    learning as ``learn_max_iter`` more trainings, SVM+ at ``SVM_PLUS_COST_FACTOR`` times the cost."""
+    def law(component: str) -> float:
+        a, b = cal.laws[component]
+        return a * job.n_train**b
+
+    per_model = law("t_train") + law("t_span_bound") + law("t_cv") + (law("t_loo") if job.loo else 0.0)
+    seconds = 0.0
+    for method, axes in job.grids.items():
+        cost = per_model * (SVM_PLUS_COST_FACTOR if method == "svm_plus" else 1.0)
+        if method == "learned":
+            cost += job.learn_max_iter * law("t_train")
+        seconds += grid_size(axes) * (cost + cal.model_overhead_s)
+    a, b = cal.setup_law
+    return seconds + a * DATASETS[job.dataset].n_train**b + cal.job_overhead_s
+
+
+def run_params(job: LupiJob, problem: LupiProblem) -> dict[str, Any]:
+    """The MLflow parent run's params of a job."""
+    return {
+        "experiment": job.experiment, "dataset": job.dataset, "ratio": job.ratio, "seed": job.seed,
+        "realization": job.realization, "chunk": job.chunk, "l": problem.l, "n_val": job.n_val, "d": problem.d,
+        "train_fraction": job.train_fraction, "n_models": job.n_models,
+        "methods": ",".join(job.grids), "engine_requested": job.engine, "qp_solver_requested": job.qp_solver,
+        "tol": job.tol, "cv_folds": job.cv_folds, "cv_seed": job.cv_seed, "loo": job.loo, "learn_d": job.learn_d,
+        "learn_max_iter": job.learn_max_iter, "sigma": job.sigma,
+        **{f"grid.{m}.{k}": f"{min(v)}:{max(v)}:{len(v)}" for m, axes in job.grids.items() for k, v in axes.items()},
+    }
+
+
+def row_params(job: LupiJob, row: Mapping[str, Any]) -> dict[str, Any]:
+    """A model's MLflow params: its method, hyperparameters and index in the job."""
+    return {"method": row["method"], **{k: row[k] for k in METHODS[row["method"]]}, "model_index": row["model_index"]}
+
+
+def provenance(job: LupiJob, problem: LupiProblem) -> dict[str, Any]:
+    """What the chunk file's provenance adds: setup time, the samples' indices, the NW bandwidth."""
+    return {"setup_s": problem.setup_s, "train_indices": problem.train.tolist(), "val_indices": problem.val.tolist(),
+            "t_nw": problem.t_nw, "nw_bandwidth": None if problem.nw is None else problem.nw.bandwidth}
+
+
+#: the job class of this kind
+JOB = LupiJob

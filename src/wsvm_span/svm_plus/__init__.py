@@ -1,0 +1,31 @@
+"""SVM+ (learning using privileged information) and its weighted-SVM equivalent (svm-plus.md).
+
+- ``fit_svm_plus``: the SVM+ dual (active-set solver, or the project's QP switch)
+- ``svm_plus_weights`` / ``to_weighted_svm`` / ``weighted_to_svm_plus``: the equivalence
+- ``leave_one_out`` / ``loo_rule``: LOO of SVM+ by retraining / from one factorization
+- ``nadaraya_watson`` / ``probability_weights`` / ``learn_weights``: weights without
+  privileged features
+- ``evaluate_svm_plus`` / ``evaluate_weighted`` / ``kfold_cv_error``: one grid point of model
+  selection (validation error, K-fold CV, span-rule, LOO rule, exact LOO), Experiment 8's library side
+"""
+from .equivalence import rho, svm_plus_weights, to_weighted_svm, weighted_to_svm_plus, zero_weight_errors
+from .loo import SVMPlusLeaveOneOut, leave_one_out, loo_rule
+from .model import SVMPlus
+from .selection import SelectionEvaluation, evaluate_svm_plus, evaluate_weighted, kfold_cv_error
+from .solver import ActiveSetFailure, fit_svm_plus
+from .weight_schemes import (
+    LearnedWeights,
+    NWEstimate,
+    learn_weights,
+    nadaraya_watson,
+    probability_weights,
+    smooth_hinge,
+    validation_loss,
+)
+
+__all__ = [
+    "ActiveSetFailure", "LearnedWeights", "NWEstimate", "SVMPlus", "SVMPlusLeaveOneOut", "SelectionEvaluation",
+    "evaluate_svm_plus", "evaluate_weighted", "fit_svm_plus", "kfold_cv_error", "learn_weights", "leave_one_out",
+    "loo_rule", "nadaraya_watson", "probability_weights", "rho", "smooth_hinge", "svm_plus_weights",
+    "to_weighted_svm", "validation_loss", "weighted_to_svm_plus", "zero_weight_errors",
+]

@@ -1,0 +1,123 @@
+"""SVM+ <-> weighted SVM (svm-plus.md).
+
+SVM+ -> weighted SVM (always): the weights c_i = C + a~_i = a_i + beta_i make the SVM+
+solution (a, b, f) a solution of the weighted SVM with those weights.
+
+Weighted SVM -> SVM+ (not always): a weighted-SVM solution (weights c, slacks xi*) is an
+SVM+ solution iff some equivalent weight vector has rho(c, xi*) = <c - mean(c) 1, xi*> > 0;
+then C = mean(c), gamma = rho and the 1-D privileged feature x~_i = xi*_i - b~ with a
+linear kernel, b~ = <c, xi*> / <c, 1>, reproduce it (w~ = 1).
+
+Zero weights. c_i = 0 where a_i = 0 and beta_i = 0 (a~_i = -C): the correcting function
+pays the whole slack, the point drops out of the weighted SVM and may even be a training
+error (y_i f(x_i) < 0 is allowed when xi_i > 1). On parkinson_speech more than half of the
+points end up there. The weighted-SVM estimators count non-SVs as never being LOO errors,
+which presumes c_i > 0; a zero-weight point leaves the model unchanged when removed, so
+it is a LOO error exactly when it is a training error (``zero_weight_errors``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..engines import AUTO, get_engine
+from ..model import WeightedSVM, make_model
+from .model import SVMPlus
+
+#: LIBSVM tolerance recorded in the converted model; ``resampling.leave_one_out`` retrains the
+#: weighted SVM with it, so it must be tight (method.md section 1).
+RETRAIN_TOL = 1e-7
+
+#: Stand-in for a zero weight in the converted model. ``fit_svm`` rejects C_i = 0, and
+#: scikit-learn's LIBSVM drops zero-weight samples and then reports SV indices of the
+#: reduced problem (measured: the alphas land on the wrong points). C_i = 1e-300 bounds
+#: a_i by 1e-300, which removes the point from the model exactly in double precision.
+ZERO_WEIGHT = 1e-300
+
+#: rho below this (relative to sum_i c_i xi*_i) counts as zero: gamma = rho would be 0
+#: up to round-off and no SVM+ with gamma > 0 reproduces the solution.
+RHO_RTOL = 1e-12
+
+
+def svm_plus_weights(model: SVMPlus) -> np.ndarray:
+    """(l,) weights c_i = C + a~_i = a_i + beta_i >= 0 of the equivalent weighted SVM."""
+    # c >= 0 holds at any feasible point (a >= 0, beta >= 0); the clip removes round-off.
+    return np.maximum(model.C + model.alpha_tilde, 0.0)
+
+
+def to_weighted_svm(model: SVMPlus, K, *, tol: float = RETRAIN_TOL) -> WeightedSVM:
+    """The weighted SVM with weights ``svm_plus_weights(model)`` and the SVM+ alpha and b.
+
+    K : (l, l) ordinary-feature kernel the SVM+ was trained on. The result goes to
+    ``analyse_spans``, ``span_rule``, ``span_bound`` and ``leave_one_out`` of ``wsvm_span``
+    (which retrains it with the default engine, LIBSVM, at ``tol``: the only engine for
+    per-instance weights); add ``zero_weight_errors`` to their LOO counts. Its in-bound /
+    bounded split is that of the SVM+ solution (exact for the active-set solver). Zero
+    weights are stored as ``ZERO_WEIGHT``; ``model.solver`` says which SVM+ solver ran.
+    """
+    K = np.asarray(K, dtype=float)
+    l = model.n_train
+    if K.shape != (l, l):
+        raise ValueError(f"K must be the ({l}, {l}) training kernel of the SVM+ model, got {K.shape}")
+    weights = np.maximum(svm_plus_weights(model), ZERO_WEIGHT)
+    return make_model(K, model.y, weights, model.alpha, model.b,
+                      engine=get_engine(AUTO).name, tol=tol, fit_time=model.fit_time)
+
+
+def zero_weight_errors(model: SVMPlus) -> int:
+    """Points with weight c_i = 0 that the SVM+ misclassifies on the training set
+    (f = 0 counts as an error): LOO errors the weighted-SVM estimators do not see."""
+    zero = svm_plus_weights(model) == 0.0
+    return int(np.count_nonzero(zero & (model.y * model.decision_train <= 0)))
+
+
+def rho(c, xi) -> float:
+    """rho(c, xi*) = <c - mean(c) 1, xi*>."""
+    c = np.asarray(c, dtype=float)
+    xi = np.asarray(xi, dtype=float)
+    if c.shape != xi.shape or c.ndim != 1:
+        raise ValueError(f"c and xi must be vectors of the same length, got shapes {c.shape} and {xi.shape}")
+    return float((c - c.mean()) @ xi)
+
+
+def weighted_to_svm_plus(model: WeightedSVM, xi=None) -> tuple[SVMPlus, np.ndarray]:
+    """The SVM+ that reproduces a weighted-SVM solution, when one exists.
+
+    xi : (l,) slacks xi* of the solution; default ``model.slacks`` with the in-bound SVs
+        set to 0 (their KKT value; LIBSVM leaves round-off there).
+    Returns (svm_plus, x_priv): the SVM+ solution (alpha and b of the weighted SVM,
+    a~ = c - C, correcting values xi*) and the (l, 1) privileged feature to train it on
+    with the linear kernel x_priv @ x_priv.T, C = svm_plus.C, gamma = svm_plus.gamma.
+
+    The weights are the model's own when rho(C_i, xi*) > 0, else the equivalent weights
+    c_i = a_i (the solution stays optimal when a weight is lowered to a_i where xi*_i = 0;
+    this maximises rho over all equivalent weights). Raises ValueError when even that
+    gives rho <= 0: no SVM+ with gamma > 0 has this solution (svm-plus.md's necessary
+    condition), e.g. the 1-D counterexample of the spec.
+    """
+    l = model.n_train
+    if xi is None:
+        xi = model.slacks.copy()
+        xi[model.inbound] = 0.0
+    xi = np.asarray(xi, dtype=float)
+    if xi.shape != (l,) or not np.isfinite(xi).all() or (xi < 0).any():
+        raise ValueError(f"xi must be {l} finite nonnegative slacks, got shape {xi.shape}")
+    candidates = (model.C, model.alpha)
+    values = [rho(c, xi) for c in candidates]
+    for c, value in zip(candidates, values):
+        if value > RHO_RTOL * float(c @ xi):
+            break
+    else:
+        raise ValueError(
+            f"this weighted-SVM solution is not reachable by SVM+: rho(c, xi*) = <c - mean(c), xi*> is "
+            f"{values[0]:.6g} for its weights and {values[1]:.6g} for the equivalent weights c = alpha; "
+            "SVM+ needs rho > 0 (gamma = rho)"
+        )
+    C_plus = float(c.mean())
+    b_tilde = float(c @ xi / c.sum())
+    x_priv = (xi - b_tilde)[:, None]
+    plus = SVMPlus(
+        alpha=model.alpha.copy(), alpha_tilde=c - C_plus, b=model.b, b_tilde=b_tilde, y=model.y,
+        C=C_plus, gamma=value, decision_train=model.decision_train.copy(), correcting_train=xi,
+        ridge=0.0, solver="weighted-svm", iterations=0,
+    )
+    return plus, x_priv

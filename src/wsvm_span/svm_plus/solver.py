@@ -1,0 +1,348 @@
+"""SVM+ training: the dual QP of svm-plus.md in 2l variables x = [a; a~],
+
+    min 1/2 a'YKYa - 1'a + 1/(2 gamma) a~'K~a~   s.t.  y'a = 0,  1'a~ = 0,  0 <= a_i <= C + a~_i,
+
+by one of two solvers of the same QP:
+
+- ``"qp"``: the project's QP switch (``solve_qp``: MOSEK when licensed, Clarabel otherwise).
+  b and b~ are the multipliers of the two equality constraints: in the Lagrangian
+  convention of ``solve_qp`` stationarity in a reads YKYa - 1 + b y - mu + xi = 0 and in
+  a~ reads K~a~/gamma + b~ 1 - xi = 0, so nu = (b, b~) with xi the correcting values
+  (derivation: svm-plus.md's primal; the signs are tested against the primal QP).
+  The QP is solved in x / C (a box 0 <= a_i <= 1 + a~_i whatever C). The interior-point
+  solution sits a little inside its bounds, which would blur the in-bound / bounded split
+  the span-rule needs, so it is then polished by the active-set method started from its
+  rounded active sets: a variable is taken at its bound when it is below its complementary
+  slack (a_i / C < mu_i, beta_i / C < xi_i), which an interior point keeps apart by orders
+  of magnitude (``polish=False`` keeps it raw).
+- ``"active-set"``: a primal-dual active-set method (Hintermueller, Ito and Kunisch,
+  SIAM J. Optim. 13, 2003). Each iteration guesses the active sets Z = {a_i = 0} and
+  B = {beta_i = 0}, solves the equality-constrained QP they leave exactly (one symmetric
+  indefinite system in the free a_i, the free a~_i and the two equality multipliers,
+  which ARE b and b~) and updates the guess from the signs of the primal values and
+  the multipliers (block principal pivoting safeguard, see ``active_set``). It stops
+  when no guess is contradicted; that point satisfies every KKT condition to round-off.
+  The first guess comes from the plain SVM (LIBSVM, C_i = C).
+  Each iteration costs one dense solve of size n_free + 2 (n_free = free a's + free
+  a~'s, between 0 and 2l), against one factorization of the whole (3l + 2)-row KKT
+  system per interior-point iteration. Measured (benchmarks/bench_svm_plus.py): 8-12
+  iterations from the plain SVM on parkinson_speech, ~17x faster than Clarabel; 2-5
+  (counting the final check) from the full solution when refitting without one point.
+  The method can cycle on problems whose reduced Hessian is not an M-matrix (seen with
+  small gamma and large C on random problems: ~1 in 6); a repeated state or
+  ``MAX_ACTIVE_SET_ITER`` without convergence falls back to the "qp" route under
+  ``solver="auto"`` (recorded in ``SVMPlus.solver``) and raises under "active-set".
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.linalg as sla
+
+from ..engines import fit_svm
+from ..solvers.qp import solve_qp
+from ..utils.validation import check_kernel, check_labels
+from .model import SVMPlus
+
+SOLVERS = ("auto", "active-set", "qp")
+
+#: Ridge added to the privileged kernel, relative to its mean diagonal. With fewer
+#: distinct privileged points than training points (parkinson_speech: 16 UPDRS values for
+#: 520 recordings; any 1-D linear kernel) K~ is singular, and a smooth kernel on a 1-D
+#: privileged feature (the W toy's posterior) is numerically of rank ~5: a~ is not unique
+#: (only K~a~ is) and the active-set systems are (nearly) singular. K~ + ridge I is still a
+#: kernel (an extra privileged feature of norm sqrt(ridge) per point), so the problem solved is
+#: an exact SVM+; it changes each slack by ridge * a~_i / gamma. Measured on the W toy (l = 100,
+#: 72 problems: RBF widths 0.5..128 and 1..100, C 0.25..64, gamma 0.25..4): with 1e-8 Clarabel
+#: stopped with NumericalError on 2, and 6 solutions could not be polished to exact active sets;
+#: with 1e-6 every problem was solved and polished, and the active-set method alone solved 34
+#: (18 with 1e-8).
+PRIV_RIDGE = 1e-6
+
+#: KKT tolerance of the active-set method (relative to C for a and beta, margin units for
+#: mu and xi). Its solutions are exact up to the round-off of a solve whose condition
+#: number reaches ~1 / PRIV_RIDGE (1e6), i.e. ~1e-10 relative error in the worst direction:
+#: a looser tolerance would accept wrong active sets, a tighter one would chase round-off
+#: on problems whose kernels are worse conditioned than the ridge alone makes them.
+KKT_TOL = 1e-7
+
+#: Bound on active-set iterations. From the plain-SVM start it converged in <= 12 on
+#: parkinson_speech and in a median of 4 (90% within 15) on random problems; the single
+#: pivots that end cycling needed up to ~2700 iterations on hard random problems (small
+#: gamma, large C), where the QP route (~15 interior-point iterations) is cheaper.
+MAX_ACTIVE_SET_ITER = 30
+
+#: Block updates allowed without reducing the number of wrong guesses before the
+#: active-set method falls back to single pivots (Kim and Park use 3).
+BLOCK_BACKUP = 3
+
+#: Duality-gap / feasibility tolerance of the SVM+ dual QP. The polish makes the solution exact, so the
+#: interior point only has to land in the right active sets: 1e-8 does. At the QP switch's default 1e-10
+#: Clarabel ran into its iteration cap on parkinson_speech (l = 520, C = 1, gamma = 10: 128 s, then
+#: 6 s for the retry at 1e-8).
+QP_TOL = 1e-8
+
+#: KKT tolerance accepted from the interior-point route when it cannot be polished. Clarabel
+#: stops at a relative gap of 1e-10 but accepts "AlmostSolved" and falls back to 1e-8 / 1e-6
+#: on hard problems (``solvers.qp.clarabel_backend.RETRY_TOLERANCES``): complementarity
+#: products of ~2e-4 were seen on degenerate linear-kernel problems. Anything far above means
+#: b, b~ were read with the wrong sign or the solve is unreliable.
+QP_KKT_TOL = 1e-3
+
+
+#: LIBSVM tolerance of the plain SVM that gives the first active-set guess (only the
+#: guess depends on it, not the solution).
+START_SVM_TOL = 1e-3
+
+
+class ActiveSetFailure(RuntimeError):
+    """The active-set method cycled or ran out of iterations."""
+
+
+def fit_svm_plus(
+    K, K_priv, y, C: float, gamma: float, *, solver: str = "auto", qp_solver: str = "auto",
+    polish: bool = True, check_input: bool = True,
+) -> SVMPlus:
+    """Train SVM+ on precomputed kernels.
+
+    Parameters
+    ----------
+    K : (l, l) kernel of the ordinary features;  K_priv : (l, l) kernel of the privileged ones
+    y : (l,) labels in {-1, +1};  C > 0, gamma > 0 : the SVM+ hyperparameters
+    solver : "active-set" (exact; raises ``ActiveSetFailure`` if it cycles), "qp" (the
+        project's QP switch, then polished) or "auto" (active-set, falling back to "qp")
+    qp_solver : for the "qp" route: "auto", "clarabel" or "mosek" (see ``solvers.qp.qp_solver_name``)
+    polish : refine a "qp" solution to exact active sets (False keeps the raw
+        interior-point solution: a reference for tests)
+    check_input : validate K, K_priv, y, C, gamma; internal callers training on slices
+        of an already validated problem skip it
+    """
+    K, K_priv, y = _check_inputs(K, K_priv, y, C, gamma, solver, check_input)
+    C, gamma = float(C), float(gamma)
+    problem = SVMPlusProblem.build(K, K_priv, y, C, gamma)
+    t0 = time.perf_counter()
+    if solver in ("auto", "active-set"):
+        # First guess: a = 0 where the plain SVM has no SV, and beta = 0 everywhere. At the
+        # optimum beta_i > 0 forces xi_i = 0, and a nonnegative smooth correcting
+        # function touches 0 at few privileged points, so few beta_i are free; guessing
+        # more of them makes the first systems ask xi = 0 on many points at once, which a
+        # low-rank K~ can only meet with huge a~ (measured: more iterations and cycles).
+        start = fit_svm(K, y, C, tol=START_SVM_TOL, check_input=False)
+        Z0 = start.alpha == 0.0
+        B0 = np.ones(y.size, dtype=bool)
+        try:
+            model = problem.active_set(Z0, B0, "active-set")
+        except ActiveSetFailure:
+            if solver == "active-set":
+                raise
+            model = problem.qp(qp_solver, polish, prefix="active-set->")
+    else:
+        model = problem.qp(qp_solver, polish)
+    return with_fit_time(model, time.perf_counter() - t0)
+
+
+@dataclass(frozen=True)
+class ReducedSystem:
+    """M z = rhs of ``SVMPlusProblem.reduced_system``; z = [a_F; a~_N; b; b~].
+
+    J : points whose a~ moves with an unknown (F & B, then N); posJ : their positions in z.
+    """
+
+    M: np.ndarray
+    rhs: np.ndarray
+    F: np.ndarray
+    N: np.ndarray
+    J: np.ndarray
+    posJ: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.F.size + self.N.size)
+
+
+class SVMPlusProblem:
+    """One SVM+ problem: Q = YKY, T = (K~ + ridge I) / gamma, labels, C."""
+
+    def __init__(self, K, Q, T, y, C, gamma, ridge):
+        self.K, self.Q, self.T, self.y, self.C, self.gamma, self.ridge = K, Q, T, y, C, gamma, ridge
+
+    @classmethod
+    def build(cls, K, K_priv, y, C, gamma):
+        scale = float(np.mean(np.diag(K_priv)))
+        ridge = PRIV_RIDGE * (scale if scale > 0 else 1.0)
+        T = K_priv / gamma
+        T.flat[:: y.size + 1] += ridge / gamma
+        Q = K * np.outer(y, y)
+        return cls(K, Q, T, y, C, gamma, ridge)
+
+    # --- the "qp" route -----------------------------------------------------------
+    def qp(self, qp_solver: str, polish: bool, prefix: str = "") -> SVMPlus:
+        l, C = self.y.size, self.C
+        P = np.zeros((2 * l, 2 * l))
+        P[:l, :l] = self.Q
+        P[l:, l:] = self.T
+        # Solved in x / C: the box becomes 0 <= a_i <= 1 + a~_i whatever C is (unscaled, Clarabel stopped
+        # with NumericalError at C = 64 on the W toy, and converged scaled). For the scaled problem
+        # min 1/2 z'Pz + q'z / C, stationarity times C is the original one, so the multipliers are C nu.
+        q = np.concatenate([-np.ones(l), np.zeros(l)]) / C
+        A_eq = np.zeros((2, 2 * l))
+        A_eq[0, :l] = self.y
+        A_eq[1, l:] = 1.0
+        lb = np.concatenate([np.zeros(l), np.full(l, -np.inf)])
+        # a_i - a~_i <= C; with a >= 0 it also gives a~_i >= -C.
+        G = np.hstack([np.eye(l), -np.eye(l)])
+        res = solve_qp(P, q, A_eq, np.zeros(2), lb=lb, solver=qp_solver, G=G, h=np.ones(l), tol=QP_TOL)
+        if res.status != "optimal":
+            raise RuntimeError(f"the SVM+ dual QP was not solved by {res.solver}: {res.status}")
+        b, b_tilde = C * res.eq_dual
+        raw = self.model(C * res.x[:l], C * res.x[l:], b, b_tilde, res.solver, 0)
+        if polish:
+            try:
+                # An interior point keeps each complementary pair apart: the active member of a pair is
+                # orders of magnitude below the other (both in units of C), so comparing them rounds
+                # better than any fixed threshold on one of them.
+                return self.active_set(raw.alpha / C < np.maximum(raw.margin_slack, 0.0),
+                                       raw.beta / C < np.maximum(raw.correcting_train, 0.0),
+                                       f"{prefix}{res.solver}+active-set")
+            except ActiveSetFailure as exc:
+                warnings.warn(f"polishing the {res.solver} SVM+ solution failed ({exc}); keeping it unpolished:"
+                              " its in-bound / bounded split is only accurate to the solver tolerance",
+                              RuntimeWarning, stacklevel=3)
+        if raw.kkt_violation > QP_KKT_TOL:
+            raise RuntimeError(
+                f"{res.solver}'s SVM+ solution violates the KKT conditions by {raw.kkt_violation:.3g} "
+                f"with b, b~ read from its equality multipliers ({raw.kkt_residuals()})"
+            )
+        return raw
+
+    # --- the "active-set" route ---------------------------------------------------
+    def active_set(self, Z, B, name: str) -> SVMPlus:
+        """Primal-dual active-set iterations from the guess (Z: a_i = 0, B: beta_i = 0).
+
+        Block principal pivoting safeguard (Judice and Pires, Comput. Oper. Res. 21, 1994;
+        Kim and Park, SIAM J. Sci. Comput. 33, 2011): all wrong guesses are flipped at once
+        while their number keeps falling, or for ``BLOCK_BACKUP`` more tries; then only the
+        last one (Murty's single pivot), which ends the cycling that full block updates
+        show on problems whose reduced Hessian is not an M-matrix.
+        """
+        C, l = self.C, self.y.size
+        seen = set()
+        fewest, backup = np.inf, BLOCK_BACKUP
+        for iteration in range(1, MAX_ACTIVE_SET_ITER + 1):
+            a, a_tilde, b, b_tilde = self.solve_on_sets(Z, B)
+            xi = self.T @ a_tilde + b_tilde
+            mu = self.Q @ a + b * self.y - 1.0 + xi
+            beta = C + a_tilde - a
+            # Complementarity as a fixed point: an active bound stays active unless its
+            # multiplier is negative; a free variable becomes active if it left its bound.
+            wrong = np.concatenate([np.where(Z, mu < -KKT_TOL, a < -KKT_TOL * C),
+                                    np.where(B, xi < -KKT_TOL, beta < -KKT_TOL * C)])
+            n_wrong = np.count_nonzero(wrong)
+            if n_wrong == 0:
+                a_tilde = np.where(B, np.maximum(a, 0.0) - C, a_tilde)
+                model = self.model(np.maximum(a, 0.0), a_tilde, b, b_tilde, name, iteration)
+                if model.kkt_violation > KKT_TOL:
+                    raise ActiveSetFailure(f"converged sets violate KKT by {model.kkt_violation:.3g}")
+                return model
+            if n_wrong < fewest:
+                fewest, backup = n_wrong, BLOCK_BACKUP
+            elif backup > 0:
+                backup -= 1
+            else:
+                last = np.flatnonzero(wrong)[-1]
+                wrong[:] = False
+                wrong[last] = True
+            Z = Z ^ wrong[:l]
+            B = B ^ wrong[l:]
+            state = (np.packbits(Z).tobytes(), np.packbits(B).tobytes())
+            if state in seen:
+                raise ActiveSetFailure(f"active sets cycle after {iteration} iterations")
+            seen.add(state)
+        raise ActiveSetFailure(f"no convergence in {MAX_ACTIVE_SET_ITER} iterations")
+
+    def solve_on_sets(self, Z, B):
+        """Exact minimiser of the dual with a_Z = 0 and a~_B = a_B - C (beta_B = 0)."""
+        system = self.reduced_system(Z, B)
+        z = solve_symmetric(system.M, system.rhs)
+        F, N, n = system.F, system.N, system.n
+        a = np.zeros(self.y.size)
+        a[F] = z[:F.size]
+        a_tilde = np.where(B, a - self.C, 0.0)
+        a_tilde[N] = z[F.size:n]
+        return a, a_tilde, float(z[n]), float(z[n + 1])
+
+    def reduced_system(self, Z, B) -> ReducedSystem:
+        """KKT system of the dual restricted to the active sets Z (a_i = 0), B (beta_i = 0).
+
+        Unknowns z = [u; v; b; b~]: u = a_F (F = not Z), v = a~_N (N = not B). a~ is u - C
+        on F & B, v on N and -C on Z & B. The matrix is [[H, A'], [A, 0]] with H = Q_FF on
+        u plus T restricted to the a~'s that move with an unknown, A the rows of y'a = 0
+        and 1'a~ = 0; the last two unknowns are the equality multipliers, i.e. b and b~.
+        """
+        Q, T, y, C = self.Q, self.T, self.y, self.C
+        F = np.flatnonzero(~Z)
+        N = np.flatnonzero(~B)
+        FB = np.flatnonzero(~Z & B)
+        nF, nN = F.size, N.size
+        n = nF + nN
+        J = np.concatenate([FB, N])
+        posJ = np.concatenate([np.searchsorted(F, FB), nF + np.arange(nN)])
+        M = np.zeros((n + 2, n + 2))
+        M[:nF, :nF] = Q[np.ix_(F, F)]
+        M[np.ix_(posJ, posJ)] += T[np.ix_(J, J)]
+        M[n, :nF] = M[:nF, n] = y[F]
+        M[n + 1, posJ] = M[posJ, n + 1] = 1.0
+        rhs = np.zeros(n + 2)
+        rhs[:nF] = 1.0
+        # the fixed part -C of a~ on B enters the gradient of the a~ term as T_JB (-C 1)
+        rhs[posJ] += C * (T[J] @ B.astype(float))
+        rhs[n + 1] = C * np.count_nonzero(B)
+        return ReducedSystem(M=M, rhs=rhs, F=F, N=N, J=J, posJ=posJ)
+
+    def model(self, a, a_tilde, b, b_tilde, solver: str, iterations: int) -> SVMPlus:
+        y = self.y
+        return SVMPlus(
+            alpha=a, alpha_tilde=a_tilde, b=float(b), b_tilde=float(b_tilde), y=y, C=self.C,
+            gamma=self.gamma, decision_train=y * (self.Q @ a) + b,
+            correcting_train=self.T @ a_tilde + b_tilde, ridge=self.ridge, solver=solver,
+            iterations=iterations,
+        )
+
+
+def solve_symmetric(M, rhs):
+    """Solve a symmetric indefinite KKT system; least squares when it is singular (duplicate free
+    points, a linear kernel with more free points than features, no in-bound SV to pin b), where the
+    solution is not unique and any solution of the consistent system serves (the quantities read from
+    it, f and its derivatives, are the same for all)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", sla.LinAlgWarning)
+            return sla.solve(M, rhs, assume_a="sym", check_finite=False)
+    except (np.linalg.LinAlgError, sla.LinAlgWarning):
+        return sla.lstsq(M, rhs, check_finite=False)[0]
+
+
+def with_fit_time(model: SVMPlus, seconds: float) -> SVMPlus:
+    """``model`` with ``fit_time`` set."""
+    return replace(model, fit_time=seconds)
+
+
+def _check_inputs(K, K_priv, y, C, gamma, solver, check_input):
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    for name, value in (("C", C), ("gamma", gamma)):
+        if not (np.ndim(value) == 0 and np.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a positive finite scalar, got {value!r}")
+    if not check_input:
+        return K, K_priv, np.asarray(y, dtype=float)
+    K = check_kernel(K)
+    K_priv = check_kernel(K_priv, name="K_priv")
+    if K_priv.shape != K.shape:
+        raise ValueError(
+            f"K_priv has shape {K_priv.shape} but K has {K.shape}: both are kernels of the same"
+            " l training points (privileged features are needed for every training point)"
+        )
+    return K, K_priv, check_labels(y, K.shape[0])

@@ -1,0 +1,205 @@
+"""Instance weights without privileged features (svm-plus.md, "Choosing weights").
+
+A. From an estimate of P(Y|X): eta(x) = 2 P(1|x) - 1 by Nadaraya-Watson with a Gaussian
+   kernel, p_i = (1 + y_i eta_i) / 2 and c_i = C p_i^tau (tau = 0: the plain SVM).
+   ``nadaraya_watson`` estimates p_i at the training points leaving x_i out (with x_i in,
+   a small bandwidth gives p_i -> 1 for every point and the weights carry no
+   information), with the bandwidth given or chosen by the leave-one-out likelihood.
+   ``probability_weights`` maps any p (e.g. human confidence scores) to weights.
+B. Learned on a validation sample (``learn_weights``): minimise the mean smooth hinge
+   l_d(y_v f(x_v)) over the validation points of the weighted SVM trained with weights
+   c >= 0. The inner problem is solved in the DUAL, exactly, by LIBSVM on the
+   precomputed kernel (any kernel, no explicit feature map). On the SV sets of the
+   solution (in-bound M: 0 < a < c, bounded B: a = c) the dual KKT conditions are linear,
+   a_B = c_B and [[Q_MM, y_M], [y_M', 0]] [a_M; b] = [1 - Q_MB c_B; -y_B'c_B], so f is
+   piecewise linear in c and its gradient follows by implicit differentiation (one adjoint
+   solve per evaluation); it is zero for weights that do not bind (c_i of non-bounded
+   points). Outer loop: L-BFGS-B with c >= 0.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.spatial.distance import pdist, squareform
+
+from ..engines import fit_svm
+from ..utils.validation import check_features, check_kernel, check_labels
+from .equivalence import ZERO_WEIGHT
+from .solver import solve_symmetric
+
+#: Floor on estimated probabilities. A point with no same-class neighbour within reach of
+#: a small bandwidth gets p_i = 0: log p_i = -inf would rule out every small bandwidth
+#: for one outlier, and c_i = C * 0^tau = 0 would drop it from the SVM. The floor caps
+#: each point's log-likelihood penalty at log(1e-3) and its weight at C * 1e-3^tau.
+P_FLOOR = 1e-3
+
+#: Candidate bandwidths for the leave-one-out likelihood: the median pairwise distance
+#: times 2^k, k = -5 .. 3 in steps of 1/4 (covers nearest-neighbour to nearly global
+#: averaging on the scaled data sets of the study).
+BANDWIDTH_FACTORS = 2.0 ** np.arange(-5.0, 3.0 + 1e-9, 0.25)
+
+#: LIBSVM tolerance of the inner problem of weight learning: the gradient assumes the
+#: exact KKT point, and the loss must be smooth enough in c for L-BFGS-B's line search.
+INNER_TOL = 1e-10
+
+
+@dataclass(frozen=True)
+class NWEstimate:
+    """Leave-one-out Nadaraya-Watson estimate at the training points.
+
+    eta : (l,) estimate of 2 P(1|x_i) - 1 without x_i;  p : (l,) (1 + y_i eta_i) / 2,
+    floored at P_FLOOR;  bandwidth : h of K_h(u) = exp(-||u||^2 / (2 h^2));
+    log_likelihood : sum_i log p_i at that bandwidth.
+    """
+
+    eta: np.ndarray
+    p: np.ndarray
+    bandwidth: float
+    log_likelihood: float
+
+
+def nadaraya_watson(X, y, bandwidth: float | None = None) -> NWEstimate:
+    """Leave-one-out Nadaraya-Watson estimate of P(y_i | x_i); bandwidth None: the
+    candidate (``BANDWIDTH_FACTORS`` x median pairwise distance) with the largest
+    leave-one-out log-likelihood (the larger one on ties). O(l^2) memory."""
+    X = check_features(X)
+    y = check_labels(y, X.shape[0])
+    D2 = squareform(pdist(X, "sqeuclidean"))
+    np.fill_diagonal(D2, np.inf)  # leave x_i out
+    if bandwidth is None:
+        positive = D2[np.isfinite(D2) & (D2 > 0)]
+        if positive.size == 0:
+            raise ValueError("all points of X coincide: no bandwidth can be chosen")
+        median = float(np.sqrt(np.median(positive)))
+        fits = [_nw(D2, y, median * f) for f in BANDWIDTH_FACTORS]
+        return max(reversed(fits), key=lambda fit: fit.log_likelihood)
+    if not (np.isfinite(bandwidth) and bandwidth > 0):
+        raise ValueError(f"bandwidth must be a positive finite number, got {bandwidth!r}")
+    return _nw(D2, y, float(bandwidth))
+
+
+def _nw(D2, y, h) -> NWEstimate:
+    # Shift each row by its nearest neighbour's distance: the ratio is unchanged and the
+    # nearest weight is exp(0) = 1, so a small h cannot underflow every weight to 0.
+    W = np.exp(-(D2 - D2.min(axis=1, keepdims=True)) / (2.0 * h * h))
+    eta = (W @ y) / W.sum(axis=1)
+    p = np.maximum((1.0 + y * eta) / 2.0, P_FLOOR)
+    return NWEstimate(eta=eta, p=p, bandwidth=h, log_likelihood=float(np.log(p).sum()))
+
+
+def probability_weights(p, C: float, tau: float) -> np.ndarray:
+    """c_i = C * max(p_i, P_FLOOR)^tau; p: (l,) probabilities of the observed labels."""
+    p = np.asarray(p, dtype=float)
+    if p.ndim != 1 or not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
+        raise ValueError("p must be a 1-D array of probabilities in [0, 1]")
+    if not (np.isfinite(C) and C > 0):
+        raise ValueError(f"C must be positive, got {C!r}")
+    if not (np.isfinite(tau) and tau >= 0):
+        raise ValueError(f"tau must be >= 0 (tau = 0 is the plain SVM), got {tau!r}")
+    return C * np.maximum(p, P_FLOOR) ** tau
+
+
+def smooth_hinge(t, d: float) -> tuple[np.ndarray, np.ndarray]:
+    """The smooth hinge l_d of svm-plus.md and its derivative, at margins t.
+
+    l_d(t) = 1 - t - d for t <= 1 - 2d, (1 - t)^3 (t - 1 + 4d) / (16 d^3) on (1 - 2d, 1),
+    0 for t >= 1 (C^2: value d, slope -1, curvature 0 at t = 1 - 2d).
+    """
+    _check_d(d)
+    t = np.asarray(t, dtype=float)
+    s = 1.0 - t
+    mid = (s > 0) & (s < 2 * d)
+    loss = np.where(s >= 2 * d, s - d, 0.0)
+    grad = np.where(s >= 2 * d, -1.0, 0.0)
+    sm = s[mid]
+    loss[mid] = sm**3 * (4 * d - sm) / (16 * d**3)
+    grad[mid] = -(12 * d * sm**2 - 4 * sm**3) / (16 * d**3)
+    return loss, grad
+
+
+def _check_d(d) -> None:
+    if not 0.01 <= d <= 1:
+        raise ValueError(f"d must be in [0.01, 1], got {d!r}")
+
+
+@dataclass(frozen=True)
+class LearnedWeights:
+    """Result of ``learn_weights``: weights c, validation loss before and after,
+    L-BFGS-B's iteration and evaluation counts, success flag and message."""
+
+    c: np.ndarray
+    loss: float
+    initial_loss: float
+    n_iter: int
+    n_evaluations: int
+    success: bool
+    message: str
+
+
+def validation_loss(c, K, y, K_val, y_val, d: float) -> tuple[float, np.ndarray]:
+    """Mean smooth-hinge loss on the validation points of the weighted SVM trained with
+    weights c, and its gradient with respect to c (implicit differentiation, module doc).
+
+    K : (l, l) training kernel, K_val : (n_val, l) validation-by-training kernel. Weights at most
+    ``ZERO_WEIGHT`` are 0: the point is left out of training (LIBSVM would leave ~1e-301 alphas on
+    it and count it in-bound); its derivative is the one-sided one as c_i grows from 0: that of a
+    bounded SV (a_i = c_i) when it violates the margin, else 0.
+    """
+    c = np.asarray(c, dtype=float)
+    keep = np.flatnonzero(c > ZERO_WEIGHT)
+    dropped = np.flatnonzero(c <= ZERO_WEIGHT)
+    model = fit_svm(K[np.ix_(keep, keep)], y[keep], c[keep], tol=INNER_TOL, check_input=False)
+    t = y_val * (K_val[:, keep] @ model.coef + model.b)
+    loss, dloss = smooth_hinge(t, d)
+    g = dloss * y_val / y_val.size  # dL / df_v
+    M, B = keep[model.inbound], keep[model.bounded]
+    f_dropped = K[np.ix_(dropped, keep)] @ model.coef + model.b
+    B = np.concatenate([B, dropped[y[dropped] * f_dropped < 1.0]])
+    grad = np.zeros_like(c)
+    if B.size:
+        # [da_M; db] / dc_B = -G^-1 [Q_MB; y_B'], G = [[Q_MM, y_M], [y_M', 0]]: one adjoint solve.
+        G = np.zeros((M.size + 1, M.size + 1))
+        G[:M.size, :M.size] = K[np.ix_(M, M)] * np.outer(y[M], y[M])
+        G[:M.size, M.size] = G[M.size, :M.size] = y[M]
+        h = np.append(y[M] * (g @ K_val[:, M]), g.sum())
+        lam = solve_symmetric(G, h)
+        grad[B] = y[B] * (g @ K_val[:, B]) - y[B] * (K[np.ix_(B, M)] @ (y[M] * lam[:M.size])) - y[B] * lam[M.size]
+    return float(loss.mean()), grad
+
+
+def learn_weights(K, y, K_val, y_val, C: float, *, d: float = 0.1, c0=None, max_iter: int = 100) -> LearnedWeights:
+    """Weights c >= 0 minimising the validation smooth-hinge loss (scheme B), by L-BFGS-B
+    from c0 (default: C for every point, the plain SVM).
+
+    K : (l, l) training kernel;  K_val : (n_val, l) kernel between validation and training
+    points;  y, y_val : labels;  d : smoothing width of l_d in [0.01, 1].
+    Warns when n_val < l: with more weights than validation points it overfits (svm-plus.md).
+    """
+    K = check_kernel(K)
+    l = K.shape[0]
+    y = check_labels(y, l)
+    K_val = check_kernel(K_val, name="K_val", square=False)
+    y_val = np.asarray(y_val, dtype=float)
+    if K_val.shape[1] != l or y_val.shape != (K_val.shape[0],) or not np.isin(y_val, (-1.0, 1.0)).all():
+        raise ValueError(f"K_val must be (n_val, {l}) and y_val n_val labels in {{-1, +1}}; "
+                         f"got {K_val.shape} and {y_val.shape}")
+    _check_d(d)
+    if not (np.ndim(C) == 0 and np.isfinite(C) and C > 0):
+        raise ValueError(f"C must be a positive finite scalar (the start c0 = C 1), got {C!r}")
+    c0 = np.full(l, float(C)) if c0 is None else np.asarray(c0, dtype=float)
+    if c0.shape != (l,) or not np.isfinite(c0).all() or (c0 < 0).any():
+        raise ValueError(f"c0 must be {l} finite nonnegative weights")
+    if y_val.size < l:
+        warnings.warn(f"{y_val.size} validation points for {l} weights: weight learning overfits the"
+                      " validation set unless it is at least comparable in size (svm-plus.md)",
+                      UserWarning, stacklevel=2)
+    # c_i = 0 removes point i; LIBSVM needs C_i > 0, and ZERO_WEIGHT is zero in effect.
+    c0 = np.maximum(c0, ZERO_WEIGHT)
+    initial_loss, _ = validation_loss(c0, K, y, K_val, y_val, d)
+    res = minimize(validation_loss, c0, args=(K, y, K_val, y_val, d), jac=True, method="L-BFGS-B",
+                   bounds=[(ZERO_WEIGHT, None)] * l, options={"maxiter": max_iter})
+    return LearnedWeights(c=res.x, loss=float(res.fun), initial_loss=initial_loss, n_iter=int(res.nit),
+                          n_evaluations=int(res.nfev), success=bool(res.success), message=str(res.message))

@@ -1,0 +1,242 @@
+"""Experiment 8 as a job kind ("lupi"): planning, samples, config checks, one job run through the runner
+with a real MLflow store, every row's values against an independent recomputation (LIBSVM on the same
+samples, brute-force leave-one-out by retraining, cold SVM+ QP refits), and the tables and figures
+recomputed from the rows."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import wsvm_span as ws
+from wsvm_span.data import load_dataset
+from wsvm_span.study import catalog
+from wsvm_span.study import config as sc
+from wsvm_span.study import experiments as ex
+from wsvm_span.study.config import RuntimeSettings
+from wsvm_span.study.config.estimate import Calibration, estimate
+from wsvm_span.study.experiments import lupi
+from wsvm_span.study.figures import DRAWINGS
+from wsvm_span.study.results_schema import ROW_SCHEMAS, read_rows
+from wsvm_span.study.runner import run_chunk
+from wsvm_span.study.tables import build_table
+from wsvm_span.svm_plus import fit_svm_plus, nadaraya_watson, probability_weights
+
+GRID = {"log2_C": {"values": [0, 3]}, "tau": {"values": [1]}, "A": {"values": [4]}, "B": {"values": [0.5]},
+        "log2_gamma_plus": {"values": [0]}, "log2_kernel_scale": {"values": [4]}, "log2_priv_gamma": {"values": [3]}}
+
+
+def exp8(**block):
+    base = {"datasets": ["w_mixture"], "ratios": ["1:40"], "train_fractions": [0.3], "seeds": [0], "grid": GRID,
+            "learn": {"max_iter": 5}, "loo_max_train_size": 40}
+    return sc.validate_config({"experiments": {"exp8": {**base, **block}}})
+
+
+# ------------------------------------------------------------------------------------------ planning
+def test_plan_sizes_methods_and_spec_round_trip():
+    cfg = exp8(datasets=["parkinson_speech", "mammographic", "w_mixture"], ratios=["1:2", "2:1"],
+               ratios_by_dataset={"w_mixture": ["1:40"]}, train_fractions=[0.5, 1.0], seeds=[3, 4])
+    jobs = ex.plan_jobs(cfg)
+    sizes = {(j.dataset, j.ratio, j.n_train, j.n_val) for j in jobs}
+    # pools: parkinson 520, mammographic 420 training points; the W toy 400 + 4000 validation points
+    assert sizes == {("parkinson_speech", "1:2", 86, 172), ("parkinson_speech", "1:2", 173, 346),
+                     ("parkinson_speech", "2:1", 173, 86), ("parkinson_speech", "2:1", 346, 173),
+                     ("mammographic", "1:2", 70, 140), ("mammographic", "1:2", 140, 280),
+                     ("mammographic", "2:1", 140, 70), ("mammographic", "2:1", 280, 140),
+                     ("w_mixture", "1:40", 50, 2000), ("w_mixture", "1:40", 100, 4000)}
+    assert len(jobs) == (2 + 2 + 1) * 2 * 2  # (ratios of the three sets) x fractions x seeds
+    assert len({j.path for j in jobs}) == len(jobs) and len({j.slot for j in jobs}) == len(jobs)
+    by = {j.dataset: j for j in jobs}
+    assert list(by["mammographic"].grids) == ["svm", "nw", "learned"]  # no scores, no privileged features
+    assert list(by["w_mixture"].grids) == ["svm", "nw", "sigmoid", "learned", "svm_plus"]
+    assert by["w_mixture"].n_models == 2 + 2 + 2 + 2 + 2
+    assert by["parkinson_speech"].variant in ("1to2", "2to1") and by["w_mixture"].variant == "1to40"
+    assert {j.seed for j in jobs} == {3, 4} and all(j.cv_seed == j.seed for j in jobs)
+    assert all(j.loo == (j.n_train <= 40) for j in jobs)
+    for job in jobs:
+        assert ex.job_from_json(job.to_json()) == job
+    rows = [(i, m, tuple(p.values())) for i, m, p in by["w_mixture"].models()]
+    assert [r[0] for r in rows] == list(range(10)) and rows[-1][1] == "svm_plus"
+
+
+def test_subsamples_are_stratified_disjoint_and_seeded():
+    y = np.array([1.0] * 40 + [-1.0] * 60)
+    tr, va = lupi.subsample(y, 30, 60, seed=1, key="a")
+    assert tr.size == 30 and va.size == 60 and np.intersect1d(tr, va).size == 0
+    assert np.sum(y[tr] == 1) == 12 and np.sum(y[va] == 1) == 24  # the pool's 40% in each
+    again = lupi.subsample(y, 30, 60, seed=1, key="a")
+    assert np.array_equal(tr, again[0]) and np.array_equal(va, again[1])
+    assert not np.array_equal(tr, lupi.subsample(y, 30, 60, seed=2, key="a")[0])
+    with pytest.raises(ValueError, match="do not fit"):
+        lupi.subsample(y, 50, 60, seed=1, key="a")
+    # a separate validation sample: indices into it
+    y_val = np.array([1.0, -1.0] * 500)
+    tr, va = lupi.subsample(y, 10, 400, seed=1, key="a", y_val_pool=y_val)
+    assert va.max() < 1000 and np.sum(y_val[va] == 1) == 200
+
+
+@pytest.mark.parametrize("block, message", [
+    ({"methods": ["svm", "svm_plus"], "grid": {"log2_C": {"values": [0]}, "log2_kernel_scale": {"values": [0]}}},
+     "method 'svm_plus' needs the axes ['log2_priv_gamma', 'log2_gamma_plus']"),
+    ({"train_fractions": [0.5, 1.5]}, "train_fractions: list fractions in (0, 1]"),
+    ({"datasets": ["mammographic"], "methods": ["sigmoid", "svm_plus"]},
+     "no configured method applies to 'mammographic'"),
+    ({"ratios_by_dataset": {"spambase": ["1:1"]}}, "ratios_by_dataset: ['spambase'] are not in"),
+    ({"train_fractions": [0.05]}, "'w_mixture' at ratio 1:40 gives a training sample of 5"),
+    ({"ratios": ["1-2"]}, "does not match"),
+    ({"datasets": ["nosuchset"]}, "unknown data set 'nosuchset'"),
+])
+def test_bad_exp8_blocks_have_clear_messages(block, message):
+    with pytest.raises(sc.ConfigError) as err:
+        exp8(**block)
+    assert message in str(err.value)
+
+
+def test_calibrated_seconds_prices_svm_plus_and_weight_learning():
+    cal = Calibration(datasets={}, laws={c: (1e-3, 1.0) for c in ("t_train", "t_span_bound", "t_cv", "t_loo")},
+                      setup_law=(0.0, 1.0), job_overhead_s=2.0, model_overhead_s=0.0)
+    job = ex.plan_jobs(exp8())[0]  # n_train = 30, exact LOO
+    per = 4 * 1e-3 * 30
+    expected = 2 * (per + per + per + (per + 5 * 1e-3 * 30) + lupi.SVM_PLUS_COST_FACTOR * per) + 2.0
+    assert lupi.calibrated_seconds(job, cal) == pytest.approx(expected)
+    assert estimate([job], cal).cpu_s == pytest.approx(expected)
+
+
+def test_estimate_of_the_paper_study_prices_every_kind():
+    """Every job kind of the paper config goes through the estimate (a kind's own pricing hook is looked up
+    by a name no kind imports for another use)."""
+    cal = Calibration(datasets={}, laws={c: (1e-3, 1.0) for c in ("t_train", "t_span_rule", "t_span_bound", "t_cv",
+                                                                  "t_loo")},
+                      setup_law=(0.0, 1.0), job_overhead_s=2.0, model_overhead_s=0.0)
+    cfg = sc.load_config(Path(__file__).resolve().parents[1] / "config" / "paper.yaml")
+    per_exp = estimate(ex.plan_jobs(cfg), cal).per_experiment_cpu_s
+    assert set(per_exp) == {"exp1", "exp2", "exp6", "exp8", "exp10"} and min(per_exp.values()) > 0
+
+
+# ---------------------------------------------------------------------------------------- one job
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    """Both seeds' jobs of a tiny W-toy grid (30 training, 1200 validation points), run with tracking."""
+    tmp = tmp_path_factory.mktemp("exp8")
+    cfg = exp8(seeds=[0, 1])
+    jobs = ex.plan_jobs(cfg)
+    settings = RuntimeSettings(tracking_enabled=True, tracking_uri=f"sqlite:///{tmp / 'mlflow.db'}",
+                               data_dir=str(tmp / "data"), config_hash="test-hash")
+    results = [run_chunk(job, tmp / f"chunk-{job.chunk}.parquet", settings) for job in jobs]
+    rows = read_rows([tmp / f"chunk-{job.chunk}.parquet" for job in jobs])
+    return jobs, results, rows, settings, tmp
+
+
+def test_rows_match_an_independent_recomputation(ran):
+    jobs, _, rows, _, tmp = ran
+    job = jobs[0]
+    assert list(rows.columns) == ROW_SCHEMAS["lupi"].names and len(rows) == 2 * job.n_models
+    split = load_dataset("w_mixture", seed=0, data_dir=tmp / "data")
+    tr, va = lupi.subsample(split.y_train, 30, 1200, 0, "w_mixture/1:40", y_val_pool=split.y_val)
+    X, y = split.X_train[tr], split.y_train[tr]
+    gamma = 2.0**4 / 2
+    K, K_val = ws.rbf_kernel(X, gamma=gamma), ws.rbf_kernel(split.X_val[va], X, gamma=gamma)
+    K_test = ws.rbf_kernel(split.X_test, X, gamma=gamma)
+    mine = rows[rows["seed"] == 0].set_index("model_index")
+    assert (mine["gamma"] == gamma).all() and (mine["l"] == 30).all() and (mine["n_val"] == 1200).all()
+
+    def brute_loo(weights):
+        errors = 0
+        for p in range(30):
+            rest = np.delete(np.arange(30), p)
+            m = ws.fit_svm(K[np.ix_(rest, rest)], y[rest], weights[rest])
+            errors += int(y[p] * m.decision_function(K[p:p + 1, rest])[0] <= 0)
+        return errors / 30
+
+    for idx, row in mine.iterrows():
+        C = 2.0 ** row["log2_C"]
+        if row["method"] in ("svm", "nw"):
+            w = np.full(30, C) if row["method"] == "svm" else probability_weights(nadaraya_watson(X, y).p, C, 1.0)
+            m = ws.fit_svm(K, y, w)
+            assert row["test_error"] == pytest.approx(np.mean(split.y_test * m.decision_function(K_test) <= 0))
+            assert row["val_error"] == pytest.approx(np.mean(split.y_val[va] * m.decision_function(K_val) <= 0))
+            assert row["span_rule"] == pytest.approx(ws.span_rule(m, K))
+            assert row["cv_error"] == pytest.approx(ws.kfold_cv_error(K, y, w, k=5, seed=job.cv_seed))
+            assert row["loo_error"] == pytest.approx(brute_loo(w))
+            assert math.isnan(row["loo_rule"]) and row["t_weights"] >= 0
+        if row["method"] == "sigmoid":
+            w = ws.sigmoid_weights(split.scores[tr], 4.0, 0.5, C)
+            m = ws.fit_svm(K, y, w)
+            assert row["test_error"] == pytest.approx(np.mean(split.y_test * m.decision_function(K_test) <= 0))
+        if row["method"] == "svm_plus":
+            K_priv = ws.rbf_kernel(split.X_priv[tr], gamma=2.0**3)
+            m = fit_svm_plus(K, K_priv, y, C, 1.0, solver="qp")
+            assert row["test_error"] == pytest.approx(np.mean(split.y_test * m.decision_function(K_test) <= 0))
+            errors = 0  # SVM+ retrained (cold, by the QP route) without each point
+            for p in range(30):
+                rest = np.delete(np.arange(30), p)
+                sub = fit_svm_plus(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], y[rest], C, 1.0, solver="qp")
+                errors += int(y[p] * sub.decision_function(K[p:p + 1, rest])[0] <= 0)
+            assert row["loo_error"] == pytest.approx(errors / 30)
+            assert np.isfinite(row["loo_rule"]) and np.isfinite(row["loo_converted"])
+            assert row["engine"].startswith("svm+:")
+        if row["method"] == "learned":
+            assert row["t_weights"] > 0 and row["val_error"] <= 0.5
+
+
+def test_mlflow_runs_one_child_per_row(ran):
+    from mlflow.tracking import MlflowClient
+
+    jobs, results, rows, settings, _ = ran
+    client = MlflowClient(settings.tracking_uri)
+    for job, res in zip(jobs, results):
+        parent = client.get_run(res.parent_run_id)
+        assert parent.data.tags["config_hash"] == "test-hash" and parent.data.tags["code_version"]
+        assert parent.data.tags["wsvm.complete"] == "true" and parent.data.params["ratio"] == "1:40"
+        children = client.search_runs([parent.info.experiment_id],
+                                      f"tags.`mlflow.parentRunId` = '{res.parent_run_id}'")
+        assert len(children) == job.n_models
+        for child in children:
+            row = rows[(rows["seed"] == job.seed) & (rows["model_index"] == int(child.data.params["model_index"]))]
+            row = row.iloc[0]
+            assert child.data.params["method"] == row["method"]
+            assert float(child.data.params["log2_C"]) == row["log2_C"]
+            assert child.data.metrics["test_error"] == pytest.approx(row["test_error"])
+            assert child.data.metrics["val_error"] == pytest.approx(row["val_error"])
+
+
+def test_tables_and_figures_from_the_rows(ran, tmp_path):
+    _, _, rows, _, _ = ran
+    sel = build_table("exp8_selection", rows).data.set_index("method")
+    for method, sub in rows.groupby("method"):
+        picked = []
+        for _, rep in sub.groupby("seed"):
+            v = rep["cv_error"].to_numpy()
+            picked.append(100 * rep["test_error"].to_numpy()[v == v.min()].max())  # the worst of the tied
+        assert sel.loc[method, "cv_error"] == pytest.approx(np.mean(picked))
+        assert sel.loc[method, "cv_error_sd"] == pytest.approx(np.std(picked, ddof=1))
+    assert math.isnan(sel.loc["svm", "loo_rule"]) and np.isfinite(sel.loc["svm_plus", "loo_rule"])
+    times = build_table("exp8_time", rows).data.set_index("method")
+    sub = rows[(rows["method"] == "learned") & (rows["seed"] == 0)]
+    t0 = (sub["t_weights"] + sub["t_cv"]).sum()
+    t1 = (rows[(rows["method"] == "learned") & (rows["seed"] == 1)][["t_weights", "t_cv"]].sum(axis=1)).sum()
+    assert times.loc["learned", "time_cv_error"] == pytest.approx((t0 + t1) / 2)
+    loo = build_table("exp8_svm_plus_loo", rows).data.iloc[0]
+    plus = rows[rows["method"] == "svm_plus"]
+    assert loo["rmse_loo_rule"] == pytest.approx(100 * np.sqrt(np.mean((plus["loo_rule"] - plus["loo_error"]) ** 2)))
+    assert loo["n_models"] == len(plus)
+    for fig in catalog.figures_for(["exp8"]):
+        DRAWINGS[fig.kind](rows, [tmp_path / f"{fig.stem}.png"], 60)
+        assert (tmp_path / f"{fig.stem}.png").stat().st_size > 5000
+    assert [t.name for t in catalog.tables_for(["exp8"])] == ["exp8_selection", "exp8_time", "exp8_svm_plus_loo"]
+
+
+def test_rows_of_two_kinds_are_summarised_per_file(ran, tmp_path):
+    """The summary run reads every experiment's rows: model rows and lupi rows are not one table."""
+    from wsvm_span.study.collect import collect_chunks, log_summary
+
+    jobs, _, _, settings, tmp = ran
+    lupi_rows = collect_chunks([tmp / f"chunk-{j.chunk}.parquet" for j in jobs], tmp_path / "exp8.parquet")
+    assert lupi_rows.num_rows == 2 * jobs[0].n_models
+    info = log_summary(settings, [tmp_path / "exp8.parquet"], [])
+    assert info["n_models"] == lupi_rows.num_rows and info["n_models.exp8"] == lupi_rows.num_rows
+    assert isinstance(pd.read_parquet(tmp_path / "exp8.parquet"), pd.DataFrame)

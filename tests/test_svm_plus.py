@@ -1,0 +1,510 @@
+"""SVM+ and its weighted-SVM equivalent (svm-plus.md), against independent ground truth:
+the SVM+ KKT conditions recomputed from the kernels, the primal QP solved by Clarabel,
+LIBSVM on the converted weights, a hand-solved 1-D case (the spec's counterexample),
+SVM+ retrained without each point, hand-written Nadaraya-Watson sums and finite
+differences."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wsvm_span as ws
+from wsvm_span.solvers.qp import solve_qp
+from wsvm_span.svm_plus import (
+    ActiveSetFailure,
+    evaluate_svm_plus,
+    evaluate_weighted,
+    fit_svm_plus,
+    learn_weights,
+    leave_one_out,
+    loo_rule,
+    nadaraya_watson,
+    probability_weights,
+    rho,
+    smooth_hinge,
+    svm_plus_weights,
+    to_weighted_svm,
+    validation_loss,
+    weighted_to_svm_plus,
+    zero_weight_errors,
+)
+from wsvm_span.svm_plus.equivalence import ZERO_WEIGHT
+from wsvm_span.svm_plus.solver import KKT_TOL, PRIV_RIDGE
+from wsvm_span.svm_plus.weight_schemes import BANDWIDTH_FACTORS, P_FLOOR
+
+
+def privileged_problem(seed: int, l: int = 60, noise: float = 1.0, priv_gamma: float = 0.5):
+    """Labels from clean features x~ (privileged), ordinary features x = x~ + noise."""
+    rng = np.random.default_rng(seed)
+    X_priv = rng.normal(size=(l, 2))
+    y = np.where(X_priv[:, 0] + 0.3 * rng.normal(size=l) > 0, 1.0, -1.0)
+    y[:2] = (1.0, -1.0)
+    X = X_priv + noise * rng.normal(size=(l, 2))
+    return X, X_priv, y, ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(X_priv, gamma=priv_gamma)
+
+
+def validation_problem(seed: int, l: int, n_val: int):
+    """A training and a validation sample of a noisy linear boundary, their RBF kernels (gamma 0.5)."""
+    rng = np.random.default_rng(seed)
+    X, Xv = rng.normal(size=(l, 2)), rng.normal(size=(n_val, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=l) > 0, 1.0, -1.0)
+    yv = np.where(Xv[:, 0] + 0.5 * rng.normal(size=n_val) > 0, 1.0, -1.0)
+    return rng, y, yv, ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(Xv, X, gamma=0.5)
+
+
+def dual_objective(m, K, K_priv):
+    Q = K * np.outer(m.y, m.y)
+    T = (K_priv + m.ridge * np.eye(m.n_train)) / m.gamma
+    return 0.5 * m.alpha @ Q @ m.alpha - m.alpha.sum() + 0.5 * m.alpha_tilde @ T @ m.alpha_tilde
+
+
+def assert_kkt_from_kernels(m, K, K_priv, tol):
+    """The SVM+ optimality conditions, recomputed from the kernels (not from the model's
+    stored values)."""
+    y, a, at, C = m.y, m.alpha, m.alpha_tilde, m.C
+    f = K @ (y * a) + m.b
+    xi = (K_priv + m.ridge * np.eye(y.size)) @ at / m.gamma + m.b_tilde
+    beta = C + at - a
+    mu = y * f - 1.0 + xi
+    scale = max(1.0, C)
+    assert a.min() >= -tol * scale and beta.min() >= -tol * scale  # dual feasibility
+    assert xi.min() >= -tol and mu.min() >= -tol  # primal feasibility: xi >= 0, y f >= 1 - xi
+    assert np.abs(a * mu).max() <= tol * scale and np.abs(beta * xi).max() <= tol * scale
+    assert abs(y @ a) <= tol * scale and abs(at.sum()) <= tol * scale
+    np.testing.assert_allclose(m.decision_train, f, atol=1e-9 * scale)
+
+
+# --- solver ------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("C,gamma", [(1.0, 1.0), (8.0, 0.5), (0.25, 10.0)])
+def test_kkt_conditions_hold(seed, C, gamma):
+    _, _, y, K, K_priv = privileged_problem(seed)
+    m = fit_svm_plus(K, K_priv, y, C, gamma)
+    assert_kkt_from_kernels(m, K, K_priv, 10 * KKT_TOL)
+    assert m.kkt_violation <= KKT_TOL
+
+
+def test_active_set_matches_clarabel_qp():
+    """The active-set solution against the raw interior-point solution (no polishing),
+    on problems where Clarabel solves to full accuracy."""
+    for seed in range(5):
+        _, _, y, K, K_priv = privileged_problem(seed, l=40, priv_gamma=0.2)
+        fast = fit_svm_plus(K, K_priv, y, 2.0, 1.0, solver="active-set")
+        ref = fit_svm_plus(K, K_priv, y, 2.0, 1.0, solver="qp", qp_solver="clarabel", polish=False)
+        assert ref.solver == "clarabel" and fast.solver == "active-set"
+        np.testing.assert_allclose(dual_objective(fast, K, K_priv), dual_objective(ref, K, K_priv), rtol=1e-8)
+        np.testing.assert_allclose(fast.decision_train, ref.decision_train, atol=1e-6)
+        np.testing.assert_allclose(fast.correcting_train, ref.correcting_train, atol=1e-6)
+        # the interior point stops at a gap of QP_TOL = 1e-8: alpha, less well determined than f where
+        # YKY is nearly singular, agrees to ~3e-5 C (measured)
+        np.testing.assert_allclose(fast.alpha, ref.alpha, atol=1e-4 * fast.C)
+        assert fast.b == pytest.approx(ref.b, abs=1e-6) and fast.b_tilde == pytest.approx(ref.b_tilde, abs=1e-6)
+
+
+def test_qp_route_is_polished_to_exact_sets():
+    _, _, y, K, K_priv = privileged_problem(7)
+    m = fit_svm_plus(K, K_priv, y, 4.0, 1.0, solver="qp")
+    assert m.solver == "clarabel+active-set"
+    assert_kkt_from_kernels(m, K, K_priv, 10 * KKT_TOL)
+    # exact bounds: the weighted SVM's bounded SVs sit exactly at their weight
+    w = to_weighted_svm(m, K)
+    np.testing.assert_array_equal(w.alpha[w.bounded], w.C[w.bounded])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dual_against_primal_qp_with_linear_kernels(seed):
+    """Linear kernels: solve the SVM+ PRIMAL in (w, w~, b, b~) with the QP switch and
+    compare w = sum a_i y_i x_i, w~ = sum a~_i x~_i / gamma and both biases (this checks
+    the signs of b and b~ read from the equality multipliers)."""
+    rng = np.random.default_rng(seed)
+    l, d, dp, C, gamma = 30, 3, 2, 2.0, 0.7
+    X_priv = rng.normal(size=(l, dp))
+    y = np.where(X_priv[:, 0] + 0.5 * rng.normal(size=l) > 0, 1.0, -1.0)
+    X = np.hstack([X_priv, rng.normal(size=(l, 1))]) + 0.8 * rng.normal(size=(l, d))
+    K, K_priv = X @ X.T, X_priv @ X_priv.T
+    for solver in ("qp", "active-set"):
+        m = fit_svm_plus(K, K_priv, y, C, gamma, solver=solver, polish=False)
+        # the ridge is an extra privileged feature sqrt(ridge) e_i per point
+        Xp = np.hstack([X_priv, np.sqrt(m.ridge) * np.eye(l)])
+        n_w, n_p = d, Xp.shape[1]
+        nv = n_w + n_p + 2  # [w, w~, b, b~]
+        P = np.zeros((nv, nv))
+        P[:n_w, :n_w] = np.eye(n_w)
+        P[n_w:n_w + n_p, n_w:n_w + n_p] = gamma * np.eye(n_p)
+        q = np.zeros(nv)
+        q[n_w:n_w + n_p] = C * Xp.sum(axis=0)
+        q[-1] = C * l
+        # -y_i(w.x_i + b) - (w~.x~_i + b~) <= -1 ;  -(w~.x~_i + b~) <= 0
+        G = np.zeros((2 * l, nv))
+        G[:l, :n_w] = -y[:, None] * X
+        G[:l, -2] = -y
+        G[:l, n_w:n_w + n_p] = -Xp
+        G[:l, -1] = -1.0
+        G[l:, n_w:n_w + n_p] = -Xp
+        G[l:, -1] = -1.0
+        h = np.concatenate([-np.ones(l), np.zeros(l)])
+        primal = solve_qp(P, q, np.zeros((0, nv)), np.zeros(0), G=G, h=h, solver="clarabel")
+        assert primal.status == "optimal"
+        w, w_priv, b, b_priv = primal.x[:n_w], primal.x[n_w:n_w + n_p], primal.x[-2], primal.x[-1]
+        np.testing.assert_allclose((m.alpha * y) @ X, w, atol=1e-5)
+        # (its ridge components sqrt(ridge) a~ / gamma are ~1e-4 and carry a~'s ill-conditioning)
+        np.testing.assert_allclose(m.alpha_tilde @ X_priv / gamma, w_priv[:dp], atol=1e-5)
+        assert m.b == pytest.approx(b, abs=1e-5)
+        assert m.b_tilde == pytest.approx(b_priv, abs=1e-5)
+
+
+def test_decision_and_correcting_functions_on_new_points():
+    X, X_priv, y, K, K_priv = privileged_problem(3)
+    m = fit_svm_plus(K, K_priv, y, 1.0, 1.0)
+    np.testing.assert_allclose(m.decision_function(K[:5]), m.decision_train[:5], atol=1e-12)
+    # new privileged rows carry no ridge: differs from the training values by ridge a~ / gamma
+    np.testing.assert_allclose(m.correcting_function(K_priv[:5]) + m.ridge * m.alpha_tilde[:5] / m.gamma,
+                               m.correcting_train[:5], atol=1e-12)
+    with pytest.raises(ValueError, match="shape"):
+        m.decision_function(K[:5, :10])
+
+
+def test_active_set_failure_is_reported_or_falls_back():
+    """Large C, small gamma: the active-set method cycles on this problem (measured);
+    'auto' must then fall back to the QP route and still return an exact KKT point."""
+    _, _, y, K, K_priv = privileged_problem(2, l=120, priv_gamma=0.5)
+    C, gamma = 64.0, 0.01
+    with pytest.raises(ActiveSetFailure):
+        fit_svm_plus(K, K_priv, y, C, gamma, solver="active-set")
+    m = fit_svm_plus(K, K_priv, y, C, gamma)
+    assert m.solver.startswith("active-set->")
+    assert_kkt_from_kernels(m, K, K_priv, 10 * KKT_TOL)
+
+
+# --- equivalence -----------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(5))
+def test_libsvm_with_converted_weights_reproduces_svm_plus(seed):
+    _, _, y, K, K_priv = privileged_problem(seed)
+    m = fit_svm_plus(K, K_priv, y, 2.0, 1.0)
+    weighted = to_weighted_svm(m, K)
+    libsvm = ws.fit_svm(K, y, weighted.C, tol=1e-10)
+    np.testing.assert_allclose(libsvm.alpha, m.alpha, atol=1e-6 * m.C)
+    np.testing.assert_allclose(libsvm.decision_train, m.decision_train, atol=1e-6)
+    # LIBSVM leaves alphas of ~1e-301 on zero-weight points (ZERO_WEIGHT = 1e-300): compare
+    # the SV sets on the points that carry weight
+    dropped = np.flatnonzero(svm_plus_weights(m) == 0.0)
+    np.testing.assert_array_equal(np.setdiff1d(libsvm.inbound, dropped), weighted.inbound)
+    np.testing.assert_array_equal(np.setdiff1d(libsvm.bounded, dropped), weighted.bounded)
+    np.testing.assert_allclose(svm_plus_weights(m), m.alpha + m.beta, atol=1e-12 * m.C)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rho_of_svm_plus_solutions_is_nonnegative(seed):
+    """rho(c, xi) = a~'K~a~ / gamma with the correcting values, and >= 0 with the weighted
+    SVM's slacks (the spec's necessary condition)."""
+    _, _, y, K, K_priv = privileged_problem(seed)
+    m = fit_svm_plus(K, K_priv, y, 4.0, 0.5)
+    c = svm_plus_weights(m)
+    T = (K_priv + m.ridge * np.eye(y.size)) / m.gamma
+    assert rho(c, m.correcting_train) == pytest.approx(m.alpha_tilde @ T @ m.alpha_tilde, rel=1e-8, abs=1e-10)
+    assert rho(c, to_weighted_svm(m, K).slacks) >= -1e-8
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_weighted_svm_to_svm_plus_round_trip(seed):
+    _, _, y, K, _ = privileged_problem(seed, l=40)
+    C = np.random.default_rng(seed).uniform(0.5, 5.0, size=y.size)
+    weighted = ws.fit_svm(K, y, C, tol=1e-10)
+    plus, x_priv = weighted_to_svm_plus(weighted)
+    xi = weighted.slacks.copy()
+    xi[weighted.inbound] = 0.0
+    # its own weights when they give rho > 0, else the equivalent weights c = alpha
+    own = rho(C, xi)
+    assert plus.gamma == pytest.approx(own if own > 0 else rho(weighted.alpha, xi))
+    np.testing.assert_allclose(plus.correcting_train, x_priv[:, 0] + plus.b_tilde)
+    refit = fit_svm_plus(K, x_priv @ x_priv.T, y, plus.C, plus.gamma)
+    np.testing.assert_allclose(refit.decision_train, weighted.decision_train, atol=1e-5)
+    # alpha itself is ill-determined where K is nearly singular; the weighted-SVM dual
+    # objective at the SVM+ alpha is its optimum
+    Q = K * np.outer(y, y)
+    assert 0.5 * refit.alpha @ Q @ refit.alpha - refit.alpha.sum() == pytest.approx(
+        0.5 * weighted.alpha @ Q @ weighted.alpha - weighted.alpha.sum(), rel=1e-7)
+
+
+def test_counterexample_of_the_spec():
+    """1-D, linear kernel: (1,+1), (2,-1), (3,+1), c = (4, 6, 2)."""
+    x = np.array([1.0, 2.0, 3.0])
+    y = np.array([1.0, -1.0, 1.0])
+    c = np.array([4.0, 6.0, 2.0])
+    K = np.outer(x, x)
+    weighted = ws.fit_svm(K, y, c, tol=1e-12)
+    assert (weighted.alpha * y) @ x == pytest.approx(-2.0, abs=1e-8)
+    assert weighted.b == pytest.approx(3.0, abs=1e-8)
+    np.testing.assert_allclose(weighted.slacks, [0.0, 0.0, 4.0], atol=1e-8)
+    np.testing.assert_allclose(weighted.alpha, [4.0, 6.0, 2.0], atol=1e-8)
+    assert rho(c, weighted.slacks) < 0
+    with pytest.raises(ValueError, match="not reachable by SVM\\+"):
+        weighted_to_svm_plus(weighted)
+    # the SVM+ built as in the spec (C = mean(c), gamma = 1) predicts the opposite labels
+    b_tilde = c @ weighted.slacks / c.sum()
+    x_priv = (weighted.slacks - b_tilde)[:, None]
+    # fit_svm_plus solves SVM+ with K~ + PRIV_RIDGE * mean(diag K~) I: the ridge moves this solution
+    # by O(ridge) (measured: 4e-6 for the ridge 1e-6)
+    for solver in ("active-set", "qp"):
+        plus = fit_svm_plus(K, x_priv @ x_priv.T, y, c.mean(), 1.0, solver=solver)
+        assert (plus.alpha * y) @ x == pytest.approx(2.0 / 3.0, abs=100 * PRIV_RIDGE)
+        assert plus.b == pytest.approx(-1.0, abs=100 * PRIV_RIDGE)
+
+
+# --- leave-one-out -----------------------------------------------------------------------
+@pytest.mark.parametrize("seed,C,gamma", [(0, 1.0, 1.0), (1, 4.0, 0.1), (2, 1.0, 1.0)])
+def test_loo_rule_matches_retrained_svm_plus_where_sets_do_not_change(seed, C, gamma):
+    _, _, y, K, K_priv = privileged_problem(seed)
+    m = fit_svm_plus(K, K_priv, y, C, gamma)
+    brute = leave_one_out(m, K, K_priv)
+    rule = loo_rule(m, K, K_priv)
+    np.testing.assert_array_equal(rule.points, brute.points)
+    same = brute.sets_unchanged
+    assert same.sum() >= 5  # the comparison is not vacuous
+    np.testing.assert_allclose(rule.decision_loo[same], brute.decision_loo[same], atol=1e-8)
+    for t, p in enumerate(brute.points[:3]):  # the brute force itself, against a cold refit
+        rest = np.delete(np.arange(y.size), p)
+        cold = fit_svm_plus(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], y[rest], C, gamma, solver="qp")
+        assert cold.decision_function(K[p:p + 1, rest])[0] == pytest.approx(brute.decision_loo[t], abs=1e-6)
+
+
+def test_weighted_span_rule_is_exact_for_the_converted_model_not_for_svm_plus():
+    """The converted model obeys the weighted-SVM span identity y_p (f - f^p) = a_p S_p^2
+    for LIBSVM refits with its weights fixed; SVM+ refits move the weights, so the same
+    identity misses the SVM+ leave-one-out values even where SVM+'s sets do not change."""
+    _, _, y, K, K_priv = privileged_problem(1, l=80)
+    m = fit_svm_plus(K, K_priv, y, 4.0, 1.0)
+    weighted = to_weighted_svm(m, K)
+    spans = ws.analyse_spans(weighted, K)
+    assert weighted.inbound.size >= 2
+    sv = weighted.support
+    predicted = weighted.decision_train[sv] - y[sv] * weighted.alpha[sv] * spans.span2_rule
+    # LIBSVM refits with the weights fixed (zero weights as in to_weighted_svm); the SV
+    # sets are compared on the points that carry weight (LIBSVM leaves ~1e-301 alphas on
+    # the others, so ws.leave_one_out's own sets_unchanged flag is always False here)
+    dropped = svm_plus_weights(m) == 0.0
+    checked = 0
+    for t, p in enumerate(sv):
+        rest = np.delete(np.arange(y.size), p)
+        sub = ws.fit_svm(K[np.ix_(rest, rest)], y[rest], weighted.C[rest], tol=1e-10)
+        keep = ~dropped[rest]
+        same = (np.array_equal(np.setdiff1d(rest[sub.inbound], np.flatnonzero(dropped)),
+                               np.setdiff1d(weighted.inbound, p))
+                and np.array_equal(np.setdiff1d(rest[sub.bounded], np.flatnonzero(dropped)),
+                                   np.setdiff1d(weighted.bounded, p)))
+        if same and keep.any():
+            assert sub.decision_function(K[p:p + 1, rest])[0] == pytest.approx(predicted[t], abs=1e-5)
+            checked += 1
+    assert checked >= 2
+    plus = leave_one_out(m, K, K_priv)
+    at = np.searchsorted(plus.points, sv)
+    stable = plus.sets_unchanged[at]
+    assert stable.any()
+    assert np.abs(predicted[stable] - plus.decision_loo[at][stable]).max() > 0.1
+
+
+def test_zero_weight_errors_are_training_errors_of_dropped_points():
+    _, _, y, K, K_priv = privileged_problem(1, l=80)
+    m = fit_svm_plus(K, K_priv, y, 4.0, 1.0)
+    c = svm_plus_weights(m)
+    assert (c == 0).any()
+    assert zero_weight_errors(m) == int(np.sum((c == 0) & (y * (K @ (y * m.alpha) + m.b) <= 0)))
+
+
+# --- weight schemes --------------------------------------------------------------------------
+def test_nadaraya_watson_against_hand_written_sums():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(25, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    h = 0.7
+    est = nadaraya_watson(X, y, bandwidth=h)
+    for i in range(X.shape[0]):
+        w = np.array([np.exp(-np.sum((X[i] - X[j]) ** 2) / (2 * h * h)) if j != i else 0.0 for j in range(25)])
+        eta = w @ y / w.sum()
+        assert est.eta[i] == pytest.approx(eta, rel=1e-10)
+        assert est.p[i] == pytest.approx(max((1 + y[i] * eta) / 2, P_FLOOR), rel=1e-10)
+    # chosen bandwidth: the candidate with the largest leave-one-out log-likelihood
+    chosen = nadaraya_watson(X, y)
+    dist = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    median = np.median(dist[~np.eye(25, dtype=bool)])
+    best = max(nadaraya_watson(X, y, bandwidth=median * f).log_likelihood for f in BANDWIDTH_FACTORS)
+    assert chosen.log_likelihood == pytest.approx(best)
+    assert np.isclose(chosen.bandwidth / median, BANDWIDTH_FACTORS).any()
+
+
+def test_tau_zero_gives_the_plain_svm():
+    X, _, y, K, _ = privileged_problem(0)
+    p = nadaraya_watson(X, y).p
+    c = probability_weights(p, 2.0, 0.0)
+    np.testing.assert_array_equal(c, np.full(y.size, 2.0))
+    a = ws.fit_svm(K, y, c, tol=1e-10)
+    b = ws.fit_svm(K, y, 2.0, tol=1e-10)
+    np.testing.assert_allclose(a.alpha, b.alpha)
+    c2 = probability_weights(p, 2.0, 2.0)
+    np.testing.assert_allclose(c2, 2.0 * np.maximum(p, P_FLOOR) ** 2)
+
+
+def test_smooth_hinge_pieces_and_derivative():
+    d = 0.2
+    t = np.array([-1.0, 1 - 2 * d, 0.9, 1.0, 2.0])
+    loss, grad = smooth_hinge(t, d)
+    np.testing.assert_allclose(loss, [2 - d, d, 0.1**3 * (0.9 - 1 + 4 * d) / (16 * d**3), 0.0, 0.0])
+    ts = np.linspace(-0.5, 1.5, 401)
+    eps = 1e-6
+    numeric = (smooth_hinge(ts + eps, d)[0] - smooth_hinge(ts - eps, d)[0]) / (2 * eps)
+    np.testing.assert_allclose(smooth_hinge(ts, d)[1], numeric, atol=1e-6)
+
+
+def test_validation_gradient_against_finite_differences():
+    """Implicit differentiation vs central differences of LIBSVM refits."""
+    rng, y, yv, K, Kv = validation_problem(0, 60, 80)
+    c = rng.uniform(0.5, 3.0, size=60)
+    _, grad = validation_loss(c, K, y, Kv, yv, 0.1)
+    model = ws.fit_svm(K, y, c, tol=1e-10)
+    assert model.bounded.size >= 4 and model.inbound.size >= 2
+    probe = np.concatenate([model.bounded[:6], model.inbound[:2], np.setdiff1d(np.arange(60), model.support)[:2]])
+    h = 1e-5
+    for j in probe:
+        e = np.zeros(60)
+        e[j] = h
+        fd = (validation_loss(c + e, K, y, Kv, yv, 0.1)[0] - validation_loss(c - e, K, y, Kv, yv, 0.1)[0]) / (2 * h)
+        assert grad[j] == pytest.approx(fd, rel=1e-4, abs=1e-8)
+    assert np.count_nonzero(grad[model.bounded]) > 0
+
+
+def test_validation_gradient_at_zero_weights_is_one_sided():
+    """A zero weight leaves its point out; the gradient is the forward difference as the weight grows
+    from 0: nonzero for a margin violator (it becomes a bounded SV), zero for the others."""
+    rng, y, yv, K, Kv = validation_problem(2, 50, 70)
+    c = rng.uniform(0.5, 3.0, size=50)
+    keep = np.arange(8, 50)
+    sub = ws.fit_svm(K[np.ix_(keep, keep)], y[keep], c[keep], tol=1e-10)
+    margin = y[:8] * (K[:8, keep] @ sub.coef + sub.b)
+    assert (margin < 1).sum() >= 2 and (margin > 1).sum() >= 2  # both cases are probed
+    c[:8] = ZERO_WEIGHT
+    loss, grad = validation_loss(c, K, y, Kv, yv, 0.1)
+    # forward steps of 1e-4: the inner solves' KKT tolerance (1e-10) swamps smaller ones (measured:
+    # 1% off at 1e-6), the curvature larger ones (0.6% off at 1e-3)
+    h = 1e-4
+    for j in range(8):
+        e = np.zeros(50)
+        e[j] = h
+        fd = (validation_loss(c + e, K, y, Kv, yv, 0.1)[0] - loss) / h
+        assert grad[j] == pytest.approx(fd, rel=2e-3, abs=1e-7)
+        if margin[j] > 1:
+            assert grad[j] == 0.0
+
+
+def test_learn_weights_lowers_the_validation_loss():
+    rng, y, yv, K, Kv = validation_problem(1, 40, 60)
+    res = learn_weights(K, y, Kv, yv, 1.0, d=0.1, max_iter=30)
+    assert res.loss < res.initial_loss
+    assert (res.c >= 0).all()
+    assert res.loss == pytest.approx(validation_loss(res.c, K, y, Kv, yv, 0.1)[0])
+    with pytest.warns(UserWarning, match="overfits"):
+        learn_weights(K, y, Kv[:10], yv[:10], 1.0, max_iter=1)
+
+
+# --- selection -------------------------------------------------------------------------------
+def test_evaluate_svm_plus_against_retraining():
+    """Every quantity of one SVM+ grid point against its own computation: exact LOO and the LOO rule
+    of the loo module, K-fold CV by cold QP refits on the folds, the converted model's exact LOO by
+    LIBSVM refits with the weights held fixed, test and validation errors from the decision values."""
+    X, X_priv, y, K, K_priv = privileged_problem(4, l=40)
+    rng = np.random.default_rng(0)
+    X_val = rng.normal(size=(15, 2)) * 1.3
+    y_val = np.where(X_val[:, 0] > 0, 1.0, -1.0)
+    K_val = ws.rbf_kernel(X_val, X, gamma=0.5)
+    folds = ws.stratified_folds(y, 5, 0)
+    D = ws.enclosing_ball_diameter(K)
+    for C, gamma in ((1.0, 1.0), (4.0, 0.3)):
+        r = evaluate_svm_plus(K, K_priv, y, C, gamma, K[:10], y[:10], folds=folds, D=D, K_val=K_val, y_val=y_val,
+                              compute_loo=True)
+        m = fit_svm_plus(K, K_priv, y, C, gamma)
+        assert r.loo_error == pytest.approx(leave_one_out(m, K, K_priv).error)
+        assert r.loo_rule == pytest.approx(loo_rule(m, K, K_priv).error)
+        assert r.test_error == pytest.approx(np.mean(y[:10] * m.decision_train[:10] <= 0))
+        assert r.val_error == pytest.approx(np.mean(y_val * m.decision_function(K_val) <= 0))
+        errors = 0
+        for fold in range(5):
+            tr, te = folds != fold, folds == fold
+            fm = fit_svm_plus(K[np.ix_(tr, tr)], K_priv[np.ix_(tr, tr)], y[tr], C, gamma, solver="qp")
+            errors += np.sum(y[te] * fm.decision_function(K[np.ix_(te, tr)]) <= 0)
+        assert r.cv_error == pytest.approx(errors / y.size)
+        weighted = to_weighted_svm(m, K)
+        c = weighted.C
+        loo_errors = zero_weight_errors(m)
+        for p in weighted.support:
+            rest = np.delete(np.arange(y.size), p)
+            sub = ws.fit_svm(K[np.ix_(rest, rest)], y[rest], c[rest], tol=1e-7)
+            loo_errors += int(y[p] * sub.decision_function(K[p:p + 1, rest])[0] <= 0)
+        assert r.loo_converted == pytest.approx(loo_errors / y.size)
+        spans = ws.analyse_spans(weighted, K, D=D)
+        assert r.span_rule == pytest.approx(spans.span_rule + zero_weight_errors(m) / y.size)
+        assert r.n_zero_weight == int(np.sum(svm_plus_weights(m) == 0)) and r.engine == f"svm+:{m.solver}"
+        assert r.cv_folds == 5 and r.n_sv == weighted.support.size
+
+
+def test_evaluate_weighted_matches_evaluate_model_and_drops_zero_weights():
+    X, _, y, K, _ = privileged_problem(5, l=40)
+    folds = ws.stratified_folds(y, 5, 0)
+    D, R2 = ws.enclosing_ball_diameter(K), ws.kernel_radius2(K)
+    C = np.random.default_rng(1).uniform(0.5, 4.0, size=y.size)
+    r = evaluate_weighted(K, y, C, K[:12], y[:12], folds=folds, D=D, compute_loo=True)
+    ref = ws.evaluate_model(K, y, C, K[:12], y[:12], folds=folds, D=D, R2=R2, compute_loo=True)
+    for key in ("test_error", "cv_error", "span_rule", "span_bound", "loo_error", "n_sv", "n_inbound"):
+        assert getattr(r, key) == pytest.approx(getattr(ref, key)), key
+    assert np.isnan(r.val_error) and np.isnan(r.loo_rule) and r.n_zero_weight == 0
+    # zero weights: the point is out of the model; a LOO error exactly when the model misclassifies it
+    C0 = C.copy()
+    C0[:6] = ZERO_WEIGHT
+    r0 = evaluate_weighted(K, y, C0, K[:12], y[:12], folds=folds, D=D, compute_loo=True)
+    keep = np.arange(6, y.size)
+    sub = ws.fit_svm(K[np.ix_(keep, keep)], y[keep], C[keep], tol=1e-7)
+    f_dropped = K[:6, keep] @ sub.coef + sub.b
+    errors = int(np.sum(y[:6] * f_dropped <= 0))
+    for t, p in enumerate(keep):  # brute force over every kept point
+        rest = np.delete(keep, t)
+        m = ws.fit_svm(K[np.ix_(rest, rest)], y[rest], C[rest], tol=1e-7)
+        errors += int(y[p] * m.decision_function(K[p:p + 1, rest])[0] <= 0)
+    assert r0.loo_error == pytest.approx(errors / y.size)
+    assert r0.n_zero_weight == 6 and r0.n_sv == sub.support.size
+    assert r0.span_rule == pytest.approx((ws.span_rule(sub, K[np.ix_(keep, keep)]) * keep.size
+                                          + np.sum(y[:6] * f_dropped <= 0)) / y.size)
+    assert r0.test_error == pytest.approx(np.mean(y[:12] * (K[:12, keep] @ sub.coef + sub.b) <= 0))
+    with pytest.raises(ValueError, match="one class"):
+        evaluate_weighted(K, y, np.where(y > 0, ZERO_WEIGHT, 1.0), K[:12], y[:12], folds=folds, D=D)
+
+
+# --- bad input -------------------------------------------------------------------------------
+def test_bad_inputs_raise_clear_errors():
+    _, _, y, K, K_priv = privileged_problem(0, l=20)
+    with pytest.raises(ValueError, match="K_priv has shape"):
+        fit_svm_plus(K, K_priv[:10, :10], y, 1.0, 1.0)
+    with pytest.raises(ValueError, match="labels"):
+        fit_svm_plus(K, K_priv, np.where(y > 0, 1.0, 0.0), 1.0, 1.0)
+    with pytest.raises(ValueError, match="C must be a positive"):
+        fit_svm_plus(K, K_priv, y, 0.0, 1.0)
+    with pytest.raises(ValueError, match="gamma must be a positive"):
+        fit_svm_plus(K, K_priv, y, 1.0, -1.0)
+    with pytest.raises(ValueError, match="gamma must be a positive"):
+        fit_svm_plus(K, K_priv, y, 1.0, np.nan)
+    bad = K_priv.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        fit_svm_plus(K, bad, y, 1.0, 1.0)
+    with pytest.raises(ValueError, match="solver"):
+        fit_svm_plus(K, K_priv, y, 1.0, 1.0, solver="smo")
+    weighted = ws.fit_svm(K, y, 1.0)
+    with pytest.raises(ValueError, match="nonnegative slacks"):
+        weighted_to_svm_plus(weighted, -np.ones(20))
+    with pytest.raises(ValueError, match="tau"):
+        probability_weights(np.full(20, 0.5), 1.0, -1.0)
+    with pytest.raises(ValueError, match="probabilities"):
+        probability_weights(np.full(20, 1.5), 1.0, 1.0)
+    with pytest.raises(ValueError, match="d must be"):
+        smooth_hinge(np.zeros(3), 0.0)
+    with pytest.raises(ValueError, match="bandwidth"):
+        nadaraya_watson(np.zeros((20, 2)) + np.arange(20)[:, None], y, bandwidth=0.0)
+    with pytest.raises(ValueError, match="C must be a positive"):
+        learn_weights(K, y, K[:5], y[:5], 0.0)
