@@ -46,12 +46,9 @@ RIDGE_RTOL = 1e-10
 ID_RTOL = 1e-8
 
 #: |y_i f_i - 1| allowed for the starting sets after the exact re-solve (computed margins
-#: of an exact solution carry ~1e-12 of rounding; LIBSVM's own error, ~its tol, is what
-#: the repair removes).
+#: of an exact solution carry ~1e-12 of rounding; LIBSVM's own error, up to ~1e-5 since it
+#: keeps Q in single precision, is what the repair removes).
 START_GTOL = 1e-9
-
-#: rounds of the start repair (move every violator, re-solve) before giving up.
-MAX_REPAIRS = 25
 
 #: KKT tolerance of the end solution on the TRUE problem: max violation of y_i f_i >= 1
 #: (a_i < c_i), y_i f_i <= 1 (a_i > 0), in units of the margin (= 1). Covers the ridge
@@ -93,7 +90,9 @@ class PathStart:
 
     status : (l,) 0/1/2 for O/M/I; a, b : the exact solution of the ridged problem at
     ``c``; yf : (l,) y_i f_i of the ridged problem; factor : Cholesky of the margin system;
-    repairs : rounds of the start repair; moved : indices whose set the repair changed.
+    repair_events : None when the sets identified from the model re-solved consistently,
+    else the events of the repair path; moved : indices whose set the repair changed;
+    since_refactor : events since the factor was last refactored (a chain carries it on).
     """
 
     K: np.ndarray
@@ -105,9 +104,10 @@ class PathStart:
     b: float
     yf: np.ndarray
     factor: MarginFactor
-    repairs: int
+    repair_events: int | None
     moved: np.ndarray
     t_start: float
+    since_refactor: int = 0
 
     @cached_property
     def kmax(self) -> float:
@@ -129,12 +129,16 @@ class PathResult:
     margin_sizes : (n_events + 1,) |M| at the start and after each event
     kkt_violation : max KKT violation of ``model`` on the true problem (margin units)
     fallback : None, or why the path's end was replaced by LIBSVM at c_new
-    start_repairs : rounds of the start repair
+    start_repair_events : None, or the events of the path that repaired the start
+        (``start_path``)
     t_start, t_path, t_finish : seconds (identification + re-solve, events, final
         re-solve + KKT check + fallback)
     track_theta, track_f : when ``K_track`` was given: (P,) breakpoints in theta and
         (P, m) decision values of the tracked points there; f is linear in theta between
         consecutive breakpoints (repeated thetas mark jumps of b in an empty margin)
+    next_start : the exact end as a ``PathStart`` for a next segment from ``model``
+        (``follow_path(model, K, c, start=next_start)``); None after a fallback or when
+        c_new has zero weights
     """
 
     model: WeightedSVM
@@ -142,12 +146,13 @@ class PathResult:
     margin_sizes: np.ndarray
     kkt_violation: float
     fallback: str | None
-    start_repairs: int
+    start_repair_events: int | None
     t_start: float
     t_path: float
     t_finish: float
     track_theta: np.ndarray | None = None
     track_f: np.ndarray | None = None
+    next_start: PathStart | None = None
 
     @property
     def n_events(self) -> int:
@@ -247,24 +252,26 @@ def _margins(K, y, a, b, ridge) -> np.ndarray:
     return y * _combine_rows(K, S, y[S] * a[S]) + ridge * a + y * b
 
 
-def _solve_margin_system(K, y, c, status, factor) -> tuple[np.ndarray, float | None]:
-    """a (a_O = 0, a_I = c_I, a_M solved) and b for the current sets; b is None when M is
-    empty (then every b of the interval of ``_b_interval`` is optimal)."""
+def _solve_margin_system(K, y, c, status, factor, target=1.0) -> tuple[np.ndarray, float | None]:
+    """a (a_O = 0, a_I = c_I, a_M solved) and b for the current sets, with y_m f_m =
+    target_m on M (1 except on a repair path); b is None when M is empty (then every b of
+    the interval of ``_b_interval`` is optimal)."""
     a = np.zeros(y.shape[0])
     I = np.flatnonzero(status == I_SET)
     a[I] = c[I]
     M = factor.order
     if M.size == 0:
         return a, None
-    b, a[M] = factor.solve(-float(y[I] @ c[I]), 1.0 - factor.rows_times(I, c[I]))
+    tM = target if np.isscalar(target) else target[M]
+    b, a[M] = factor.solve(-float(y[I] @ c[I]), tM - factor.rows_times(I, c[I]))
     return a, b
 
 
-def _b_interval(y, status, h, active):
+def _b_interval(y, status, h, active, target=1.0):
     """Empty margin: every b in [lo, hi] is optimal, with h = Q a (ridged) and
-    lo = max_L y_i (1 - h_i), hi = min_U y_i (1 - h_i) (L = O+ u I-, U = O- u I+).
-    Returns (v, L, U) with v = y (1 - h) and the boolean masks."""
-    v = y * (1.0 - h)
+    lo = max_L y_i (1 - h_i), hi = min_U y_i (1 - h_i) (L = O+ u I-, U = O- u I+; the 1 is
+    ``target`` on a repair path). Returns (v, L, U) with v = y (1 - h) and the masks."""
+    v = y * (target - h)
     in_o, in_i = status == O_SET, status == I_SET
     L = active & ((in_o & (y > 0)) | (in_i & (y < 0)))
     U = active & ((in_o & (y < 0)) | (in_i & (y > 0)))
@@ -279,10 +286,18 @@ def _midpoint_b(y, status, h, active) -> float:
 
 # --------------------------------------------------------------------------- start ---
 
-def start_path(model: WeightedSVM, K, *, ridge: float | None = None, check_input: bool = True) -> PathStart:
-    """Identify O/M/I from a (LIBSVM) model, re-solve the margin system exactly and repair
-    the sets until the KKT conditions hold (``START_GTOL``). Raises ``PathStartError``
-    when ``MAX_REPAIRS`` rounds do not reach a consistent start."""
+def start_path(model: WeightedSVM, K, *, ridge: float | None = None, check_input: bool = True,
+               max_events: int | None = None) -> PathStart:
+    """The exact start of paths from ``model`` (e.g. LIBSVM's solution).
+
+    O/M/I are identified from the model's alphas (``ID_RTOL``) and the margin system is
+    re-solved exactly on them. When that is inconsistent (a_M outside its box, or a margin
+    on the wrong side of 1 by more than ``START_GTOL``: LIBSVM is only tolerance-accurate),
+    the start is repaired by a path: the model's (alpha, b) is the exact solution of the
+    problem whose margin targets t_i replace 1 (t_M = y_M f_M, t_O = min(1, y f), t_I =
+    max(1, y f)), and the targets are moved to 1 event by event. Raises ``PathStartError``
+    when even the repaired start fails the check (max_events caps the repair path).
+    """
     t0 = time.perf_counter()
     K, _ = _check_path_input(model, K, model.C, check_input)
     y, c = model.y, model.C
@@ -290,53 +305,55 @@ def start_path(model: WeightedSVM, K, *, ridge: float | None = None, check_input
     if not ridge >= 0:
         raise ValueError(f"ridge must be >= 0, got {ridge!r}")
     a0 = model.alpha
-    status = np.where(a0 <= ID_RTOL * c, O_SET, np.where(a0 >= (1.0 - ID_RTOL) * c, I_SET, M_SET))
-    status = status.astype(np.int8)
+    identified = np.where(a0 <= ID_RTOL * c, O_SET, np.where(a0 >= (1.0 - ID_RTOL) * c, I_SET, M_SET))
+    identified = identified.astype(np.int8)
     factor = MarginFactor(K, y, ridge)
-    active = np.ones(y.shape[0], dtype=bool)
-    moved: list[np.ndarray] = []
-    for repairs in range(MAX_REPAIRS + 1):
-        factor.refactor(np.flatnonzero(status == M_SET))
-        a, b = _solve_margin_system(K, y, c, status, factor)
-        h = _margins(K, y, a, 0.0, ridge)
-        if b is None:
-            changed = _empty_start_entries(y, c, status, h, active, a)
-            status[changed] = M_SET
-            if changed.size == 0:
-                b = _midpoint_b(y, status, h, active)
-        else:
-            yf = h + y * b
-            in_m = status == M_SET
-            to_o, to_i = in_m & (a < 0), in_m & (a > c)
-            to_m = ((status == O_SET) & (yf < 1 - START_GTOL)) | ((status == I_SET) & (yf > 1 + START_GTOL))
-            status[to_o], status[to_i], status[to_m] = O_SET, I_SET, M_SET
-            changed = np.flatnonzero(to_o | to_i | to_m)
-        if changed.size == 0:
-            moved = np.unique(np.concatenate(moved)) if moved else np.empty(0, np.intp)
-            return PathStart(K, y, c, ridge, status, a, b, h + y * b, factor, repairs, moved,
-                             time.perf_counter() - t0)
-        moved.append(changed)
-    raise PathStartError(
-        f"the sets identified from the model are still inconsistent after {MAX_REPAIRS} repairs;"
-        " train the start model with a tighter tol"
-    )
+    factor.refactor(np.flatnonzero(identified == M_SET))
+    a, b = _solve_margin_system(K, y, c, identified, factor)
+    b = _consistent_b(y, c, identified, a, b, _margins(K, y, a, 0.0, ridge))
+    if b is not None:
+        return PathStart(K, y, c, ridge, identified, a, b, _margins(K, y, a, b, ridge), factor, None,
+                         np.empty(0, dtype=np.intp), time.perf_counter() - t0)
+    # Repair: LIBSVM's own (alpha, b) on the identified sets, exact for shifted targets.
+    a = np.where(identified == O_SET, 0.0, np.where(identified == I_SET, c, a0))
+    yf = _margins(K, y, a, model.b, ridge)
+    target = np.select([identified == O_SET, identified == I_SET], [np.minimum(1.0, yf), np.maximum(1.0, yf)], yf)
+    shifted = PathStart(K, y, c, ridge, identified, a, model.b, yf, factor, None, np.empty(0, dtype=np.intp), 0.0)
+    max_events, _ = check_path_options(y.shape[0], max_events, 100)
+    walker = _Walker(shifted, c, max_events, 100, None, target=target)
+    try:
+        walker.run()
+        a, b, _ = walker.finish()
+    except (PathEventLimitError, PathDegenerateError, SingularMarginError) as exc:
+        raise PathStartError(f"the repair path of the start failed: {exc}") from None
+    status, factor = walker.status, walker.factor
+    b = _consistent_b(y, c, status, a, b, _margins(K, y, a, 0.0, ridge))
+    if b is None:
+        raise PathStartError(
+            f"the start is inconsistent even after a repair path of {len(walker.events)} events;"
+            " train the start model with a tighter tol"
+        )
+    factor.refactor(factor.order)
+    return PathStart(K, y, c, ridge, status, a, b, _margins(K, y, a, b, ridge), factor, len(walker.events),
+                     np.flatnonzero(status != identified), time.perf_counter() - t0)
 
 
-def _empty_start_entries(y, c, status, h, active, a) -> np.ndarray:
-    """Indices to put into M when the start has an empty margin set: the spec's rule when
-    sum y_I c_I != 0, both extremes when the b interval is empty, none when consistent."""
-    v, L, U = _b_interval(y, status, h, active)
-    rho = float(y @ a)
-    if abs(rho) > EQ_RTOL * float(c.sum()):
-        # sum y_i a_i must come down (rho > 0) or up: U's argmin or L's argmax enters M.
-        pool = np.flatnonzero(U) if rho > 0 else np.flatnonzero(L)
-        k = pool[np.argmin(v[pool])] if rho > 0 else pool[np.argmax(v[pool])]
-        return np.array([k])
-    iL, iU = np.flatnonzero(L), np.flatnonzero(U)
-    lo, hi = iL[np.argmax(v[iL])], iU[np.argmin(v[iU])]
-    if v[lo] > v[hi] + START_GTOL:
-        return np.array([lo, hi])
-    return np.empty(0, dtype=np.intp)
+def _consistent_b(y, c, status, a, b, h) -> float | None:
+    """b when (status, a, b) satisfies the KKT conditions of the ridged problem (h = Q~ a),
+    the middle of the optimal interval when M is empty (LIBSVM's convention), else None."""
+    if b is None:
+        v, L, U = _b_interval(y, status, h, np.ones(y.shape[0], dtype=bool))
+        lo, hi = float(np.max(v[L], initial=-np.inf)), float(np.min(v[U], initial=np.inf))
+        if lo > hi + START_GTOL or abs(float(y @ a)) > EQ_RTOL * float(c.sum()):
+            return None
+        return 0.5 * (lo + hi)
+    yf = h + y * b
+    in_m = status == M_SET
+    if (a[in_m] < 0).any() or (a[in_m] > c[in_m]).any():
+        return None
+    if (yf[status == O_SET] < 1 - START_GTOL).any() or (yf[status == I_SET] > 1 + START_GTOL).any():
+        return None
+    return b
 
 
 # ---------------------------------------------------------------------------- walk ---
@@ -344,7 +361,12 @@ def _empty_start_entries(y, c, status, h, active, a) -> np.ndarray:
 class _Walker:
     """State of one path from a ``PathStart`` to c_new."""
 
-    def __init__(self, start: PathStart, c_new, max_events: int, refactor_every: int, K_track):
+    def __init__(self, start: PathStart, c_new, max_events: int, refactor_every: int, K_track,
+                 target=None):
+        # target: margin targets at theta = 0, moved linearly to 1 (the start repair); the
+        # regular path keeps the scalar 1.
+        self.tgt = 1.0 if target is None else np.array(target, dtype=float)
+        self.dtgt = None if target is None else 1.0 - self.tgt
         self.K, self.y, self.ridge = start.K, start.y, start.ridge
         self.kmax = start.kmax
         self.c0, self.c1 = start.c, c_new
@@ -359,7 +381,7 @@ class _Walker:
         self.theta = 0.0
         self.max_events = max_events
         self.refactor_every = refactor_every
-        self.since_refactor = 0
+        self.since_refactor = start.since_refactor
         self.last_moved = -1
         self.n_steps = 0
         self.events: list[tuple] = []
@@ -410,9 +432,10 @@ class _Walker:
 
     def _event(self, k, to):
         frm = int(self.status[k])
+        on_target = self.tgt if self.dtgt is None else self.tgt[k]
         if frm == M_SET:
             self.factor.remove(k)
-            self.yf[k] = 1.0  # it leaves the margin exactly
+            self.yf[k] = on_target  # it leaves the margin exactly
             if to == I_SET:
                 self.a[k] = self.c_at(k)
                 self.status[k], self.side[k] = I_SET, 1.0
@@ -428,7 +451,7 @@ class _Walker:
                 self.a[k] = 0.0
             self.factor.add(k)
             self.status[k], self.side[k] = M_SET, 0.0
-            self.yf[k] = 1.0
+            self.yf[k] = on_target
         self.events.append((self.theta, k, SET_NAMES[frm], SET_NAMES[to]))
         self.margin_sizes.append(self.factor.size)
         self.since_refactor += 1
@@ -447,7 +470,7 @@ class _Walker:
         """Recompute a, b, y f, w and the factor from scratch (stops drift)."""
         c = self.c0 + self.theta * self.d
         self.factor.refactor(self.factor.order)
-        self.a, self.b = _solve_margin_system(self.K, self.y, c, self.status, self.factor)
+        self.a, self.b = _solve_margin_system(self.K, self.y, c, self.status, self.factor, self.tgt)
         self.yf = _margins(self.K, self.y, self.a, self.b, self.ridge)
         self._set_weight_direction()
         if self.K_track is not None:
@@ -467,13 +490,15 @@ class _Walker:
 
     def _regular_step(self):
         # (hot loop: few numpy calls, methods rather than functions)
-        fac, y = self.factor, self.y
+        fac, y, dtgt = self.factor, self.y, self.dtgt
         M = fac.order
-        db, da = fac.solve(-self.sI, -self.w[M])
+        # A phi = -[y_I'd_I; Q_MI d_I - dt_M] (dt: the targets' rate, 0 but on a repair)
+        db, da = fac.solve(-self.sI, -self.w[M] if dtgt is None else dtgt[M] - self.w[M])
         psi = fac.times_rows(da)
         psi += self.w
         psi += db * y
         noise = DERIV_RTOL * (abs(db) + np.abs(da).sum() + self.abs_dI) * self.kmax
+        rate = psi if dtgt is None else psi - dtgt  # d(y_j f_j - target_j)/dtheta
         aM, dM = self.a[M], self.d[M]
         n = aM.shape[0]
         # M -> O: a_m + t da_m = 0 (da_m < 0);  M -> I: a_m + t da_m = c_m + t d_m
@@ -481,8 +506,8 @@ class _Walker:
         grow = da - dM
         t_i = np.divide(self.c0[M] + self.theta * dM - aM, grow, out=np.full(n, np.inf), where=grow > noise)
         # O -> M (psi < 0) and I -> M (psi > 0): side * psi > 0 selects both at once.
-        cand = (self.side * psi > noise).nonzero()[0]
-        t_j = (1.0 - self.yf[cand]) / psi[cand]
+        cand = (self.side * rate > noise).nonzero()[0]
+        t_j = ((self.tgt if dtgt is None else self.tgt[cand]) - self.yf[cand]) / rate[cand]
         k = self.last_moved
         if k >= 0:  # no zero-length return of the index the previous event moved
             if self.status[k] == M_SET:
@@ -508,6 +533,8 @@ class _Walker:
         self.a[M] = aM + step * da
         self.b += step * db
         self.yf += step * psi
+        if dtgt is not None:
+            self.tgt += step * dtgt
         if self.K_track is not None:
             df = db + self.K_track[:, M] @ (y[M] * da) + self.w_track
             self.f_track += step * df
@@ -520,7 +547,7 @@ class _Walker:
         y = self.y
         h = self.yf - y * self.b
         active = self.c_at(slice(None)) > 0
-        v, L, U = _b_interval(y, self.status, h, active)
+        v, L, U = _b_interval(y, self.status, h, active, self.tgt)
         delta = self.sI
         if abs(delta) > DERIV_RTOL * self.abs_dI * max(1.0, self.kmax):
             pool = np.flatnonzero(U if delta > 0 else L)
@@ -528,7 +555,7 @@ class _Walker:
             self._jump_b(float(v[k]), h)
             self._event(int(k), M_SET)
             return
-        s = -y * self.w  # dv/dtheta: h moves with Q~_:I d_I
+        s = -y * (self.w if self.dtgt is None else self.w - self.dtgt)  # dv/dtheta
         iL, iU = np.flatnonzero(L), np.flatnonzero(U)
         if iL.size == 0 or iU.size == 0:
             raise PathDegenerateError("empty margin set with a one-sided interval for b")
@@ -545,6 +572,8 @@ class _Walker:
             db = 0.5 * (s[lo] + s[hi])
             v += step * s
             h += step * self.w
+            if self.dtgt is not None:
+                self.tgt += step * self.dtgt
             self.b += step * db
             self.yf = h + y * self.b
             if self.K_track is not None:
@@ -662,8 +691,10 @@ def follow_path(
     return PathResult(
         model=model_end, events=end.events, margin_sizes=end.margin_sizes,
         kkt_violation=end.kkt_violation, fallback=end.fallback,
-        start_repairs=start.repairs if started else 0, t_start=start.t_start if started else 0.0,
+        start_repair_events=start.repair_events if started else None,
+        t_start=start.t_start if started else 0.0,
         t_path=end.t_path, t_finish=end.t_finish, track_theta=end.track_theta, track_f=end.track_f,
+        next_start=end.next_start,
     )
 
 
@@ -695,6 +726,7 @@ class PathEnd:
     model: WeightedSVM | None = None
     track_theta: np.ndarray | None = None
     track_f: np.ndarray | None = None
+    next_start: PathStart | None = None
 
 
 def path_end(model, K, c_new, start: PathStart | str, max_events: int, refactor_every: int,
@@ -733,10 +765,19 @@ def path_end(model, K, c_new, start: PathStart | str, max_events: int, refactor_
         walker.track_f[-1] = K_track[:, S] @ (model.y[S] * alpha[S]) + b  # exact end, no drift
         track_theta, track_f = np.asarray(walker.track_theta), np.asarray(walker.track_f)
     status = walker.status
+    next_start = None
+    if np.all(c_new > 0):
+        # The exact end is the start of a next segment (a chain of chords) as it stands:
+        # no re-identification, no refactorization.
+        yf = model.y * f + walker.ridge * alpha
+        if _consistent_b(model.y, c_new, status, alpha, b, yf - model.y * b) is not None:
+            next_start = PathStart(K, model.y, c_new, walker.ridge, status, alpha, b, yf, walker.factor,
+                                   None, np.empty(0, dtype=np.intp), 0.0, walker.since_refactor)
     return PathEnd(alpha=alpha, b=b, decision=f, inbound=np.flatnonzero(status == M_SET),
-                bounded=np.flatnonzero((status == I_SET) & (c_new > 0)), events=events,
-                margin_sizes=sizes, kkt_violation=viol, fallback=None, t_path=t_path,
-                t_finish=time.perf_counter() - t0, track_theta=track_theta, track_f=track_f)
+                   bounded=np.flatnonzero((status == I_SET) & (c_new > 0)), events=events,
+                   margin_sizes=sizes, kkt_violation=viol, fallback=None, t_path=t_path,
+                   t_finish=time.perf_counter() - t0, track_theta=track_theta, track_f=track_f,
+                   next_start=next_start)
 
 
 def _fallback_end(model, K, c_new, reason, events, sizes, t_path, t0) -> PathEnd:

@@ -170,8 +170,10 @@ def sweep_chords(K, y, weight_vectors, *, model: WeightedSVM | None = None, tol:
         raise ValueError("model was trained at other weights than weight_vectors[0]")
     t_first = time.perf_counter() - t0
     models, segments = [model], []
+    start = None
     for i in range(1, W.shape[0]):
-        res: PathResult = follow_path(models[-1], K, W[i], check_input=False, **path_options)
+        res: PathResult = follow_path(models[-1], K, W[i], start=start, check_input=False, **path_options)
+        start = res.next_start  # the exact end goes on as it is (None: start afresh)
         models.append(res.model)
         segments.append(Segment(i - 1, i, res.n_events, res.mean_margin_size, res.t_total, res.fallback))
     return ChordSweep(models=models, segments=segments, t_first_fit=t_first,
