@@ -291,7 +291,8 @@ def test_bad_input_is_rejected_with_clear_messages():
         kfold_cv_by_path(start, p.K, np.zeros(29))
 
 
-@pytest.mark.parametrize("seed,l,weighting", [(20, 60, "class"), (21, 80, "instance"), (22, 60, "imbalanced")])
+@pytest.mark.parametrize("seed,l,weighting",
+                         [(20, 60, "class"), (21, 80, "instance"), (22, 60, "imbalanced")])
 def test_loo_by_path_equals_loo_by_retraining(seed, l, weighting):
     p = make_problem(seed, l, weighting)
     model = ws.fit_svm(p.K, p.y, p.C, tol=LIBSVM_TOL)
@@ -307,7 +308,21 @@ def test_loo_by_path_equals_loo_by_retraining(seed, l, weighting):
     assert isinstance(got, ws.LeaveOneOut)
 
 
-@pytest.mark.parametrize("seed,l,weighting", [(23, 100, "class"), (24, 120, "instance"), (25, 100, "imbalanced")])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_loo_by_path_with_duplicate_points(seed):
+    """f^p(x_p), hence the LOO error, is unique; which copy of a duplicate carries alpha is
+    not (the path splits it evenly, LIBSVM does not), so sets_unchanged is not compared."""
+    X, y, K, C = with_duplicates(make_problem(seed, 60, "class"), np.random.default_rng(seed))
+    model = ws.fit_svm(K, y, C, tol=LIBSVM_TOL)
+    ref = ws.leave_one_out(model, K)
+    got = loo_by_path(model, K)
+    assert got.n_fallbacks == 0 and got.error == ref.error
+    np.testing.assert_allclose(got.decision_loo, ref.decision_loo,
+                               atol=F32_SLACK * (1.0 + model.alpha.sum()))
+
+
+@pytest.mark.parametrize("seed,l,weighting",
+                         [(23, 100, "class"), (24, 120, "instance"), (25, 100, "imbalanced")])
 def test_cv_by_path_equals_cv_by_retraining(seed, l, weighting):
     p = make_problem(seed, l, weighting)
     folds = ws.stratified_folds(p.y, 5, seed=seed)
@@ -344,7 +359,8 @@ def test_chords_through_sigmoid_weights_are_exact_at_the_nodes():
 def test_best_theta_on_segment_beats_a_fine_libsvm_scan():
     p = make_problem(28, 60, "class")
     rng = np.random.default_rng(28)
-    X_val = rng.standard_normal((200, 3)) + 0.9 * np.where(rng.random(200) < 0.4, 1.0, -1.0)[:, None] * np.eye(3)[0]
+    labels = np.where(rng.random(200) < 0.4, 1.0, -1.0)
+    X_val = rng.standard_normal((200, 3)) + 0.9 * labels[:, None] * np.eye(3)[0]
     y_val = np.where(X_val[:, 0] > 0, 1.0, -1.0)
     K_val = ws.rbf_kernel(X_val, p.X, p.gamma)
     start = ws.fit_svm(p.K, p.y, p.C, tol=LIBSVM_TOL)

@@ -71,6 +71,9 @@ ZERO_STEP = 1e-12
 #: default cap on events per point (events grow about linearly in l; see the benchmark).
 EVENTS_PER_POINT = 20
 
+#: events between refactorizations from scratch (drift control; solution-path.md: ~100).
+REFACTOR_EVERY = 100
+
 
 class PathStartError(RuntimeError):
     """The starting sets could not be made consistent with the exact KKT conditions."""
@@ -219,7 +222,8 @@ def _check_path_input(model: WeightedSVM, K, c_new, check_input: bool):
     return K, c_new
 
 
-def check_path_options(l: int, max_events: int | None, refactor_every: int) -> tuple[int, int]:
+def check_path_options(l: int, max_events: int | None,
+                       refactor_every: int = REFACTOR_EVERY) -> tuple[int, int]:
     """(max_events, refactor_every) validated; max_events defaults to EVENTS_PER_POINT l + 1000."""
     if max_events is None:
         max_events = EVENTS_PER_POINT * l + 1000
@@ -278,10 +282,15 @@ def _b_interval(y, status, h, active, target=1.0):
     return v, L, U
 
 
+def _b_bounds(y, status, h, active) -> tuple[float, float]:
+    """(lo, hi) of the optimal b of an empty margin set (lo > hi: no consistent b)."""
+    v, L, U = _b_interval(y, status, h, active)
+    return float(np.max(v[L], initial=-np.inf)), float(np.min(v[U], initial=np.inf))
+
+
 def _midpoint_b(y, status, h, active) -> float:
     # LIBSVM's convention without free SVs: the middle of the optimal interval.
-    v, L, U = _b_interval(y, status, h, active)
-    return 0.5 * (float(np.max(v[L])) + float(np.min(v[U])))
+    return 0.5 * sum(_b_bounds(y, status, h, active))
 
 
 # --------------------------------------------------------------------------- start ---
@@ -317,10 +326,12 @@ def start_path(model: WeightedSVM, K, *, ridge: float | None = None, check_input
     # Repair: LIBSVM's own (alpha, b) on the identified sets, exact for shifted targets.
     a = np.where(identified == O_SET, 0.0, np.where(identified == I_SET, c, a0))
     yf = _margins(K, y, a, model.b, ridge)
-    target = np.select([identified == O_SET, identified == I_SET], [np.minimum(1.0, yf), np.maximum(1.0, yf)], yf)
-    shifted = PathStart(K, y, c, ridge, identified, a, model.b, yf, factor, None, np.empty(0, dtype=np.intp), 0.0)
-    max_events, _ = check_path_options(y.shape[0], max_events, 100)
-    walker = _Walker(shifted, c, max_events, 100, None, target=target)
+    target = np.select([identified == O_SET, identified == I_SET],
+                       [np.minimum(1.0, yf), np.maximum(1.0, yf)], yf)
+    shifted = PathStart(K, y, c, ridge, identified, a, model.b, yf, factor, None,
+                        np.empty(0, dtype=np.intp), 0.0)
+    max_events, refactor_every = check_path_options(y.shape[0], max_events)
+    walker = _Walker(shifted, c, max_events, refactor_every, None, target=target)
     try:
         walker.run()
         a, b, _ = walker.finish()
@@ -342,8 +353,7 @@ def _consistent_b(y, c, status, a, b, h) -> float | None:
     """b when (status, a, b) satisfies the KKT conditions of the ridged problem (h = Q~ a),
     the middle of the optimal interval when M is empty (LIBSVM's convention), else None."""
     if b is None:
-        v, L, U = _b_interval(y, status, h, np.ones(y.shape[0], dtype=bool))
-        lo, hi = float(np.max(v[L], initial=-np.inf)), float(np.min(v[U], initial=np.inf))
+        lo, hi = _b_bounds(y, status, h, np.ones(y.shape[0], dtype=bool))
         if lo > hi + START_GTOL or abs(float(y @ a)) > EQ_RTOL * float(c.sum()):
             return None
         return 0.5 * (lo + hi)
@@ -646,7 +656,7 @@ def follow_path(
     *,
     start: PathStart | None = None,
     max_events: int | None = None,
-    refactor_every: int = 100,
+    refactor_every: int = REFACTOR_EVERY,
     ridge: float | None = None,
     K_track=None,
     check_input: bool = True,

@@ -19,7 +19,14 @@ from ..resampling import LeaveOneOut
 from ..svm import WeightedSVM, fit_svm
 from ..validation import check_kernel, check_labels, check_weights
 from ..weights import class_weights
-from .solver import PathResult, check_path_options, follow_path, path_end, start_or_reason
+from .solver import (
+    REFACTOR_EVERY,
+    PathResult,
+    check_path_options,
+    follow_path,
+    path_end,
+    start_or_reason,
+)
 
 
 @dataclass(frozen=True)
@@ -51,8 +58,9 @@ class PathCV:
     t_total: float
 
 
-def loo_by_path(model: WeightedSVM, K, *, max_events: int | None = None, refactor_every: int = 100,
-                ridge: float | None = None, check_input: bool = True) -> PathLeaveOneOut:
+def loo_by_path(model: WeightedSVM, K, *, max_events: int | None = None,
+                refactor_every: int = REFACTOR_EVERY, ridge: float | None = None,
+                check_input: bool = True) -> PathLeaveOneOut:
     """Exact leave-one-out of ``model`` by one path per SV p (c_p -> 0), all starting from
     one exact start. Same fields and conventions as ``resampling.leave_one_out``; the
     options are ``follow_path``'s. ``sets_unchanged`` compares the path's final in-bound
@@ -88,7 +96,7 @@ def loo_by_path(model: WeightedSVM, K, *, max_events: int | None = None, refacto
 
 
 def kfold_cv_by_path(model: WeightedSVM, K, folds, *, max_events: int | None = None,
-                     refactor_every: int = 100, ridge: float | None = None,
+                     refactor_every: int = REFACTOR_EVERY, ridge: float | None = None,
                      check_input: bool = True) -> PathCV:
     """K-fold CV of the weights ``model.C`` by paths from the full model: fold k's model is
     the path's end with the fold's weights set to 0 (the SVM trained on the other folds).
@@ -246,7 +254,9 @@ def best_theta_on_segment(model: WeightedSVM, K, c_new, K_val, y_val, *, check_i
         raise ValueError(f"y_val must hold {K_val.shape[0]} labels in {{-1, +1}}")
     res = follow_path(model, K, c_new, K_track=K_val, check_input=check_input, **path_options)
     if res.fallback is not None:
-        raise RuntimeError(f"the path of this segment failed ({res.fallback}); the exact best theta is unknown")
+        raise RuntimeError(
+            f"the path of this segment failed ({res.fallback}); the exact best theta is unknown"
+        )
     error, lo, hi = _min_piecewise_error(res.track_theta, -y_val * res.track_f)
     return BestTheta(theta=0.5 * (lo + hi), interval=(lo, hi), error=error, path=res)
 
