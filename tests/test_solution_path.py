@@ -111,6 +111,10 @@ def test_path_with_duplicate_points_equals_libsvm(seed):
     res = follow_path(start, K, c)
     assert res.fallback is None
     assert_matches_libsvm(res.model, K, y, c)
+    # copies of one point never share the margin set (that would make Q_MM singular)
+    M = res.model.inbound
+    same = (X[M][:, None, :] == X[M][None, :, :]).all(-1) & (y[M][:, None] == y[M][None, :])
+    assert same.sum() == M.size
 
 
 def dual_objective(K, y, a):

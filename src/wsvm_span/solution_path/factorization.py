@@ -20,6 +20,8 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.lapack import dpotrs, dtrtrs
 
+from ..span import COINCIDENT_RTOL
+
 #: a new pivot sigma below this fraction of H_kk means the point is (numerically) a linear
 #: combination of the margin points: H would not be positive definite. With the default
 #: ridge of the solver, exact duplicates give sigma ~ 2 * ridge, far above this, and the
@@ -167,6 +169,19 @@ class MarginFactor:
         slotted = np.empty(n)
         slotted[self._slot_of] = coef
         return slotted.dot(self._rows[:n])
+
+    def twin(self, k: int) -> int:
+        """A margin point at the same place as k with k's label (phi(x_m) = phi(x_k),
+        y_m = y_k, to ``COINCIDENT_RTOL``), or -1. Such a pair in M makes Q_MM singular
+        and its split of alpha arbitrary."""
+        n = self.size
+        if n == 0:
+            return -1
+        M = self.order
+        q = self._rows[self._slot_of, k]  # y_m y_k K_mk: K_mk where the labels agree
+        d2 = self.K[k, k] + self.K[M, M] - 2.0 * q
+        hit = np.flatnonzero((self.y[M] == self.y[k]) & (d2 <= COINCIDENT_RTOL * self.K[k, k]))
+        return int(M[hit[0]]) if hit.size else -1
 
     def rows_times(self, idx: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Q_M,idx v in factor order: (|M|,)."""

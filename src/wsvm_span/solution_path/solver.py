@@ -25,7 +25,8 @@ from functools import cached_property
 
 import numpy as np
 
-from ..svm import WeightedSVM, fit_svm, make_model
+from ..span import coincident_groups
+from ..svm import BOUND_RTOL, WeightedSVM, fit_svm, make_model
 from ..validation import check_kernel
 from .factorization import MarginFactor, SingularMarginError
 
@@ -73,6 +74,14 @@ EVENTS_PER_POINT = 20
 
 #: events between refactorizations from scratch (drift control; solution-path.md: ~100).
 REFACTOR_EVERY = 100
+
+#: rounds of the end clean-up: a margin point whose re-solved alpha is outside [0, c_i]
+#: had its exit event within rounding of theta = 1, and one AT a bound (to make_model's
+#: BOUND_RTOL) is a bounded point or a non-SV: each is moved to its bound and the system
+#: re-solved. Then an empty margin set gets LIBSVM's b (the middle of the optimal
+#: interval) instead of the end of the interval that a point at its bound pinned it to.
+#: The KKT check judges the result.
+END_CLEANUP_ROUNDS = 3
 
 
 class PathStartError(RuntimeError):
@@ -313,13 +322,13 @@ def start_path(model: WeightedSVM, K, *, ridge: float | None = None, check_input
     ridge = RIDGE_RTOL * float(np.max(np.diag(K))) if ridge is None else float(ridge)
     if not ridge >= 0:
         raise ValueError(f"ridge must be >= 0, got {ridge!r}")
-    a0 = model.alpha
-    identified = np.where(a0 <= ID_RTOL * c, O_SET, np.where(a0 >= (1.0 - ID_RTOL) * c, I_SET, M_SET))
-    identified = identified.astype(np.int8)
+    identified = np.where(model.alpha <= ID_RTOL * c, O_SET,
+                          np.where(model.alpha >= (1.0 - ID_RTOL) * c, I_SET, M_SET)).astype(np.int8)
+    a0, identified = _concentrate_twins(K, y, c, model.alpha, identified)
     factor = MarginFactor(K, y, ridge)
     factor.refactor(np.flatnonzero(identified == M_SET))
     a, b = _solve_margin_system(K, y, c, identified, factor)
-    b = _consistent_b(y, c, identified, a, b, _margins(K, y, a, 0.0, ridge))
+    b = _consistent_b(y, c, identified, a, b, _margins(K, y, a, 0.0, ridge), ridge)
     if b is not None:
         return PathStart(K, y, c, ridge, identified, a, b, _margins(K, y, a, b, ridge), factor, None,
                          np.empty(0, dtype=np.intp), time.perf_counter() - t0)
@@ -338,7 +347,7 @@ def start_path(model: WeightedSVM, K, *, ridge: float | None = None, check_input
     except (PathEventLimitError, PathDegenerateError, SingularMarginError) as exc:
         raise PathStartError(f"the repair path of the start failed: {exc}") from None
     status, factor = walker.status, walker.factor
-    b = _consistent_b(y, c, status, a, b, _margins(K, y, a, 0.0, ridge))
+    b = _consistent_b(y, c, status, a, b, _margins(K, y, a, 0.0, ridge), ridge)
     if b is None:
         raise PathStartError(
             f"the start is inconsistent even after a repair path of {len(walker.events)} events;"
@@ -349,19 +358,45 @@ def start_path(model: WeightedSVM, K, *, ridge: float | None = None, check_input
                      np.flatnonzero(status != identified), time.perf_counter() - t0)
 
 
-def _consistent_b(y, c, status, a, b, h) -> float | None:
+def _concentrate_twins(K, y, c, a, status):
+    """Margin points at one place with one label (duplicates; LIBSVM may split alpha among
+    them): their total alpha is moved onto as few copies as possible, largest c first.
+    f is unchanged, and at most one copy stays in M (two make Q_MM singular)."""
+    M = np.flatnonzero(status == M_SET)
+    if M.size < 2:
+        return a, status
+    groups = coincident_groups(K[np.ix_(M, M)])
+    a, status = a.copy(), status.copy()
+    for g in np.unique(groups):
+        for label in (-1.0, 1.0):
+            copies = M[(groups == g) & (y[M] == label)]
+            if copies.size < 2:
+                continue
+            total = float(a[copies].sum())
+            for j in copies[np.argsort(-c[copies], kind="stable")]:
+                a[j] = min(c[j], total)
+                total -= a[j]
+            status[copies] = np.where(a[copies] <= 0, O_SET, np.where(a[copies] >= c[copies], I_SET, M_SET))
+    return a, status
+
+
+def _consistent_b(y, c, status, a, b, h, ridge) -> float | None:
     """b when (status, a, b) satisfies the KKT conditions of the ridged problem (h = Q~ a),
-    the middle of the optimal interval when M is empty (LIBSVM's convention), else None."""
+    the middle of the optimal interval when M is empty (LIBSVM's convention), else None.
+    Margins may be off by START_GTOL + ridge max c: a duplicate kept at its bound while its
+    twin is in M has the twin's margin, which is off by ridge * alpha_twin in the ridged
+    problem (and exact in the true one)."""
+    gtol = START_GTOL + ridge * float(c.max())
     if b is None:
         lo, hi = _b_bounds(y, status, h, np.ones(y.shape[0], dtype=bool))
-        if lo > hi + START_GTOL or abs(float(y @ a)) > EQ_RTOL * float(c.sum()):
+        if lo > hi + gtol or abs(float(y @ a)) > EQ_RTOL * float(c.sum()):
             return None
         return 0.5 * (lo + hi)
     yf = h + y * b
     in_m = status == M_SET
     if (a[in_m] < 0).any() or (a[in_m] > c[in_m]).any():
         return None
-    if (yf[status == O_SET] < 1 - START_GTOL).any() or (yf[status == I_SET] > 1 + START_GTOL).any():
+    if (yf[status == O_SET] < 1 - gtol).any() or (yf[status == I_SET] > 1 + gtol).any():
         return None
     return b
 
@@ -393,6 +428,9 @@ class _Walker:
         self.refactor_every = refactor_every
         self.since_refactor = start.since_refactor
         self.last_moved = -1
+        # Duplicates of a margin point (same place, same label) stay at their bound while
+        # their twin is in M: twin -> [blocked indices]; their side is 0 meanwhile.
+        self.blocked: dict[int, list[int]] = {}
         self.n_steps = 0
         self.events: list[tuple] = []
         self.margin_sizes = [self.factor.size]
@@ -443,9 +481,19 @@ class _Walker:
     def _event(self, k, to):
         frm = int(self.status[k])
         on_target = self.tgt if self.dtgt is None else self.tgt[k]
+        if frm != M_SET:
+            twin = self.factor.twin(k)
+            if twin >= 0:
+                # k's margin is its twin's: k stays at its bound (any split of the pair's
+                # alpha is optimal) until the twin leaves M. Not a set change.
+                self.blocked.setdefault(twin, []).append(k)
+                self.side[k] = 0.0
+                return
         if frm == M_SET:
             self.factor.remove(k)
             self.yf[k] = on_target  # it leaves the margin exactly
+            for j in self.blocked.pop(k, ()):
+                self.side[j] = -1.0 if self.status[j] == O_SET else 1.0
             if to == I_SET:
                 self.a[k] = self.c_at(k)
                 self.status[k], self.side[k] = I_SET, 1.0
@@ -618,6 +666,15 @@ class _Walker:
             self.factor.remove(int(k))
         self.status[c1 == 0] = O_SET
         a, b = _solve_margin_system(self.K, y, c1, self.status, self.factor)
+        for _ in range(END_CLEANUP_ROUNDS):
+            M = self.factor.order
+            low, high = M[a[M] <= BOUND_RTOL * c1[M]], M[a[M] >= (1.0 - BOUND_RTOL) * c1[M]]
+            if low.size + high.size == 0:
+                break
+            for k in np.concatenate((low, high)):
+                self.factor.remove(int(k))
+            self.status[low], self.status[high] = O_SET, I_SET
+            a, b = _solve_margin_system(self.K, y, c1, self.status, self.factor)
         np.clip(a, 0.0, c1, out=a)
         S = np.flatnonzero(a)
         f = _combine_rows(self.K, S, y[S] * a[S])
@@ -780,7 +837,7 @@ def path_end(model, K, c_new, start: PathStart | str, max_events: int, refactor_
         # The exact end is the start of a next segment (a chain of chords) as it stands:
         # no re-identification, no refactorization.
         yf = model.y * f + walker.ridge * alpha
-        if _consistent_b(model.y, c_new, status, alpha, b, yf - model.y * b) is not None:
+        if _consistent_b(model.y, c_new, status, alpha, b, yf - model.y * b, walker.ridge) is not None:
             next_start = PathStart(K, model.y, c_new, walker.ridge, status, alpha, b, yf, walker.factor,
                                    None, np.empty(0, dtype=np.intp), 0.0, walker.since_refactor)
     return PathEnd(alpha=alpha, b=b, decision=f, inbound=np.flatnonzero(status == M_SET),
