@@ -41,6 +41,7 @@ import numpy as np  # noqa: E402
 import wsvm_span as ws  # noqa: E402
 from wsvm_span.data import load_dataset  # noqa: E402
 from wsvm_span.data.four_gaussians import make_four_gaussians  # noqa: E402
+from wsvm_span.utils.environment import machine_info, single_threaded  # noqa: E402
 from wsvm_span.solution_path import (  # noqa: E402
     follow_path,
     kfold_cv_by_path,
@@ -174,12 +175,12 @@ def run_loo(args) -> dict:
                    t_retrain_cpu=t_ret.cpu * scale, t_retrain_wall=t_ret.wall * scale,
                    speedup=t_ret.cpu * scale / t_path.cpu,
                    events_mean=float(got.n_events.mean()) if sv.size else 0.0,
-                   fallbacks=got.n_fallbacks, loo_path=got.error, loo_retrain=ref.error if full else None,
+                   fallbacks=got.n_fallbacks, loo_path=got.loo_error, loo_retrain=ref.loo_error if full else None,
                    sign_agreement=float(np.mean(err_path == (ref.decision_loo * y[sv[pick]] <= 0))) if pick.size else 1.0,
                    max_abs_df=float(np.abs(ref.decision_loo - got.decision_loo[pick]).max(initial=0.0)))
         return row, (f"n={row['n_sv']:5d} n*={row['n_inbound']:5d} path {t_path.cpu:7.2f}s retrain "
                      f"{row['t_retrain_cpu']:8.2f}s ({'all' if full else pick.size}) x{row['speedup']:6.1f} "
-                     f"events/SV {row['events_mean']:5.1f} fb {row['fallbacks']} LOO {got.error:.4f}/"
+                     f"events/SV {row['events_mean']:5.1f} fb {row['fallbacks']} LOO {got.loo_error:.4f}/"
                      f"{row['loo_retrain']} signs {row['sign_agreement']:.3f} |df| {row['max_abs_df']:.1e}")
 
     def summarize(r):
@@ -202,9 +203,9 @@ def run_cv(args) -> dict:
             ref = ws.kfold_cv_error(K, y, C, folds=folds, check_input=False)
         row = dict(dataset=name, log2_C_plus=lp, log2_C_minus=lm, t_path_cpu=t_path.cpu,
                    t_retrain_cpu=t_ret.cpu, ratio=t_ret.cpu / t_path.cpu, events=int(got.n_events.sum()),
-                   cv_path=got.error, cv_retrain=ref, fallbacks=sum(f is not None for f in got.fallbacks))
+                   cv_path=got.cv_error, cv_retrain=ref, fallbacks=sum(f is not None for f in got.fallbacks))
         return row, (f"path {t_path.cpu:6.2f}s retrain {t_ret.cpu:6.2f}s ratio {row['ratio']:5.2f} "
-                     f"events {row['events']:5d} CV {got.error:.4f}/{ref:.4f} fb {row['fallbacks']}")
+                     f"events {row['events']:5d} CV {got.cv_error:.4f}/{ref:.4f} fb {row['fallbacks']}")
 
     def summarize(r):
         return (f"median ratio (retrain / path) {median(r, 'ratio'):.2f}, path slower at "
@@ -290,9 +291,9 @@ def main(argv=None) -> int:
         p.add_argument("--tag", default="", help="suffix of the output file name")
     args = ap.parse_args(argv)
     run = dict(exp7=run_exp7, loo=run_loo, cv=run_cv, sweep=run_sweep)[args.cmd]
-    with ws.single_threaded():
+    with single_threaded():
         payload = run(args)
-    payload["machine"] = ws.machine_info()
+    payload["machine"] = machine_info()
     write(args.cmd + (f"-{args.tag}" if args.tag else ""), payload)
     return 0
 

@@ -1,7 +1,7 @@
 """Solution path of the weighted SVM against independent ground truth.
 
 Ground truth: LIBSVM trained from scratch at the target weights (``ws.fit_svm`` with a tight
-tol, points with c_i = 0 left out), Clarabel on the dual QP (``ws.solve_qp``), hand-solved
+tol, points with c_i = 0 left out), Clarabel on the dual QP (``solvers.qp.solve_qp``), hand-solved
 two-point problems, brute-force retraining for LOO / CV (``ws.leave_one_out``,
 ``ws.kfold_cv_error``), and a LIBSVM scan of theta for the best theta of a segment.
 """
@@ -22,6 +22,7 @@ from wsvm_span.solution_path import (
     sweep_class_grid,
 )
 from wsvm_span.solution_path import solver as path_solver
+from wsvm_span.solvers.qp import solve_qp
 
 LIBSVM_TOL = 1e-10
 #: the path solves Q + ridge I (ridge = 1e-10 here, see RIDGE_RTOL): hand-solved values are
@@ -128,7 +129,7 @@ def test_path_end_solves_the_dual_qp_like_clarabel(seed, weighting):
     c = direction(p, "instance", rng)
     res = follow_path(ws.fit_svm(p.K, p.y, p.C, tol=LIBSVM_TOL), p.K, c)
     Q = p.y[:, None] * p.y[None, :] * p.K
-    qp = ws.solve_qp(Q, -np.ones(60), p.y[None, :], [0.0], np.zeros(60), c, solver="clarabel", tol=1e-12)
+    qp = solve_qp(Q, -np.ones(60), p.y[None, :], [0.0], np.zeros(60), c, solver="clarabel", tol=1e-12)
     assert qp.status == "optimal"
     # The path's end is feasible and at least as good as the interior-point optimum.
     assert dual_objective(p.K, p.y, res.model.alpha) >= -qp.objective - 1e-9 * abs(qp.objective)
@@ -260,7 +261,7 @@ def test_unrepairable_start_falls_back_for_every_loo_path(monkeypatch):
     got = loo_by_path(model, p.K)
     assert got.n_fallbacks == model.support.size
     assert all(reason.startswith("start:") for reason in got.fallbacks)
-    assert got.error == ws.leave_one_out(model, p.K).error
+    assert got.loo_error == ws.leave_one_out(model, p.K).loo_error
 
 
 def test_inaccurate_libsvm_start_is_repaired():
@@ -303,7 +304,7 @@ def test_loo_by_path_equals_loo_by_retraining(seed, l, weighting):
     ref = ws.leave_one_out(model, p.K)
     got = loo_by_path(model, p.K)
     assert got.n_fallbacks == 0
-    assert got.error == ref.error
+    assert got.loo_error == ref.loo_error
     np.testing.assert_array_equal(got.support, ref.support)
     np.testing.assert_array_equal(np.sign(got.decision_loo), np.sign(ref.decision_loo))
     np.testing.assert_allclose(got.decision_loo, ref.decision_loo,
@@ -320,7 +321,7 @@ def test_loo_by_path_with_duplicate_points(seed):
     model = ws.fit_svm(K, y, C, tol=LIBSVM_TOL)
     ref = ws.leave_one_out(model, K)
     got = loo_by_path(model, K)
-    assert got.n_fallbacks == 0 and got.error == ref.error
+    assert got.n_fallbacks == 0 and got.loo_error == ref.loo_error
     np.testing.assert_allclose(got.decision_loo, ref.decision_loo,
                                atol=F32_SLACK * (1.0 + model.alpha.sum()))
 
@@ -333,7 +334,7 @@ def test_cv_by_path_equals_cv_by_retraining(seed, l, weighting):
     model = ws.fit_svm(p.K, p.y, p.C, tol=LIBSVM_TOL)
     got = kfold_cv_by_path(model, p.K, folds)
     assert all(f is None for f in got.fallbacks)
-    assert got.error == ws.kfold_cv_error(p.K, p.y, p.C, folds=folds, tol=LIBSVM_TOL)
+    assert got.cv_error == ws.kfold_cv_error(p.K, p.y, p.C, folds=folds, tol=LIBSVM_TOL)
     assert got.n_events.shape == (5,)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.lapack import dpotrs, dtrtrs
 
-from ..span import COINCIDENT_RTOL
+from ..span.geometry import COINCIDENT_RTOL
 
 #: a new pivot sigma below this fraction of H_kk means the point is (numerically) a linear
 #: combination of the margin points: H would not be positive definite. With the default

@@ -25,9 +25,10 @@ from functools import cached_property
 
 import numpy as np
 
-from ..span import coincident_groups
-from ..svm import BOUND_RTOL, WeightedSVM, fit_svm, make_model
-from ..validation import check_kernel
+from ..engines import AUTO, fit_svm
+from ..model import BOUND_RTOL, WeightedSVM, make_model
+from ..span.geometry import coincident_groups
+from ..utils.validation import check_kernel
 from .factorization import MarginFactor, SingularMarginError
 
 O_SET, M_SET, I_SET = 0, 1, 2
@@ -856,7 +857,7 @@ def _fallback_end(model, K, c_new, reason, events, sizes, t_path, t0) -> PathEnd
                 t_finish=time.perf_counter() - t0, model=end)
 
 
-def fit_with_zero_weights(K, y, c, *, tol: float, engine: str = "auto") -> WeightedSVM:
+def fit_with_zero_weights(K, y, c, *, tol: float, engine: str = AUTO) -> WeightedSVM:
     """LIBSVM on the points with c_i > 0, returned on all l points (alpha_i = 0 where c_i = 0)."""
     keep = c > 0
     if keep.all():

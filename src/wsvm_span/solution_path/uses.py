@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engines import AUTO, DEFAULT_TOL, fit_svm
+from ..model import WeightedSVM
 from ..resampling import LeaveOneOut
-from ..svm import WeightedSVM, fit_svm
-from ..validation import check_kernel, check_labels, check_weights
+from ..utils.validation import check_kernel, check_labels, check_weights
 from ..weights import class_weights
 from .solver import (
     REFACTOR_EVERY,
@@ -49,10 +50,10 @@ class PathLeaveOneOut(LeaveOneOut):
 
 @dataclass(frozen=True)
 class PathCV:
-    """K-fold CV by paths: error (fraction of l, f = 0 counts as an error), per-fold
+    """K-fold CV by paths: cv_error (fraction of l, f = 0 counts as an error), per-fold
     events and fallbacks, total seconds."""
 
-    error: float
+    cv_error: float
     n_events: np.ndarray
     fallbacks: tuple
     t_total: float
@@ -90,7 +91,7 @@ def loo_by_path(model: WeightedSVM, K, *, max_events: int | None = None,
         n_events[t] = end.events.shape[0]
         fallbacks[t] = end.fallback
     error = float(np.sum(-y[sv] * f_loo >= 0)) / l
-    return PathLeaveOneOut(support=sv, decision_loo=f_loo, sets_unchanged=unchanged, error=error,
+    return PathLeaveOneOut(support=sv, decision_loo=f_loo, sets_unchanged=unchanged, loo_error=error,
                            n_events=n_events, fallbacks=tuple(fallbacks),
                            t_total=time.perf_counter() - t0)
 
@@ -121,7 +122,7 @@ def kfold_cv_by_path(model: WeightedSVM, K, folds, *, max_events: int | None = N
         errors += int(np.sum(-y[held] * end.decision[held] >= 0))
         n_events.append(end.events.shape[0])
         fallbacks.append(end.fallback)
-    return PathCV(error=errors / l, n_events=np.asarray(n_events), fallbacks=tuple(fallbacks),
+    return PathCV(cv_error=errors / l, n_events=np.asarray(n_events), fallbacks=tuple(fallbacks),
                   t_total=time.perf_counter() - t0)
 
 
@@ -158,8 +159,8 @@ class ChordSweep:
         return sum(s.fallback is not None for s in self.segments)
 
 
-def sweep_chords(K, y, weight_vectors, *, model: WeightedSVM | None = None, tol: float = 1e-7,
-                 engine: str = "auto", check_input: bool = True, **path_options) -> ChordSweep:
+def sweep_chords(K, y, weight_vectors, *, model: WeightedSVM | None = None, tol: float = DEFAULT_TOL,
+                 engine: str = AUTO, check_input: bool = True, **path_options) -> ChordSweep:
     """Exact models at a chain of weight vectors (N, l), each reached by a straight path
     (chord) from the previous one; the first is trained by LIBSVM (``tol``, ``engine``)
     unless ``model`` is given. For weights that are not linear in their parameter (the
@@ -205,7 +206,7 @@ class GridSweep:
     sweep: ChordSweep
 
 
-def sweep_class_grid(K, y, log2_c_plus, log2_c_minus, *, tol: float = 1e-7, engine: str = "auto",
+def sweep_class_grid(K, y, log2_c_plus, log2_c_minus, *, tol: float = DEFAULT_TOL, engine: str = AUTO,
                      check_input: bool = True, **path_options) -> GridSweep:
     """Every model of the class-weight grid (C+, C-) = (2^log2_c_plus[i], 2^log2_c_minus[j]),
     the first by LIBSVM, every other by one path segment from its predecessor in snake order."""
