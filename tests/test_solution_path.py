@@ -16,11 +16,13 @@ from wsvm_span.solution_path import (
     best_theta_on_segment,
     follow_path,
     kfold_cv_by_path,
+    kkt_violation,
     loo_by_path,
     snake_order,
     sweep_chords,
     sweep_class_grid,
 )
+from wsvm_span.engines import get_engine
 from wsvm_span.solution_path import solver as path_solver
 from wsvm_span.solvers.qp import solve_qp
 
@@ -411,3 +413,55 @@ def test_four_gaussians_generator():
     for bad in (0, 6, 4.0, -4):
         with pytest.raises(ValueError, match="multiple of 4"):
             make_four_gaussians(bad)
+
+
+# ------------------------------------------------ library integration (method=, engine) ---
+
+@pytest.mark.parametrize("seed,l,weighting", [(40, 60, "class"), (41, 70, "instance")])
+def test_resampling_method_path_equals_retraining(seed, l, weighting):
+    p = make_problem(seed, l, weighting)
+    model = ws.fit_svm(p.K, p.y, p.C, tol=LIBSVM_TOL)
+    by_path = ws.leave_one_out(model, p.K, method="path")
+    assert isinstance(by_path, ws.LeaveOneOut) and by_path.n_fallbacks == 0
+    assert by_path.loo_error == ws.leave_one_out(model, p.K).loo_error
+    assert ws.loo_error(p.K, p.y, p.C, tol=LIBSVM_TOL, method="path") == by_path.loo_error
+    folds = ws.stratified_folds(p.y, 5, seed=seed)
+    retrained = ws.kfold_cv_error(p.K, p.y, p.C, folds=folds, tol=LIBSVM_TOL)
+    assert ws.kfold_cv_error(p.K, p.y, p.C, folds=folds, tol=LIBSVM_TOL, method="path") == retrained
+    shared = ws.FoldKernels(p.K, folds)
+    assert ws.kfold_cv_error(p.K, p.y, p.C, tol=LIBSVM_TOL, fold_kernels=shared, method="path") == retrained
+    assert ws.kfold_cv_error(p.K, p.y, p.C, k=5, seed=seed, tol=LIBSVM_TOL, method="path") == retrained
+
+
+def test_resampling_rejects_an_unknown_method():
+    p = make_problem(42, 30, "class")
+    with pytest.raises(ValueError, match="method must be one of \\('retrain', 'path'\\)"):
+        ws.kfold_cv_error(p.K, p.y, p.C, method="paths")
+    with pytest.raises(ValueError, match="method must be one of"):
+        ws.leave_one_out(ws.fit_svm(p.K, p.y, p.C), p.K, method="")
+
+
+@pytest.mark.parametrize("seed,weighting", [(43, "class"), (44, "instance")])
+def test_engine_path_solves_the_dual_qp_like_clarabel(seed, weighting):
+    """The path engine (LIBSVM at the default tol, re-solved exactly) against Clarabel at 1e-12."""
+    assert get_engine("path").capabilities.solution_path
+    p = make_problem(seed, 60, weighting)
+    model = ws.fit_svm(p.K, p.y, p.C, engine="path")
+    assert model.engine == "path"
+    Q = (p.y[:, None] * p.y[None, :]) * p.K
+    qp = solve_qp(Q, -np.ones(60), p.y[None, :], [0.0], np.zeros(60), p.C, solver="clarabel", tol=1e-12)
+    assert dual_objective(p.K, p.y, model.alpha) == pytest.approx(dual_objective(p.K, p.y, qp.x), rel=1e-9)
+    assert kkt_violation(model)[0] <= path_solver.KKT_TOL
+    assert_matches_libsvm(model, p.K, p.y, p.C)
+    # LIBSVM at its default tol is less exact than the polished model
+    assert kkt_violation(model)[0] < kkt_violation(ws.fit_svm(p.K, p.y, p.C))[0]
+
+
+def test_engine_path_keeps_libsvm_with_a_warning_when_no_exact_start(monkeypatch):
+    p = make_problem(45, 50, "instance")
+    monkeypatch.setattr(path_solver, "START_GTOL", -1.0)  # no start can pass its check
+    with pytest.warns(RuntimeWarning, match="engine 'path' returns LIBSVM's solution unpolished"):
+        model = ws.fit_svm(p.K, p.y, p.C, engine="path")
+    libsvm = ws.fit_svm(p.K, p.y, p.C)
+    np.testing.assert_array_equal(model.alpha, libsvm.alpha)
+    assert model.b == libsvm.b

@@ -15,11 +15,12 @@ from ..utils.validation import check_problem
 from ..weights import is_class_constant
 from .base import Capabilities, Engine
 from .official_libsvm import OfficialLibsvm
+from .path import PathEngine
 from .sklearn_libsvm import SklearnLibsvm
 
 __all__ = ["AUTO", "Capabilities", "DEFAULT_TOL", "ENGINE_NAMES", "Engine", "engine_for", "fit_svm", "get_engine"]
 
-_ENGINES: dict[str, Engine] = {e.name: e for e in (SklearnLibsvm(), OfficialLibsvm())}
+_ENGINES: dict[str, Engine] = {e.name: e for e in (SklearnLibsvm(), OfficialLibsvm(), PathEngine())}
 
 #: "auto" picks scikit-learn's LIBSVM: it handles every weighting and is the faster route
 AUTO = "auto"

@@ -774,6 +774,24 @@ def start_or_reason(model: WeightedSVM, K, ridge: float | None = None) -> PathSt
         return f"start: {exc}"
 
 
+def polish(model: WeightedSVM, K) -> tuple[np.ndarray, float, str | None]:
+    """(alpha, b, None): ``model`` (e.g. LIBSVM's, tolerance-accurate) made exact by ``start_path``'s
+    re-solve (and repair) on its identified sets, checked against the KKT conditions of the TRUE problem
+    (``KKT_TOL``, ``EQ_RTOL``). When no start can be made or the check fails: the model's own
+    (alpha, b) and why it was kept."""
+    start = start_or_reason(model, K)
+    if isinstance(start, str):
+        return model.alpha, model.b, start
+    y, c = model.y, model.C
+    a = np.clip(start.a, 0.0, c)
+    S = np.flatnonzero(a)
+    viol, eq = _kkt(y, c, a, _combine_rows(K, S, y[S] * a[S]) + start.b)
+    if viol > KKT_TOL or eq > EQ_RTOL:
+        return model.alpha, model.b, (f"KKT check of the exact re-solve failed (margin violation {viol:.3g} >"
+                                      f" {KKT_TOL:g} or equality residual {eq:.3g} > {EQ_RTOL:g})")
+    return a, start.b, None
+
+
 @dataclass(frozen=True)
 class PathEnd:
     """A path's end as arrays (what LOO and CV read, without building a WeightedSVM):
