@@ -221,8 +221,8 @@ def run_cv(args) -> dict:
 
 def estimators(model, K, K_test, y_test, D, R2, with_bound: bool) -> dict:
     values = dict(test_error=ws.test_error(model, K_test, y_test, check_input=False),
-                  span_rule=ws.span_rule(model, K), xi_alpha=ws.xi_alpha_bound(model, R2=R2),
-                  sv_bound=ws.sv_count_bound(model))
+                  span_rule=ws.span_rule(model, K), xi_alpha_bound=ws.xi_alpha_bound(model, R2=R2),
+                  sv_count_bound=ws.sv_count_bound(model))
     if with_bound:
         values["span_bound"] = ws.span_bound(model, K, D=D)
     return values
