@@ -18,6 +18,7 @@ Subcommands:
 Usage:
   python benchmarks/bench_solution_path.py exp7 --sizes 400 800 1200 1600 --datasets 10
   python benchmarks/bench_solution_path.py loo --datasets breast_cancer waveform --sv-sample 0
+  python benchmarks/bench_solution_path.py loo --datasets splice image --log2 -6 2 10
   python benchmarks/bench_solution_path.py cv
   python benchmarks/bench_solution_path.py sweep --dataset splice --grid 33
 Each writes benchmarks/out/solution-path-<subcommand>[-<tag>].json (--tag).
@@ -132,23 +133,23 @@ def run_exp7(args) -> dict:
 
 # ----------------------------------------------------------------------- loo and cv ---
 
-def grid_models(name: str):
+def grid_models(name: str, logs):
     split = load_split(name)
     K = ws.KernelCache(split.X_train, 1.0 / split.d).train
     y = split.y_train
-    for lp in GRID9:
-        for lm in GRID9:
+    for lp in logs:
+        for lm in logs:
             C = ws.class_weights(y, 2.0 ** lp, 2.0 ** lm)
             yield lp, lm, K, y, C, ws.fit_svm(K, y, C, check_input=False)
 
 
-def over_grid(datasets, measure, summarize) -> list:
+def over_grid(datasets, logs, measure, summarize) -> list:
     """measure(name, lp, lm, K, y, C, model) -> (row, line) at every grid point of every data
     set; summarize(name, rows of that data set) -> line."""
     rows = []
     for name in datasets:
         mine = []
-        for lp, lm, K, y, C, model in grid_models(name):
+        for lp, lm, K, y, C, model in grid_models(name, logs):
             row, line = measure(name, lp, lm, K, y, C, model)
             mine.append(row)
             print(f"  {name:14s} {lp:5.1f} {lm:5.1f} {line}", flush=True)
@@ -189,7 +190,7 @@ def run_loo(args) -> dict:
                 f"sign agreement min {min(x['sign_agreement'] for x in r):.3f}, "
                 f"fallbacks {sum(x['fallbacks'] for x in r)}")
 
-    rows = over_grid(args.datasets, measure, summarize)
+    rows = over_grid(args.datasets, args.log2, measure, summarize)
     print(f"all: median speed-up {median(rows, 'speedup'):.1f}x")
     return dict(median_speedup=median(rows, "speedup"), rows=rows)
 
@@ -212,7 +213,7 @@ def run_cv(args) -> dict:
                 f"{sum(x['ratio'] < 1 for x in r)}/{len(r)} grid points, identical CV errors "
                 f"{sum(x['cv_path'] == x['cv_retrain'] for x in r)}/{len(r)}")
 
-    rows = over_grid(args.datasets, measure, summarize)
+    rows = over_grid(args.datasets, args.log2, measure, summarize)
     print(f"all: median ratio {median(rows, 'ratio'):.2f}")
     return dict(median_ratio=median(rows, "ratio"), rows=rows)
 
@@ -281,6 +282,8 @@ def main(argv=None) -> int:
     for name in ("loo", "cv"):
         p = sub.add_parser(name)
         p.add_argument("--datasets", nargs="+", default=list(EXP1_SMALL))
+        p.add_argument("--log2", type=float, nargs="+", default=list(GRID9),
+                       help="log2 C+ = log2 C- values of the grid (default -6..10 step 2)")
         if name == "loo":
             p.add_argument("--sv-sample", type=int, default=0, help="SVs retrained per grid point (0: all)")
     p = sub.add_parser("sweep")
