@@ -465,3 +465,25 @@ def test_engine_path_keeps_libsvm_with_a_warning_when_no_exact_start(monkeypatch
     libsvm = ws.fit_svm(p.K, p.y, p.C)
     np.testing.assert_array_equal(model.alpha, libsvm.alpha)
     assert model.b == libsvm.b
+
+
+def test_evaluation_with_engine_path_uses_paths_and_equals_retraining(monkeypatch):
+    from wsvm_span.solution_path import uses
+
+    p = make_problem(46, 70, "instance")
+    folds = ws.stratified_folds(p.y, 5, seed=0)
+    kw = dict(folds=folds, D=2.0, R2=1.0, compute_loo=True, tol=LIBSVM_TOL)
+    ref = ws.evaluate_model(p.K, p.y, p.C, p.K[:20], p.y[:20], **kw)
+    calls = []
+    for name in ("loo_by_path", "kfold_cv_by_path"):
+        real = getattr(uses, name)
+        monkeypatch.setattr(uses, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    monkeypatch.setattr(ws.evaluation, "kfold_cv_by_path", uses.kfold_cv_by_path)
+    got = ws.evaluate_model(p.K, p.y, p.C, p.K[:20], p.y[:20], engine="path", **kw)
+    assert sorted(calls) == ["kfold_cv_by_path", "loo_by_path"]
+    assert got.engine == "path"
+    for name in ("test_error", "span_rule", "cv_error", "xi_alpha_bound", "sv_count_bound", "loo_error",
+                 "n_sv", "n_inbound", "n_bounded"):
+        assert getattr(got, name) == getattr(ref, name), name
+    # a sum of real terms a_p S_p^2 - y_p f(x_p): LIBSVM's single-precision margins show
+    assert got.span_bound == pytest.approx(ref.span_bound, rel=F32_SLACK)
