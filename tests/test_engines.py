@@ -17,13 +17,15 @@ def test_registry_names_and_capabilities():
     assert engines.get_engine("auto").name == "sklearn"
     assert engines.get_engine("sklearn").capabilities.per_instance_weights
     assert not engines.get_engine("libsvm").capabilities.per_instance_weights
+    assert engines.get_engine("path").capabilities.solution_path
+    assert not engines.get_engine("sklearn").capabilities.solution_path
     with pytest.raises(ValueError, match="unknown engine 'libsvn'; available: 'auto'.*'sklearn'.*'libsvm'"):
         engines.get_engine("libsvn")
 
 
 def test_capabilities_are_checked_before_training():
     p = make_problem(0, 30, "instance")
-    with pytest.raises(ValueError, match="supports class weights only.*use one of \\['sklearn'\\]"):
+    with pytest.raises(ValueError, match="supports class weights only.*use one of \\['sklearn', 'path'\\]"):
         ws.fit_svm(p.K, p.y, p.C, engine="libsvm")
 
 

@@ -8,9 +8,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .engines import AUTO, DEFAULT_TOL, fit_svm
+from .engines import AUTO, DEFAULT_TOL, fit_svm, get_engine
 from .model import WeightedSVM
 from .resampling import FoldKernels, kfold_cv_error, leave_one_out
+from .solution_path.uses import kfold_cv_by_path
 from .span.estimates import analyse_spans, sv_count_bound, xi_alpha_bound
 from .utils.validation import check_kernel
 
@@ -88,20 +89,26 @@ def evaluate_model(
     ids shared by the grid; D, R2 : per-training-set constants (enclosing-ball diameter,
     xi-alpha radius), computed once by the caller. check_input=False skips validating K
     (costly for large l) when the caller built it, e.g. with ``KernelCache``. fold_kernels : the
-    folds' training kernels sliced once for the grid (``FoldKernels(K, folds)``).
+    folds' training kernels sliced once for the grid (``FoldKernels(K, folds)``). An engine that
+    follows the solution path (``engine="path"``) gets its CV and LOO models by paths from the model.
     """
     t0 = time.perf_counter()
     model = fit_svm(K, y, C, engine=engine, tol=tol, check_input=check_input)
     t_train = time.perf_counter() - t0
     spans = analyse_spans(model, K, D=D, qp_solver=qp_solver)
+    # the same exact models as retraining with that engine, reached from this one
+    method = "path" if get_engine(model.engine).capabilities.solution_path else "retrain"
     t0 = time.perf_counter()
-    cv = kfold_cv_error(K, model.y, model.C, folds=folds, engine=model.engine, tol=tol, check_input=False,
-                        fold_kernels=fold_kernels)
+    if method == "path":
+        cv = kfold_cv_by_path(model, K, folds, check_input=False).cv_error
+    else:
+        cv = kfold_cv_error(K, model.y, model.C, folds=folds, engine=model.engine, tol=tol, check_input=False,
+                            fold_kernels=fold_kernels)
     t_cv = time.perf_counter() - t0
     loo, t_loo = math.nan, math.nan
     if compute_loo:
         t0 = time.perf_counter()
-        loo = leave_one_out(model, K, check_input=False).loo_error
+        loo = leave_one_out(model, K, check_input=False, method=method).loo_error
         t_loo = time.perf_counter() - t0
     return ModelEvaluation(
         test_error=test_error(model, K_test, y_test, check_input=check_input),

@@ -1,7 +1,9 @@
 """Estimates that retrain: stratified K-fold CV and the exact leave-one-out error.
 
 Both slice the ONE precomputed training kernel; nothing here recomputes kernel values. Every
-retraining uses the engine (and tolerance) of the model it estimates.
+retraining uses the engine (and tolerance) of the model it estimates. ``method="path"`` gets the
+same models by following the exact solution path from the full model instead (zeroing the left-out
+weights, ``wsvm_span.solution_path``); a path that fails its KKT check is replaced by LIBSVM.
 """
 from __future__ import annotations
 
@@ -12,6 +14,15 @@ import numpy as np
 from .engines import AUTO, DEFAULT_TOL, fit_svm
 from .model import WeightedSVM
 from .utils.validation import check_kernel, check_labels, check_problem
+
+#: how the left-out models are obtained: trained from scratch, or reached by the exact solution path
+METHODS = ("retrain", "path")
+
+
+def _check_method(method: str) -> str:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    return method
 
 
 def stratified_folds(y, k: int = 5, seed: int = 0) -> np.ndarray:
@@ -65,24 +76,34 @@ class FoldKernels:
 
 def kfold_cv_error(
     K, y, C, k: int = 5, seed: int = 0, *, folds=None, engine: str = AUTO, tol: float = DEFAULT_TOL,
-    check_input: bool = True, fold_kernels: FoldKernels | None = None,
+    check_input: bool = True, fold_kernels: FoldKernels | None = None, method: str = "retrain",
 ) -> float:
     """Stratified k-fold CV error: each fold model trained with the instance weights of
     its training part, errors counted on the held-out part (f = 0 counts as an error).
 
     ``folds`` ((l,) fold ids) overrides ``k``/``seed`` so a grid can share one split;
     ``fold_kernels`` (built from K and the same folds) saves slicing the fold kernels again.
+    ``method="path"``: the model on all l points (``engine``, ``tol``), then each fold model by
+    the exact path that zeroes the fold's weights (``fold_kernels`` is not needed then).
     """
     K, y, C = check_problem(K, y, C, check_input=check_input)
     l = K.shape[0]
     if fold_kernels is not None:
         if folds is not None and not np.array_equal(np.asarray(folds), fold_kernels.folds):
             raise ValueError("fold_kernels were built for other folds")
+        folds = fold_kernels.folds
+    folds = stratified_folds(y, k, seed) if folds is None else np.asarray(folds)
+    if folds.shape != (l,):
+        raise ValueError(f"folds must have shape ({l},), got {folds.shape}")
+    if _check_method(method) == "path":
+        # solution_path builds on this module (its LOO result is a LeaveOneOut): imported on use
+        from .solution_path.uses import kfold_cv_by_path
+
+        model = fit_svm(K, y, C, engine=engine, tol=tol, check_input=False)
+        return kfold_cv_by_path(model, K, folds, check_input=False).cv_error
+    if fold_kernels is not None:
         parts = fold_kernels.parts
     else:
-        folds = stratified_folds(y, k, seed) if folds is None else np.asarray(folds)
-        if folds.shape != (l,):
-            raise ValueError(f"folds must have shape ({l},), got {folds.shape}")
         parts = ((fold, np.flatnonzero(folds == fold), np.flatnonzero(folds != fold), None)
                  for fold in np.unique(folds))
     errors = 0
@@ -117,8 +138,16 @@ class LeaveOneOut:
     loo_error: float
 
 
-def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True) -> LeaveOneOut:
-    """Retrain without each SV of ``model`` (same weights, engine and tolerance) and classify it."""
+def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: str = "retrain") -> LeaveOneOut:
+    """Retrain without each SV of ``model`` (same weights, engine and tolerance) and classify it.
+
+    ``method="path"``: each model without x_p is the end of the exact path c_p -> 0 from ``model``
+    (a ``solution_path.PathLeaveOneOut``: the same fields plus the paths' events and fallbacks).
+    """
+    if _check_method(method) == "path":
+        from .solution_path.uses import loo_by_path  # imported on use: it builds on this module
+
+        return loo_by_path(model, K, check_input=check_input)
     K = check_kernel(K) if check_input else K
     l = model.n_train
     y, C = model.y, model.C
@@ -143,6 +172,7 @@ def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True) -> LeaveOn
     return LeaveOneOut(support=sv, decision_loo=f_loo, sets_unchanged=unchanged, loo_error=error)
 
 
-def loo_error(K, y, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL) -> float:
-    """Exact leave-one-out error of the weighted SVM (K: (l, l), y: (l,), C: scalar or (l,))."""
-    return leave_one_out(fit_svm(K, y, C, engine=engine, tol=tol), K).loo_error
+def loo_error(K, y, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL, method: str = "retrain") -> float:
+    """Exact leave-one-out error of the weighted SVM (K: (l, l), y: (l,), C: scalar or (l,));
+    ``method``: as in :func:`leave_one_out`."""
+    return leave_one_out(fit_svm(K, y, C, engine=engine, tol=tol), K, method=method).loo_error

@@ -18,6 +18,7 @@ from ..utils.validation import check_features_problem, check_problem
 from ..weights import is_class_constant
 from .base import DEFAULT_TOL, Capabilities, Engine
 from .official_libsvm import OfficialLibsvm
+from .path import PathEngine
 from .sampling import Sampling
 from .sklearn_libsvm import SklearnLibsvm
 from .sklearn_rbf import SklearnRbf
@@ -27,7 +28,9 @@ __all__ = [
     "fit_features", "fit_svm", "get_engine",
 ]
 
-_ENGINES: dict[str, Engine] = {e.name: e for e in (SklearnLibsvm(), OfficialLibsvm(), SklearnRbf(), Sampling())}
+_ENGINES: dict[str, Engine] = {
+    e.name: e for e in (SklearnLibsvm(), OfficialLibsvm(), PathEngine(), SklearnRbf(), Sampling())
+}
 
 #: "auto" picks scikit-learn's LIBSVM: it handles every weighting and is the faster route
 AUTO = "auto"
