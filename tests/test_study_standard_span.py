@@ -62,8 +62,8 @@ def test_plan_one_job_per_replicate_and_chunk():
     ({BCW: {"replicates": 1, "sigma": {"values": [1]}, "log2_C": {"values": []}}}, {}, "empty grid"),
     ({BCW: {"replicates": 1, "sigma": {"values": [1]}, "log2_C": {"start": 2, "stop": 0, "step": 1}}}, {},
      "start"),
-    ({BCW: {"replicates": 1, "sigma": {"values": [1]}, "log2_C": {"values": [0]}}}, {"loo_method": "path"},
-     "unknown method 'path'"),
+    ({BCW: {"replicates": 1, "sigma": {"values": [1]}, "log2_C": {"values": [0]}}}, {"loo_method": "bogus"},
+     "bogus"),
     ({BCW: {"replicates": 0, "sigma": {"values": [1]}, "log2_C": {"values": [0]}}}, {}, "replicates"),
     ({BCW: {"sigma": {"values": [1]}, "log2_C": {"values": [0]}}}, {}, "replicates"),
 ])
@@ -118,6 +118,21 @@ def test_job_rows_match_an_independent_svm(bcw_job):
             fp = SVC(C=2.0 ** row["log2_C"], kernel="rbf", gamma=gamma, tol=1e-7).fit(X[keep], y[keep])
             errors += y[p] * fp.decision_function(X[p:p + 1])[0] <= 0
         assert row["loo_error"] == pytest.approx(errors / len(y), abs=1.5 / len(y))
+
+
+def test_loo_by_path_gives_the_retrained_rows(bcw_job, tmp_path):
+    """loo_method "path" (issue 9's exact solution path): the same job's rows equal the retrained ones in
+    every estimator; only t_loo differs."""
+    job, out, _, _ = bcw_job
+    cfg = exp10({BCW: {"replicates": 1, "first_seed": 3, "sigma": {"values": [2]},
+                       "log2_C": {"values": [-2, 4, 20]}}}, loo_method="path")
+    path_job = ex.plan_jobs(cfg)[0]
+    path_out = tmp_path / "chunk.parquet"
+    run_chunk(path_job, path_out, RuntimeSettings(data_dir=str(tmp_path / "data"), data_mirror=str(LOCAL_MIRROR)))
+    retrained, by_path = read_rows(out), read_rows(path_out)
+    assert by_path["t_loo"].notna().all()
+    for col in ("loo_error", "test_error", "span_rule", "span_bound", "n_sv", "n_inbound"):
+        assert list(by_path[col]) == list(retrained[col]), col
 
 
 def test_job_rows_sizes_and_bounds(bcw_job):
