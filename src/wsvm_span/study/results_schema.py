@@ -99,6 +99,11 @@ LABELS: dict[str, str] = {
     "t_weights": "Weights",
     "t_val": "Validation",
     "t_loo_rule": "LOO rule (SVM+)",
+    "n_events": "Events",
+    "mean_margin_size": "Mean |M|",
+    "t_path": "Path (s)",
+    "t_libsvm": "LIBSVM at every breakpoint (s)",
+    "speedup": "Speed-up",
 }
 
 
@@ -196,13 +201,38 @@ _LUPI_FIELDS: list[tuple[str, pa.DataType]] = [
     *_PLACE,
 ]
 
+#: Experiment 7 ("reference_path" job kind): one row per four-Gaussian data set (n, seed): the exact solution
+#: path of the cost-weighted experiment against LIBSVM re-solving at its breakpoints (the fields of
+#: ``solution_path.reference.ReferencePath``; CPU seconds; ``fallback`` 1 where the path's end was replaced
+#: by LIBSVM; ``t_libsvm`` scaled from ``n_resolved`` breakpoints where that is below ``n_events``)
+_REFERENCE_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("experiment", pa.string()),
+    ("dataset", pa.string()),
+    ("seed", pa.int64()),
+    ("realization", pa.int64()),
+    ("n", pa.int64()),
+    *[(name, pa.float64()) for name in ("d1_start", "d1_end", "d2_weight", "gamma")],
+    ("engine", pa.string()),
+    ("n_events", pa.int64()),
+    ("mean_margin_size", pa.float64()),
+    ("max_margin_size", pa.int64()),
+    ("t_path", pa.float64()),
+    ("t_path_wall", pa.float64()),
+    ("n_resolved", pa.int64()),
+    *[(name, pa.float64()) for name in ("t_resolve", "t_resolve_wall", "t_libsvm", "speedup", "max_abs_df",
+                                         "end_max_abs_df")],
+    ("fallback", pa.int64()),
+    *_PLACE,
+]
+
 #: every row schema of the study, by name (a job kind's ``ROWS``): "model" is one row per trained
 #: weighted SVM of a weight grid, "standard_model" one per standard SVM of Experiment 10, "lupi" one row
-#: per grid point of a method of Experiment 8
+#: per grid point of a method of Experiment 8, "reference_path" one per data set of Experiment 7
 ROW_SCHEMAS: dict[str, pa.Schema] = {
     "model": ROW_SCHEMA,
     "standard_model": STANDARD_ROW_SCHEMA,
     "lupi": pa.schema([pa.field(n, t, nullable=False) for n, t in _LUPI_FIELDS]),
+    "reference_path": pa.schema([pa.field(n, t, nullable=False) for n, t in _REFERENCE_FIELDS]),
 }
 KIND_KEY = b"wsvm_span.row_kind"
 
