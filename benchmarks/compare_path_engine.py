@@ -69,7 +69,10 @@ def run(args) -> int:
 def compare(args) -> int:
     from wsvm_span.study.engine_comparison import compare_row_files
 
-    files = sorted(p.name for p in Path(args.a).glob("*.parquet"))
+    names = [{p.name for p in Path(folder).glob("*.parquet")} for folder in (args.a, args.b)]
+    files = sorted(names[0] & names[1])
+    if names[0] != names[1]:
+        print(f"comparing the {len(files)} jobs both folders have; only in one: {sorted(names[0] ^ names[1])}")
     cfg, settings = config_for(args.config, args.experiments, "auto")
     report = compare_row_files([Path(args.a) / f for f in files], [Path(args.b) / f for f in files], cfg,
                                data_mirror=settings.data_mirror, data_dir=settings.data_dir)

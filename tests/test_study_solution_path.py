@@ -123,6 +123,7 @@ def test_rows_match_an_independent_recomputation(ran):
                                - svc_decision(K, y, c_old + t * (c_new - c_old))).max()
                         for t in np.unique(res.events["theta"])[:: max(1, res.n_events // 8)])
             assert worst < F_ATOL and row["max_abs_df"] < F_ATOL
+            assert 0 <= row["n_nonunique_b"] <= row["n_resolved"]
             # the timing columns: LIBSVM at every breakpoint, measured or scaled from the sample
             expected = res.n_events if job.resolve is None else min(job.resolve, res.n_events)
             assert row["n_resolved"] == expected

@@ -59,7 +59,9 @@ class ReferencePath:
     t_libsvm : CPU seconds of re-solving at every breakpoint, t_resolve * n_events (measured when
         n_resolved == n_events, scaled from the sample otherwise)
     speedup : t_libsvm / t_path
-    max_abs_df : largest |f_path - f_LIBSVM| over the training points at the re-solved breakpoints
+    max_abs_df : largest |f_path - f_LIBSVM| over the training points at the re-solved breakpoints (up to a
+        constant at the ``n_nonunique_b`` of them where no SV is free, so that b is not unique)
+    n_nonunique_b : re-solved breakpoints where LIBSVM's solution has no free SV
     end_max_abs_df : the same at theta = 1 against LIBSVM trained from scratch at c_new (``END_TOL``)
     fallback : None, or why the path's end was replaced by LIBSVM
     engine : the engine of the start model and the re-solves (its registered name)
@@ -79,6 +81,7 @@ class ReferencePath:
     t_libsvm: float
     speedup: float
     max_abs_df: float
+    n_nonunique_b: int
     end_max_abs_df: float
     fallback: str | None
 
@@ -117,13 +120,19 @@ def measure_reference_path(n: int, seed: int, *, d1_start: float = D1_START, res
         for k in picked:
             resolved.append(fit_svm(K, y, c_old + thetas[k] * (c_new - c_old), engine=engine, tol=tol,
                                     check_input=False))
-    # The path's decision values at the breakpoints, from a second (untimed) run that tracks them.
-    max_df = 0.0
+    # The path's decision values at the breakpoints, from a second (untimed) run that tracks them. Where the
+    # solution has no free SV (e.g. the only margin point reaches a bound at that breakpoint) every b of an
+    # interval is optimal and LIBSVM takes its middle, the path one end: f is compared up to that constant.
+    max_df, nonunique_b = 0.0, 0
     if picked.size and res.fallback is None:
         tracked = follow_path(start, K, c_new, K_track=K, check_input=False)
         rows = np.searchsorted(tracked.track_theta, thetas[picked], side="right") - 1
         for row, ref in zip(rows, resolved):
-            max_df = max(max_df, float(np.max(np.abs(tracked.track_f[row] - ref.decision_train))))
+            df = tracked.track_f[row] - ref.decision_train
+            if ref.inbound.size == 0:
+                nonunique_b += 1
+                df = df - df.mean()
+            max_df = max(max_df, float(np.max(np.abs(df))))
     elif picked.size:
         max_df = float("nan")  # the path did not reach its end: no path values to compare
     end_ref = fit_svm(K, y, c_new, engine=engine, tol=END_TOL, check_input=False)
@@ -135,5 +144,6 @@ def measure_reference_path(n: int, seed: int, *, d1_start: float = D1_START, res
         n_resolved=int(picked.size), t_resolve=per_solve,
         t_resolve_wall=t_lib.wall / picked.size if picked.size else float("nan"), t_libsvm=t_libsvm,
         speedup=t_libsvm / t_path.cpu if t_path.cpu > 0 else float("nan"), max_abs_df=max_df,
+        n_nonunique_b=nonunique_b,
         end_max_abs_df=float(np.max(np.abs(res.model.decision_train - end_ref.decision_train))),
         fallback=res.fallback)

@@ -231,8 +231,9 @@ _REFERENCE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("t_path", pa.float64()),
     ("t_path_wall", pa.float64()),
     ("n_resolved", pa.int64()),
-    *[(name, pa.float64()) for name in ("t_resolve", "t_resolve_wall", "t_libsvm", "speedup", "max_abs_df",
-                                         "end_max_abs_df")],
+    *[(name, pa.float64()) for name in ("t_resolve", "t_resolve_wall", "t_libsvm", "speedup", "max_abs_df")],
+    ("n_nonunique_b", pa.int64()),
+    ("end_max_abs_df", pa.float64()),
     ("fallback", pa.int64()),
     *_PLACE,
 ]

@@ -656,7 +656,9 @@ def table_exp7(df: pd.DataFrame, provenance: Iterable[Mapping] = (), name: str =
                "path and of LIBSVM re-solving (cold) at every breakpoint (scaled from the re-solved breakpoints where "
                "fewer than all were re-solved), of the path's events and mean |M|, of the re-solved breakpoints and "
                "of the speed-up; the smallest speed-up; the largest |f_path - f_LIBSVM| over the training points at "
-               "the re-solved breakpoints (units of 1e-6: LIBSVM's accuracy); the paths that fell back to LIBSVM.")
+               "the re-solved breakpoints (units of 1e-6: LIBSVM's accuracy; up to a constant where no SV is free, so "
+               "that b is not unique: LIBSVM takes the middle of the optimal interval, the path an end); the paths "
+               "that fell back to LIBSVM.")
     return TableResult(name, data, cols, caption, key_columns=["l"], footer=_environment_footer(provenance))
 
 
