@@ -26,9 +26,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
+import pandas as pd  # noqa: E402
+
 from wsvm_span.study import config as sc  # noqa: E402
 from wsvm_span.study import experiments as ex  # noqa: E402
 from wsvm_span.study.config import RuntimeSettings  # noqa: E402
+from wsvm_span.study.results_schema import read_rows  # noqa: E402
 from wsvm_span.study.runner import run_chunk  # noqa: E402
 from wsvm_span.utils.environment import machine_info  # noqa: E402
 
@@ -77,7 +80,16 @@ def compare(args) -> int:
     report = compare_row_files([Path(args.a) / f for f in files], [Path(args.b) / f for f in files], cfg,
                                data_mirror=settings.data_mirror, data_dir=settings.data_dir)
     print(report.text())
-    payload = {**report.as_dict(), "machine": machine_info()}
+    # the rows' timings (wall seconds of one thread: on a shared machine only a rough comparison)
+    timings = {}
+    for name, folder in (("auto", args.a), ("path", args.b)):
+        rows = read_rows([Path(folder) / f for f in files])
+        timings[name] = rows.groupby("dataset", sort=False)[["t_train", "t_cv", "t_loo"]].sum()
+    both = pd.concat(timings, axis=1)
+    both.columns = [f"{col}_{engine}" for engine, col in both.columns]
+    print("seconds per data set (sums over the models; t_loo where exact LOO ran):")
+    print(both.round(2).to_string())
+    payload = {**report.as_dict(), "timings": both.reset_index().to_dict(orient="records"), "machine": machine_info()}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "engine-comparison.json").write_text(json.dumps(payload, indent=1, default=str))
     print(f"wrote {OUT / 'engine-comparison.json'}")

@@ -72,7 +72,8 @@ def test_estimators_equal_libsvm_or_explained(both):
     assert counts.loc["loo_error", "not_computed"] == 12
     assert (counts.loc[["test_error", "span_rule", "cv_error"], "identical"] >= report.n_models - 2).all()
     if len(report.differences):
-        assert set(report.differences["category"]) <= {"boundary", "sets", "duplicates", "tolerance"}, report.text()
+        explained = {"boundary", "sets", "duplicates", "tolerance", "threshold"}
+        assert set(report.differences["category"]) <= explained, report.text()
 
 
 def test_comparison_counts_and_rejects_unmatched_rows(both):

@@ -11,8 +11,10 @@ points that decide it:
 - a span estimate or bound (recomputed on both models first: it must be the rows' value) differs when
   LIBSVM's tolerance put points on the other side of a bound (different in-bound / bounded sets: "sets"),
   or, with equal sets, when in-bound SVs coincide in feature space (their duals are not unique:
-  "duplicates"), or, for an estimate continuous in alpha (the span bound, xi-alpha), by LIBSVM's
-  tolerance-accurate alpha itself ("tolerance");
+  "duplicates"), or, for the span bound (continuous in alpha), by LIBSVM's tolerance-accurate alpha itself
+  ("tolerance"), or, for the xi-alpha bound (a count), by points crossing its threshold 2 a_p R^2 + xi_p = 1
+  ("threshold"); each with the largest alpha and f differences and cond(K_MM) (a large alpha difference
+  with a tiny f difference is a nearly non-unique dual);
 - anything else is "unexplained" and says so.
 """
 
@@ -26,21 +28,19 @@ import pandas as pd
 
 from .results_schema import ESTIMATORS, read_rows
 
-__all__ = ["AGREE_ATOL", "BOUNDARY_F", "COMPARED", "CONTINUOUS", "EngineComparison", "compare_row_files", "compare_rows"]
+__all__ = ["AGREE_ATOL", "BOUNDARY_F", "COMPARED", "EngineComparison", "compare_row_files", "compare_rows"]
 
 #: the estimators compared (the rows' columns)
 COMPARED: tuple[str, ...] = ("test_error", *ESTIMATORS)
 #: what identifies a model across the two row sets
 KEYS = ["experiment", "dataset", "seed", "realization", "model_index"]
-#: two values agree within this: the continuous estimates (span bound, xi-alpha bound) inherit LIBSVM's
-#: tolerance (tol 1e-7 on the dual: ~1e-7 relative), while error counts over l differ by >= 1/l >= 1e-5
+#: two values agree within this: the span bound (continuous in alpha) inherits LIBSVM's tolerance (tol 1e-7
+#: on the dual: ~1e-7 relative), while the other estimates count points over l and differ by >= 1/l >= 1e-5
 AGREE_ATOL = 1e-6
 #: a point with |f| below this is within LIBSVM's accuracy of the decision boundary: at the study's tol
 #: (1e-7) its decision values differ from the exact ones by up to ~1e-5 (measured: bench_solution_path.py
 #: sweep, weights up to 2^10)
 BOUNDARY_F = 1e-4
-#: the estimates that are continuous in alpha (the others count points)
-CONTINUOUS = ("span_bound", "xi_alpha_bound")
 
 
 @dataclass
@@ -223,7 +223,17 @@ class _Explainer:
         if twins:
             return "duplicates", f"equal sets; {twins} in-bound SV(s) coincide with another: non-unique duals; {values}"
         gap = float(np.abs(self.ref.alpha - self.exact.alpha).max())
-        if estimator in CONTINUOUS:
-            return "tolerance", (f"equal sets; continuous in alpha, and LIBSVM's alpha is tolerance-accurate (max "
-                                 f"|alpha_LIBSVM - alpha_exact| {gap:.2g}); {values}")
-        return "unexplained", f"equal sets, no coincident in-bound SVs (max |alpha diff| {gap:.2g}); {values}"
+        dual = (f"max |alpha_LIBSVM - alpha_exact| {gap:.2g} while max |f_LIBSVM - f_exact| is "
+                f"{np.abs(self.ref.decision_train - self.exact.decision_train).max():.2g}: cond(K_MM) "
+                f"{np.linalg.cond(self.K[np.ix_(M, M)]) if M.size else 0.0:.2g}")
+        if estimator == "span_bound":
+            return "tolerance", (f"equal sets; continuous in alpha, and LIBSVM's alpha is tolerance-accurate ({dual}); "
+                                 f"{values}")
+        if estimator == "xi_alpha_bound":
+            g = [2.0 * m.alpha * self.R2 + m.slacks - 1.0 for m in (self.ref, self.exact)]
+            cross = np.flatnonzero((g[0] >= 0) != (g[1] >= 0))
+            if cross.size:
+                return "threshold", (f"equal sets; {cross.size} point(s) cross 2 a_p R^2 + xi_p = 1 (|2 a_p R^2 + "
+                                     f"xi_p - 1| max {np.abs(g[1][cross]).max():.2g} exact, "
+                                     f"{np.abs(g[0][cross]).max():.2g} LIBSVM; {dual}); {values}")
+        return "unexplained", f"equal sets, no coincident in-bound SVs ({dual}); {values}"
