@@ -36,8 +36,8 @@ __version__ = "0.1.0"
 __all__ = [
     "ENGINE_NAMES", "FoldKernels", "KernelCache", "LeaveOneOut", "ModelEvaluation", "SpanAnalysis", "WeightedSVM",
     "analyse_spans", "class_weights", "enclosing_ball_diameter", "enclosing_ball_radius2", "evaluate_fitted",
-    "evaluate_model", "fit_features", "fit_svm", "inbound_diameter", "kernel_radius2", "kfold_cv_error", "leave_one_out", "loo_error",
-    "rbf_kernel", "sigmoid_weights", "span_bound", "span_bound_separable", "span_bound_standard", "span_rule",
-    "span_rule_from_svs", "stratified_folds", "sv_count_bound", "test_error",
+    "evaluate_model", "fit_features", "fit_svm", "inbound_diameter", "kernel_radius2", "kfold_cv_error",
+    "leave_one_out", "loo_error", "rbf_kernel", "sigmoid_weights", "span_bound", "span_bound_separable",
+    "span_bound_standard", "span_rule", "span_rule_from_svs", "stratified_folds", "sv_count_bound", "test_error",
     "xi_alpha_bound",
 ]
