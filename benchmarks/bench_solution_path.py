@@ -30,7 +30,6 @@ import dataclasses
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -41,7 +40,6 @@ import numpy as np  # noqa: E402
 
 import wsvm_span as ws  # noqa: E402
 from wsvm_span.data import load_dataset  # noqa: E402
-from wsvm_span.data.four_gaussians import make_four_gaussians  # noqa: E402
 from wsvm_span.utils.environment import machine_info, single_threaded  # noqa: E402
 from wsvm_span.solution_path import (  # noqa: E402
     follow_path,
@@ -49,22 +47,11 @@ from wsvm_span.solution_path import (  # noqa: E402
     loo_by_path,
     sweep_class_grid,
 )
+from wsvm_span.solution_path.reference import CpuClock, measure_reference_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXP1_SMALL = ("breast_cancer", "mushrooms", "waveform", "banana", "skin_nonskin", "splice", "image")
 GRID9 = np.arange(-6.0, 10.1, 2.0)
-
-
-class Clock:
-    """CPU and wall seconds of a block (CPU time is the stable measure on a shared machine)."""
-
-    def __enter__(self):
-        self.cpu0, self.wall0 = time.process_time(), time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.cpu = time.process_time() - self.cpu0
-        self.wall = time.perf_counter() - self.wall0
 
 
 def load_split(name: str, seed: int = 0):
@@ -89,40 +76,20 @@ def run_exp7(args) -> dict:
     rows = []
     for n in args.sizes:
         for seed in range(args.datasets):
-            X, y, group = make_four_gaussians(n, seed)
-            K = ws.rbf_kernel(X, None, 1.0 / 2.0)  # exp(-(gamma/p)||x-x'||^2), gamma = 1, p = 2
-            c0 = np.where(group == 1, args.d1_start, 10.0)
-            c1 = np.full(n, 10.0)
-            start = ws.fit_svm(K, y, c0, check_input=False)
-            with Clock() as t_path:
-                res = follow_path(start, K, c1, check_input=False)
-            thetas = res.events["theta"]
-            rng = np.random.default_rng(seed)
-            pick = thetas if args.resolve_sample <= 0 else rng.choice(thetas, min(args.resolve_sample, thetas.size), replace=False)
-            with Clock() as t_lib:
-                for theta in pick:
-                    ws.fit_svm(K, y, c0 + theta * (c1 - c0), check_input=False)
-            per_solve_cpu = t_lib.cpu / max(pick.size, 1)
-            end_ref = ws.fit_svm(K, y, c1, check_input=False, tol=1e-10)
-            row = dict(
-                n=n, seed=seed, events=res.n_events, mean_margin=res.mean_margin_size,
-                max_margin=int(res.margin_sizes.max()), t_path_cpu=t_path.cpu, t_path_wall=t_path.wall,
-                libsvm_solve_cpu=per_solve_cpu, libsvm_solve_wall=t_lib.wall / max(pick.size, 1),
-                resolved=int(pick.size), libsvm_all_breakpoints_cpu=per_solve_cpu * res.n_events,
-                speedup=per_solve_cpu * res.n_events / t_path.cpu, fallback=res.fallback,
-                end_max_abs_df=float(np.abs(res.model.decision_train - end_ref.decision_train).max()),
-            )
+            run = measure_reference_path(n, seed, d1_start=args.d1_start,
+                                         resolve=args.resolve_sample if args.resolve_sample > 0 else None)
+            row = dataclasses.asdict(run)
             rows.append(row)
-            print(f"  n={n:5d} seed={seed} events={row['events']:5d} mean|M|={row['mean_margin']:6.1f} "
-                  f"path {t_path.cpu:6.2f}s cpu ({t_path.wall:6.2f}s wall)  LIBSVM/solve {per_solve_cpu:.4f}s cpu "
-                  f"x {res.n_events} = {row['libsvm_all_breakpoints_cpu']:8.1f}s  speed-up {row['speedup']:7.1f}"
-                  f"  end |df| {row['end_max_abs_df']:.1e}  fallback={res.fallback}", flush=True)
+            print(f"  n={n:5d} seed={seed} events={run.n_events:5d} mean|M|={run.mean_margin_size:6.1f} "
+                  f"path {run.t_path:6.2f}s cpu ({run.t_path_wall:6.2f}s wall)  LIBSVM/solve {run.t_resolve:.4f}s cpu "
+                  f"x {run.n_events} = {run.t_libsvm:8.1f}s  speed-up {run.speedup:7.1f}  |df| {run.max_abs_df:.1e}"
+                  f"  end |df| {run.end_max_abs_df:.1e}  fallback={run.fallback}", flush=True)
     summary = []
     for n in args.sizes:
         r = [x for x in rows if x["n"] == n]
-        summary.append(dict(n=n, events=median(r, "events"), events_per_n=median(r, "events") / n,
-                            mean_margin=median(r, "mean_margin"), t_path_cpu=median(r, "t_path_cpu"),
-                            libsvm_all_breakpoints_cpu=median(r, "libsvm_all_breakpoints_cpu"),
+        summary.append(dict(n=n, events=median(r, "n_events"), events_per_n=median(r, "n_events") / n,
+                            mean_margin=median(r, "mean_margin_size"), t_path_cpu=median(r, "t_path"),
+                            libsvm_all_breakpoints_cpu=median(r, "t_libsvm"),
                             speedup=median(r, "speedup")))
         s = summary[-1]
         print(f"n={n}: median events {s['events']:.0f} ({s['events_per_n']:.2f} per point), mean|M| "
@@ -160,13 +127,13 @@ def over_grid(datasets, logs, measure, summarize) -> list:
 
 def run_loo(args) -> dict:
     def measure(name, lp, lm, K, y, C, model):
-        with Clock() as t_path:
+        with CpuClock() as t_path:
             got = loo_by_path(model, K, check_input=False)
         sv = model.support
         full = args.sv_sample <= 0 or args.sv_sample >= sv.size
         pick = np.arange(sv.size) if full else np.sort(
             np.random.default_rng(0).choice(sv.size, args.sv_sample, replace=False))
-        with Clock() as t_ret:
+        with CpuClock() as t_ret:
             ref = ws.leave_one_out(dataclasses.replace(model, support=sv[pick]), K, check_input=False)
         scale = sv.size / max(pick.size, 1)
         err_path = got.decision_loo[pick] * y[sv[pick]] <= 0
@@ -198,9 +165,9 @@ def run_loo(args) -> dict:
 def run_cv(args) -> dict:
     def measure(name, lp, lm, K, y, C, model):
         folds = ws.stratified_folds(y, 5, seed=0)
-        with Clock() as t_path:
+        with CpuClock() as t_path:
             got = kfold_cv_by_path(model, K, folds, check_input=False)
-        with Clock() as t_ret:
+        with CpuClock() as t_ret:
             ref = ws.kfold_cv_error(K, y, C, folds=folds, check_input=False)
         row = dict(dataset=name, log2_C_plus=lp, log2_C_minus=lm, t_path_cpu=t_path.cpu,
                    t_retrain_cpu=t_ret.cpu, ratio=t_ret.cpu / t_path.cpu, events=int(got.n_events.sum()),
@@ -235,7 +202,7 @@ def run_sweep(args) -> dict:
     K, K_test, y, y_test = cache.train, cache.test, split.y_train, split.y_test
     D, R2 = cache.diameter, cache.radius2
     logs = np.linspace(-6.0, 10.0, args.grid)
-    with Clock() as t_path:
+    with CpuClock() as t_path:
         grid = sweep_class_grid(K, y, logs, logs, check_input=False)
     print(f"path sweep: {t_path.cpu:.1f}s cpu ({t_path.wall:.1f}s wall), {grid.sweep.n_events} events, "
           f"{grid.sweep.n_fallbacks} fallbacks", flush=True)
@@ -245,7 +212,7 @@ def run_sweep(args) -> dict:
     for i, lp in enumerate(logs):
         for j, lm in enumerate(logs):
             C = ws.class_weights(y, 2.0 ** lp, 2.0 ** lm)
-            with Clock() as t:
+            with CpuClock() as t:
                 ref = ws.fit_svm(K, y, C, check_input=False)
             t_lib_cpu += t.cpu
             t_lib_wall += t.wall

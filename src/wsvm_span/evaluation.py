@@ -95,6 +95,30 @@ def evaluate_model(
     t0 = time.perf_counter()
     model = fit_svm(K, y, C, engine=engine, tol=tol, check_input=check_input)
     t_train = time.perf_counter() - t0
+    return evaluate_fitted(model, K, K_test, y_test, t_train=t_train, folds=folds, D=D, R2=R2, qp_solver=qp_solver,
+                           compute_loo=compute_loo, tol=tol, check_input=check_input, fold_kernels=fold_kernels)
+
+
+def evaluate_fitted(
+    model: WeightedSVM,
+    K,
+    K_test,
+    y_test,
+    *,
+    t_train: float,
+    folds,
+    D: float,
+    R2: float,
+    qp_solver: str = "auto",
+    compute_loo: bool = False,
+    tol: float = DEFAULT_TOL,
+    check_input: bool = True,
+    fold_kernels: FoldKernels | None = None,
+) -> ModelEvaluation:
+    """``evaluate_model`` of a model obtained otherwise (e.g. the end of a solution path from a neighbouring
+    grid point), ``t_train`` the seconds it took; K is its training kernel (K is not validated again: the
+    model was trained on it). CV and LOO retrain with the model's engine (``tol``), or follow paths from
+    the model when that engine follows the solution path."""
     spans = analyse_spans(model, K, D=D, qp_solver=qp_solver)
     # the same exact models as retraining with that engine, reached from this one
     method = "path" if get_engine(model.engine).capabilities.solution_path else "retrain"

@@ -2,7 +2,7 @@
 
 ``follow_path(model, K, c_new)`` moves an exact solution from weights model.C to c_new event
 by event; ``loo_by_path``, ``kfold_cv_by_path``, ``sweep_class_grid``, ``sweep_chords`` and
-``best_theta_on_segment`` build on it.
+``best_theta_on_segment`` build on it; ``measure_reference_path`` measures the reference experiment.
 """
 from .solver import (
     PathEventLimitError,
@@ -14,6 +14,7 @@ from .solver import (
     kkt_violation,
     start_path,
 )
+from .reference import ReferencePath, measure_reference_path
 from .uses import (
     BestTheta,
     ChordSweep,
@@ -31,7 +32,7 @@ from .uses import (
 
 __all__ = [
     "BestTheta", "ChordSweep", "GridSweep", "PathCV", "PathEventLimitError", "PathLeaveOneOut",
-    "PathResult", "PathStart", "PathStartError", "Segment", "best_theta_on_segment",
+    "PathResult", "PathStart", "PathStartError", "ReferencePath", "Segment", "best_theta_on_segment",
     "fit_with_zero_weights", "follow_path", "kfold_cv_by_path", "kkt_violation", "loo_by_path",
-    "snake_order", "start_path", "sweep_chords", "sweep_class_grid",
+    "measure_reference_path", "snake_order", "start_path", "sweep_chords", "sweep_class_grid",
 ]

@@ -9,7 +9,8 @@ Experiments 1, 2 and 6 run jobs ("weight_grid" jobs: one model per grid point of
 per data set and replicate); Experiments 3-5 are views of the rows of 1 and 2. Experiment 10 runs
 "standard_span" jobs: the original span results for the standard SVM (standard-svm-span.md). Experiment 8
 runs "lupi" jobs (SVM+ and weighted SVMs, one row per grid point of each method, per data set, ratio,
-training size and subsample).
+training size and subsample). Experiment 7 runs "reference_path" jobs: the exact solution path against
+LIBSVM re-solving at its breakpoints (solution-path.md, reference experiment).
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                "selection, cost) over sigma and C", "standard_span"),
     Experiment("exp8", "SVM+ vs weighted SVMs (privileged information, weights A and B, sigmoid scores) vs the "
                "plain SVM, selected by a validation sample, K-fold CV and the span-rule", "lupi", None, "benchmark"),
+    Experiment("exp7", "Exact solution path vs LIBSVM re-solving at every breakpoint (four Gaussians, cost-weighted "
+               "path)", "reference_path"),
 )}
 
 _SELECTION = ("exp1", "exp2")
@@ -165,6 +168,12 @@ TABLES: tuple[Table, ...] = (
           "(percentage points) of the span-rule of the equivalent weighted SVM and of SVM+'s LOO rule against "
           "SVM+'s exact LOO error, and of the span-rule against the exact LOO of the weighted SVM with its weights "
           "held fixed (what the span-rule estimates); the share of models without in-bound SV and of zero weights."),
+    Table("exp7_path", "exp7-path", ("exp7",), "exp7",
+          "**Experiment 7 (exact solution path, four Gaussians).** Per size n: median CPU seconds (one thread) of "
+          "the path from group D1's weight ~0 to 10 (D2 at 10) and of LIBSVM re-solving (cold: scikit-learn's "
+          "LIBSVM has no warm start) at every breakpoint (scaled from a seeded sample where not all were "
+          "re-solved), median events and mean |M|, the speed-up (median and minimum over the data sets), the "
+          "largest |f_path - f_LIBSVM| at the re-solved breakpoints and the number of fallbacks to LIBSVM."),
 )
 
 FIGURES: tuple[Figure, ...] = (
@@ -199,6 +208,10 @@ FIGURES: tuple[Figure, ...] = (
            "**Experiment 8: SVM+'s leave-one-out estimates against its exact LOO error**, one point per SVM+ model "
            "with exact LOO: the span-rule of the equivalent weighted SVM (left) and SVM+'s LOO rule (right); the "
            "dashed line is equality."),
+    Figure("exp7-path", "exp7_path", ("exp7",),
+           "**Experiment 7: the solution path against LIBSVM re-solving.** Events of the path (left) and CPU "
+           "seconds of the path and of LIBSVM re-solving at every breakpoint (right, log scale) against the size "
+           "n, one point per data set, lines through the medians."),
 )
 
 

@@ -8,6 +8,7 @@
 - Span-rule vs exact LOO: one point per model with exact LOO; models with n* = 0 are circled.
 - Experiment 10 (standard SVM): D, D_SV and S (mean +- sd over replicates) against sigma; the curves of
   the test error, span-rule, span bound and exact LOO against each varied hyperparameter.
+- Experiment 7: the solution path's events and time (and LIBSVM's at every breakpoint) against n.
 - Experiment 8: test error of the selected model against the training size, per data set, ratio and
   selection rule (lines: methods); SVM+'s leave-one-out estimates against its exact LOO error.
 """
@@ -24,7 +25,7 @@ from .results_schema import ESTIMATORS, HYPERPARAMETERS, STANDARD_SIZES, label
 from .tables import STANDARD_ESTIMATORS, curve_slice, table_exp10_selection, varied_axes
 
 __all__ = ["DRAWINGS", "exp3_curves", "exp6_time", "exp6_sv", "exp10_curves", "exp10_diameters", "loo_vs_span_rule",
-           "lupi_errors", "lupi_loo",
+           "lupi_errors", "lupi_loo", "exp7_path",
            "PARAM_LABELS"]
 
 PARAM_LABELS = {"log2_C_plus": "log2 C+", "log2_C_minus": "log2 C-", "A": "A", "B": "B", "log2_C": "log2 C",
@@ -310,6 +311,33 @@ def lupi_loo(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
     plt.close(fig)
 
 
+def exp7_path(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """Experiment 7: the path's events (left) and the CPU seconds of the path and of LIBSVM re-solving at
+    every breakpoint (right, log scale) against n, one point per data set, lines through the medians."""
+    plt, sns = _plt()
+    if df.empty:
+        raise ValueError("no Experiment 7 rows")
+    fig, (ax_events, ax_time) = plt.subplots(1, 2, figsize=(9.0, 3.8))
+    medians = df.groupby("n", sort=True)[["n_events", "t_path", "t_libsvm"]].median()
+    ax_events.scatter(df["n"], df["n_events"], alpha=0.5, s=14)
+    ax_events.plot(medians.index, medians["n_events"], marker="o")
+    ax_events.set_xlabel("n")
+    ax_events.set_ylabel("events of the path")
+    ax_events.set_ylim(bottom=0)
+    palette = sns.color_palette("tab10", 2)
+    for color, col in zip(palette, ("t_path", "t_libsvm")):
+        ax_time.scatter(df["n"], df[col], alpha=0.5, s=14, color=color)
+        ax_time.plot(medians.index, medians[col], marker="o", color=color, label=label(col))
+    ax_time.set_yscale("log")
+    ax_time.set_xlabel("n")
+    ax_time.set_ylabel("CPU seconds (one thread)")
+    ax_time.legend(title=None, fontsize="small")
+    fig.suptitle("Experiment 7: exact solution path vs LIBSVM re-solving at every breakpoint (four Gaussians)")
+    fig.tight_layout()
+    _save(fig, outputs, dpi)
+    plt.close(fig)
+
+
 def _exp3(df, outputs, dpi, dataset=None, param=None):
     if not dataset or not param:
         raise ValueError("the exp3 figure needs a data set and a hyperparameter")
@@ -326,4 +354,5 @@ DRAWINGS = {
     "exp10-curves": lambda df, outputs, dpi, **_: exp10_curves(df, outputs, dpi=dpi),
     "lupi-errors": lambda df, outputs, dpi, **_: lupi_errors(df, outputs, dpi=dpi),
     "lupi-loo": lambda df, outputs, dpi, **_: lupi_loo(df, outputs, dpi=dpi),
+    "exp7-path": lambda df, outputs, dpi, **_: exp7_path(df, outputs, dpi=dpi),
 }

@@ -5,7 +5,8 @@ Every chunk file written by a grid job, the per-experiment ``rows.parquet`` buil
 every table or figure read from them go through :data:`ROW_SCHEMA` (writing) and
 :func:`validate_rows` (reading).  Columns that do not apply to a row (``A``, ``B``, ``log2_C`` for class
 weights; ``log2_C_plus``, ``log2_C_minus`` for sigmoid weights; ``loo_error``/``t_loo`` where exact
-leave-one-out was not computed) hold NaN.
+leave-one-out was not computed) hold NaN; ``n_path_events`` is null and ``t_path`` NaN for a model not
+reached by a solution path (``PATH_COLUMNS``).
 
 The column names are the library's names of the quantities (``ModelEvaluation``'s fields), and the
 same names are the MLflow metrics. Files carry :data:`SCHEMA_VERSION`; files of another version (e.g.
@@ -41,6 +42,8 @@ __all__ = [
     "STANDARD_ROW_SCHEMA",
     "STANDARD_SIZES",
     "ESTIMATORS",
+    "NULLABLE",
+    "PATH_COLUMNS",
     "TIMINGS",
     "COUNTS",
     "LABELS",
@@ -99,6 +102,12 @@ LABELS: dict[str, str] = {
     "t_weights": "Weights",
     "t_val": "Validation",
     "t_loo_rule": "LOO rule (SVM+)",
+    "n_path_events": "Path events",
+    "n_events": "Events",
+    "mean_margin_size": "Mean |M|",
+    "t_path": "Path (s)",
+    "t_libsvm": "LIBSVM at every breakpoint (s)",
+    "speedup": "Speed-up",
 }
 
 
@@ -116,6 +125,13 @@ def label(column: str, rows=None, labels: Mapping[str, str] = LABELS) -> str:
 _TRAINED = [("gamma", pa.float64()), ("engine", pa.string()), ("qp_solver", pa.string()), ("test_error", pa.float64())]
 _PLACE = [("l", pa.int64()), ("d", pa.int64()), ("model_index", pa.int64()), ("chunk", pa.int64())]
 
+#: a weight-grid model reached by a solution-path segment from the previous model of its job (``svm.engine:
+#: path``): the segment's events and seconds (also its t_train); null / NaN for the job's first model (trained
+#: from scratch) and for every model of another engine
+PATH_COLUMNS: list[tuple[str, pa.DataType]] = [("n_path_events", pa.int64()), ("t_path", pa.float64())]
+#: the integer columns that may be null (every other string or integer column is required)
+NULLABLE = frozenset({"n_path_events"})
+
 _FIELDS: list[tuple[str, pa.DataType]] = [
     ("experiment", pa.string()),
     ("dataset", pa.string()),
@@ -132,10 +148,11 @@ _FIELDS: list[tuple[str, pa.DataType]] = [
     ("cv_folds", pa.int64()),
     *[(name, pa.int64()) for name in COUNTS],
     *[(name, pa.float64()) for name in TIMINGS],
+    *PATH_COLUMNS,
     *_PLACE,
 ]
 
-ROW_SCHEMA: pa.Schema = pa.schema([pa.field(n, t, nullable=False) for n, t in _FIELDS])
+ROW_SCHEMA: pa.Schema = pa.schema([pa.field(n, t, nullable=n in NULLABLE) for n, t in _FIELDS])
 COLUMNS: tuple[str, ...] = tuple(ROW_SCHEMA.names)
 
 #: the grid axes of a standard SVM of Experiment 10: the RBF width sigma of exp(-||x - x'||^2 / (2 sigma^2))
@@ -196,13 +213,39 @@ _LUPI_FIELDS: list[tuple[str, pa.DataType]] = [
     *_PLACE,
 ]
 
+#: Experiment 7 ("reference_path" job kind): one row per four-Gaussian data set (n, seed): the exact solution
+#: path of the cost-weighted experiment against LIBSVM re-solving at its breakpoints (the fields of
+#: ``solution_path.reference.ReferencePath``; CPU seconds; ``fallback`` 1 where the path's end was replaced
+#: by LIBSVM; ``t_libsvm`` scaled from ``n_resolved`` breakpoints where that is below ``n_events``)
+_REFERENCE_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("experiment", pa.string()),
+    ("dataset", pa.string()),
+    ("seed", pa.int64()),
+    ("realization", pa.int64()),
+    ("n", pa.int64()),
+    *[(name, pa.float64()) for name in ("d1_start", "d1_end", "d2_weight", "gamma")],
+    ("engine", pa.string()),
+    ("n_events", pa.int64()),
+    ("mean_margin_size", pa.float64()),
+    ("max_margin_size", pa.int64()),
+    ("t_path", pa.float64()),
+    ("t_path_wall", pa.float64()),
+    ("n_resolved", pa.int64()),
+    *[(name, pa.float64()) for name in ("t_resolve", "t_resolve_wall", "t_libsvm", "speedup", "max_abs_df")],
+    ("n_nonunique_b", pa.int64()),
+    ("end_max_abs_df", pa.float64()),
+    ("fallback", pa.int64()),
+    *_PLACE,
+]
+
 #: every row schema of the study, by name (a job kind's ``ROWS``): "model" is one row per trained
 #: weighted SVM of a weight grid, "standard_model" one per standard SVM of Experiment 10, "lupi" one row
-#: per grid point of a method of Experiment 8
+#: per grid point of a method of Experiment 8, "reference_path" one per data set of Experiment 7
 ROW_SCHEMAS: dict[str, pa.Schema] = {
     "model": ROW_SCHEMA,
     "standard_model": STANDARD_ROW_SCHEMA,
     "lupi": pa.schema([pa.field(n, t, nullable=False) for n, t in _LUPI_FIELDS]),
+    "reference_path": pa.schema([pa.field(n, t, nullable=False) for n, t in _REFERENCE_FIELDS]),
 }
 KIND_KEY = b"wsvm_span.row_kind"
 
@@ -212,7 +255,8 @@ class SchemaError(ValueError):
 
 
 def _kinds(schema: pa.Schema) -> tuple[set[str], set[str]]:
-    """(string columns, integer columns) of a row schema: both are required in every row."""
+    """(string columns, integer columns) of a row schema: both are required in every row, unless the
+    schema's field is nullable (then a missing value is null)."""
     return ({f.name for f in schema if pa.types.is_string(f.type)},
             {f.name for f in schema if pa.types.is_integer(f.type)})
 
@@ -230,7 +274,9 @@ def rows_to_table(rows: Iterable[Mapping[str, Any]], provenance: Mapping[str, An
             raise SchemaError(f"row {i}: unknown column(s) {sorted(unknown)}")
         for name in schema.names:
             value = row.get(name)
-            if value is None:
+            if value is None and schema.field(name).nullable and name in ints:
+                pass  # null
+            elif value is None:
                 if name in strings or name in ints:
                     raise SchemaError(f"row {i}: column {name!r} is required")
                 value = float("nan")
@@ -286,7 +332,7 @@ def validate_rows(table: pa.Table | Any, kind: str | None = None) -> None:
         raise SchemaError(f"parquet rows do not match the {kind} row schema: " + "; ".join(diffs or ["nullability"]))
     strings, ints = _kinds(schema)
     for name in strings | ints:
-        if table.column(name).null_count:
+        if table.column(name).null_count and not schema.field(name).nullable:
             raise SchemaError(f"column {name!r} has nulls")
 
 

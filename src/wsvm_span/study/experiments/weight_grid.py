@@ -25,7 +25,8 @@ from ..config.grid import grid_axes, grid_point, grid_size
 from ..results_schema import COLUMNS, SchemaError
 from .base import JobIdentity, SplitProblem, evaluate_models, replicates, warm_up_indices
 
-__all__ = ["GridJob", "GridProblem", "JOB", "KIND", "ROWS", "evaluate", "evaluation_row", "experiment_datasets", "loo_models",
+__all__ = ["GridJob", "GridProblem", "JOB", "KIND", "ROWS", "evaluate", "evaluation_row", "experiment_datasets",
+           "follows_path", "loo_models",
            "loo_selection", "model_weights", "plan", "prepare"]
 
 log = logging.getLogger(__name__)
@@ -237,21 +238,64 @@ def evaluation_row(values: Mapping[str, Any]) -> dict[str, Any]:
     return dict(values)
 
 
+def follows_path(job: GridJob) -> bool:
+    """Whether the job's engine follows the solution path: then its models after the first are reached by
+    path segments (chords) from their predecessors in the chunk, and CV and LOO are done by paths."""
+    from wsvm_span.engines import get_engine
+
+    return get_engine(job.engine).capabilities.solution_path
+
+
+class _PathChain:
+    """The models of a chunk by the solution path: the first trained by the job's engine, every other the
+    end of a chord from the previous model (its exact end state carried on as the next chord's start)."""
+
+    def __init__(self, job: GridJob, problem: GridProblem):
+        self.job, self.problem = job, problem
+        self.model = self.start = None
+
+    def next(self, C) -> tuple[Any, float, dict[str, Any]]:
+        """(model at weights C, seconds, its path columns: empty for the chunk's first model)."""
+        from wsvm_span.engines import fit_svm
+        from wsvm_span.solution_path import follow_path
+
+        K, y = self.problem.K, self.problem.split.y_train
+        t0 = time.perf_counter()
+        if self.model is None:
+            self.model = fit_svm(K, y, C, engine=self.job.engine, tol=self.job.tol, check_input=False)
+            return self.model, time.perf_counter() - t0, {}
+        res = follow_path(self.model, K, C, start=self.start, check_input=False)
+        seconds = time.perf_counter() - t0
+        if res.fallback is not None:
+            log.warning("%s: a path segment fell back to LIBSVM: %s", self.job.slot, res.fallback)
+        self.model, self.start = res.model, res.next_start
+        return self.model, seconds, {"n_path_events": res.n_events, "t_path": seconds}
+
+
 def evaluate(job: GridJob, problem: GridProblem, on_row: Callable[[dict], None] | None = None) -> list[dict]:
     """Train and evaluate every model of the chunk (one BLAS thread); ``on_row(row)`` is called after each
-    (the job's MLflow child run). Logs progress lines."""
+    (the job's MLflow child run). Logs progress lines. With an engine that follows the solution path the
+    models come from a :class:`_PathChain` (grid order) and carry its path columns."""
     import wsvm_span as ws
 
     split = problem.split
+    chain = _PathChain(job, problem) if follows_path(job) else None
 
     def row_of(idx: int) -> dict:
         point = grid_point(job.axes, idx)
-        ev = ws.evaluate_model(
-            problem.K, split.y_train, model_weights(job, split, point), problem.K_test, split.y_test,
-            folds=problem.folds, D=problem.D, R2=problem.R2, engine=job.engine, qp_solver=job.qp_solver,
-            compute_loo=idx in job.loo_models, tol=job.tol, fold_kernels=problem.fold_kernels,
-            check_input=False)  # K comes from KernelCache: valid by construction
+        C = model_weights(job, split, point)
+        shared = dict(folds=problem.folds, D=problem.D, R2=problem.R2, qp_solver=job.qp_solver,
+                      compute_loo=idx in job.loo_models, tol=job.tol, fold_kernels=problem.fold_kernels,
+                      check_input=False)  # K comes from KernelCache: valid by construction
+        path_columns: dict[str, Any] = {}
+        if chain is None:
+            ev = ws.evaluate_model(problem.K, split.y_train, C, problem.K_test, split.y_test, engine=job.engine,
+                                   **shared)
+        else:
+            model, seconds, path_columns = chain.next(C)
+            ev = ws.evaluate_fitted(model, problem.K, problem.K_test, split.y_test, t_train=seconds, **shared)
         row = evaluation_row(ev.as_dict())
+        row.update(path_columns)
         row.update(point)
         row.update(experiment=job.experiment, dataset=job.dataset, weighting=job.weighting, seed=job.seed,
                    realization=job.realization, gamma=problem.gamma, l=problem.l, d=problem.d,
@@ -269,7 +313,7 @@ def run_params(job: GridJob, problem: GridProblem) -> dict[str, Any]:
         "model_stop": job.model_stop, "n_models": job.n_models, "l": problem.l, "d": problem.d,
         "gamma": problem.gamma, "tol": job.tol, "engine_requested": job.engine,
         "qp_solver_requested": job.qp_solver, "cv_folds": job.cv_folds, "cv_seed": job.cv_seed,
-        "n_loo": len(job.loo_models),
+        "n_loo": len(job.loo_models), "models_by_path": follows_path(job),
         **{f"grid.{k}": f"{min(v)}:{max(v)}:{len(v)}" for k, v in job.axes.items()},
     }
     if job.sigma is not None:

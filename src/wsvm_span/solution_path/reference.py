@@ -1,0 +1,149 @@
+"""The reference experiment of the solution path (solution-path.md, "Reference experiment"), measured
+once per data set: the path against LIBSVM re-solving at its breakpoints.
+
+Four 2-D Gaussians (``data.four_gaussians``), RBF exp(-(gamma / p) ||x - x'||^2) with gamma = 1, p = 2;
+the weight of group D1 goes from ``d1_start`` (slightly above 0: a path never starts from c_i = 0) to
+10 with group D2 fixed at 10. ``measure_reference_path`` is the one measurement that the benchmark
+(``benchmarks/bench_solution_path.py exp7``) and the study's Experiment 7 job call.
+
+Times are CPU seconds of this process (the stable measure on a shared machine; the caller runs it under
+one BLAS thread), wall seconds beside them. scikit-learn's LIBSVM has no warm start, so the re-solves
+are cold.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.four_gaussians import make_four_gaussians
+from ..engines import AUTO, DEFAULT_TOL, fit_svm
+from ..kernels import rbf_kernel
+from .solver import follow_path
+
+__all__ = ["CpuClock", "D1_END", "D1_START", "D2_WEIGHT", "REFERENCE_GAMMA", "END_TOL", "ReferencePath",
+           "measure_reference_path", "reference_problem"]
+
+#: exp(-(gamma / p) ||x - x'||^2) with gamma = 1 and p = 2 (the input dimension)
+REFERENCE_GAMMA = 0.5
+#: weights of the cost-weighted path: group D1 from D1_START (slightly above 0) to D1_END, D2 fixed
+D1_START = 0.01
+D1_END = 10.0
+D2_WEIGHT = 10.0
+#: LIBSVM's tolerance for the independent solution at the path's end (``end_max_abs_df``): far below the
+#: study's 1e-7 so that the difference measures the path, not LIBSVM's stopping rule
+END_TOL = 1e-10
+
+
+class CpuClock:
+    """CPU and wall seconds of a ``with`` block (CPU time is the stable measure on a shared machine)."""
+
+    def __enter__(self):
+        self.cpu0, self.wall0 = time.process_time(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.cpu = time.process_time() - self.cpu0
+        self.wall = time.perf_counter() - self.wall0
+
+
+@dataclass(frozen=True)
+class ReferencePath:
+    """One data set of the reference experiment.
+
+    n_events, mean_margin_size, max_margin_size : the path's events and |M| along it (``PathResult``)
+    t_path, t_path_wall : CPU / wall seconds of ``follow_path`` from the start model to c_new
+    n_resolved : breakpoints LIBSVM re-solved (n_events when all were, fewer when sampled)
+    t_resolve, t_resolve_wall : mean CPU / wall seconds of one LIBSVM re-solve (cold)
+    t_libsvm : CPU seconds of re-solving at every breakpoint, t_resolve * n_events (measured when
+        n_resolved == n_events, scaled from the sample otherwise)
+    speedup : t_libsvm / t_path
+    max_abs_df : largest |f_path - f_LIBSVM| over the training points at the re-solved breakpoints (up to a
+        constant at the ``n_nonunique_b`` of them where no SV is free, so that b is not unique)
+    n_nonunique_b : re-solved breakpoints where LIBSVM's solution has no free SV
+    end_max_abs_df : the same at theta = 1 against LIBSVM trained from scratch at c_new (``END_TOL``)
+    fallback : None, or why the path's end was replaced by LIBSVM
+    engine : the engine of the start model and the re-solves (its registered name)
+    """
+
+    n: int
+    seed: int
+    engine: str
+    n_events: int
+    mean_margin_size: float
+    max_margin_size: int
+    t_path: float
+    t_path_wall: float
+    n_resolved: int
+    t_resolve: float
+    t_resolve_wall: float
+    t_libsvm: float
+    speedup: float
+    max_abs_df: float
+    n_nonunique_b: int
+    end_max_abs_df: float
+    fallback: str | None
+
+
+def reference_problem(n: int, seed: int, d1_start: float = D1_START):
+    """(K, y, c_old, c_new) of data set (n, seed): the kernel and the path's two weight vectors."""
+    if not (np.isfinite(d1_start) and 0 < d1_start < D1_END):
+        raise ValueError(f"d1_start must lie in (0, {D1_END}) (a path never starts from c_i = 0), got {d1_start!r}")
+    X, y, group = make_four_gaussians(n, seed)
+    K = rbf_kernel(X, None, REFERENCE_GAMMA)
+    c_old = np.where(group == 1, d1_start, D2_WEIGHT)
+    c_new = np.where(group == 1, D1_END, D2_WEIGHT)
+    return K, y, c_old, c_new
+
+
+def measure_reference_path(n: int, seed: int, *, d1_start: float = D1_START, resolve: int | None = None,
+                           tol: float = DEFAULT_TOL, engine: str = AUTO) -> ReferencePath:
+    """Follow the cost-weighted path of data set (n, seed) and re-solve LIBSVM at its breakpoints.
+
+    resolve : None re-solves at every breakpoint; a positive count re-solves at that many breakpoints
+        drawn without replacement (seeded by ``seed``) and scales the time to all of them
+    tol, engine : LIBSVM's (the start model and the re-solves)
+    """
+    if resolve is not None and not (isinstance(resolve, (int, np.integer)) and resolve >= 1):
+        raise ValueError(f"resolve must be None (every breakpoint) or a positive integer, got {resolve!r}")
+    K, y, c_old, c_new = reference_problem(n, seed, d1_start)
+    start = fit_svm(K, y, c_old, engine=engine, tol=tol, check_input=False)
+    with CpuClock() as t_path:
+        res = follow_path(start, K, c_new, check_input=False)
+    thetas = res.events["theta"]
+    picked = np.arange(thetas.size)
+    if resolve is not None and resolve < thetas.size:
+        picked = np.sort(np.random.default_rng(seed).choice(thetas.size, resolve, replace=False))
+    resolved = []
+    with CpuClock() as t_lib:
+        for k in picked:
+            resolved.append(fit_svm(K, y, c_old + thetas[k] * (c_new - c_old), engine=engine, tol=tol,
+                                    check_input=False))
+    # The path's decision values at the breakpoints, from a second (untimed) run that tracks them. Where the
+    # solution has no free SV (e.g. the only margin point reaches a bound at that breakpoint) every b of an
+    # interval is optimal and LIBSVM takes its middle, the path one end: f is compared up to that constant.
+    max_df, nonunique_b = 0.0, 0
+    if picked.size and res.fallback is None:
+        tracked = follow_path(start, K, c_new, K_track=K, check_input=False)
+        rows = np.searchsorted(tracked.track_theta, thetas[picked], side="right") - 1
+        for row, ref in zip(rows, resolved):
+            df = tracked.track_f[row] - ref.decision_train
+            if ref.inbound.size == 0:
+                nonunique_b += 1
+                df = df - df.mean()
+            max_df = max(max_df, float(np.max(np.abs(df))))
+    elif picked.size:
+        max_df = float("nan")  # the path did not reach its end: no path values to compare
+    end_ref = fit_svm(K, y, c_new, engine=engine, tol=END_TOL, check_input=False)
+    per_solve = t_lib.cpu / picked.size if picked.size else float("nan")
+    t_libsvm = per_solve * res.n_events if picked.size else 0.0
+    return ReferencePath(
+        n=int(n), seed=int(seed), engine=start.engine, n_events=res.n_events, mean_margin_size=res.mean_margin_size,
+        max_margin_size=int(res.margin_sizes.max()), t_path=t_path.cpu, t_path_wall=t_path.wall,
+        n_resolved=int(picked.size), t_resolve=per_solve,
+        t_resolve_wall=t_lib.wall / picked.size if picked.size else float("nan"), t_libsvm=t_libsvm,
+        speedup=t_libsvm / t_path.cpu if t_path.cpu > 0 else float("nan"), max_abs_df=max_df,
+        n_nonunique_b=nonunique_b,
+        end_max_abs_df=float(np.max(np.abs(res.model.decision_train - end_ref.decision_train))),
+        fallback=res.fallback)
