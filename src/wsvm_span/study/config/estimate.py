@@ -180,6 +180,18 @@ def job_seconds(job, cal: Calibration) -> float:
             + a * l ** b + cal.job_overhead_s)
 
 
+def job_memory_mb(job) -> float:
+    """Peak memory of one job (MB): the grid job's kernels, unless its kind estimates its own
+    (``job_memory_mb(job)``: e.g. Experiment 9 never forms the l x l kernel of its large l)."""
+    from ..experiments import kind_of
+
+    own = getattr(kind_of(job), "job_memory_mb", None)
+    if own is not None:
+        return float(own(job))
+    l, m = approx_sizes(job.dataset)
+    return memory_mb(l, m, getattr(job, "cv_folds", None))
+
+
 def estimate(jobs: Iterable, cal: Calibration, cores: int = 2) -> Estimate:
     jobs = list(jobs)
     per_exp: dict[str, float] = {}
@@ -188,8 +200,7 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2) -> Estimate:
         t = job_seconds(job, cal)
         per_exp[job.experiment] = per_exp.get(job.experiment, 0.0) + t
         times.append(t)
-        l, m = approx_sizes(job.dataset)
-        mems.append(memory_mb(l, m, getattr(job, "cv_folds", None)))
+        mems.append(job_memory_mb(job))
     names = sorted({j.dataset for j in jobs})
     measured = [d for d in names if d in cal.datasets]
     return Estimate(cpu_s=float(sum(times)), per_experiment_cpu_s=per_exp, longest_job_s=max(times, default=0.0),
