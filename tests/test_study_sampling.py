@@ -275,3 +275,18 @@ def test_span_table_projects_cv_from_some_folds():
     assert set(t.data["cv_time"]) == {"projected from 1 of 5 folds"}
     assert t.data["cv_over_span_rule"].tolist() == pytest.approx([4.0, 4.0])
     assert "selects log2 C = 5" in t.footer[0] and "not every fold was run" in t.footer[1]
+
+
+def test_estimate_prices_exp9_by_its_own_laws():
+    """The estimate takes the kind's time and memory (no l x l kernel above the budget), not the grid job's."""
+    from wsvm_span.study.config.estimate import Calibration, estimate
+
+    cal = Calibration(datasets={}, laws={c: (1e-3, 1.0) for c in ("t_train", "t_span_rule", "t_span_bound", "t_cv",
+                                                                  "t_loo")},
+                      setup_law=(0.0, 1.0), job_overhead_s=2.0, model_overhead_s=0.0)
+    job = ex.plan_jobs(exp9(sizes={"ringnorm_d20": [2**17]}))[0]
+    est = estimate([job], cal)
+    assert est.cpu_s == pytest.approx(sx.rough_seconds(job)) and est.cpu_s == pytest.approx(
+        6 * sx.SECONDS_AT_4096 * 32**sx.TIME_EXPONENT)
+    # 2 GiB kernel budget: the 128 GiB kernel of l = 2^17 is not counted
+    assert est.peak_job_memory_mb == pytest.approx(sx.job_memory_mb(job)) and est.peak_job_memory_mb < 8000
