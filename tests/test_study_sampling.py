@@ -256,7 +256,7 @@ def test_tables_and_figure(ran, tmp_path):
     picked = rows[np.isfinite(rows["span_rule"].to_numpy(dtype=float))].sort_values("log2_C")
     best = picked.iloc[int(np.argmin(picked["span_rule"].to_numpy()))]
     assert f"Span-rule selects log2 C = {best['log2_C']:g}" in span.footer[0]
-    assert span.data["time_span_rule"].to_numpy() == pytest.approx(
+    assert span.data["seconds_train_span_rule"].to_numpy() == pytest.approx(
         (picked["t_train"] + picked["t_span_rule"]).to_numpy())
 
     out = tmp_path / "exp9_time.png"

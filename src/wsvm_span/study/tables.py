@@ -105,7 +105,10 @@ LABELS = {
     "rmse_span_converted": "RMSE span-rule vs LOO, weights fixed",
     "zero_weight_pct": "Zero weights (%)",
     "time_over_reference": "Time / reference",
-    "time_span_rule": "Training + span-rule (s)",
+    "seconds_train": "Training (s)",
+    "seconds_span_rule": "Span-rule (s)",
+    "seconds_train_span_rule": "Training + span-rule (s)",
+    "seconds_cv": "K-fold CV (s)",
     **{f"{c}{INBOUND_SUFFIX}": f"{COLUMN_LABELS.get(c, 'RMSE')} (n* >= 1)" for c in (*RMSE_ESTIMATORS, "rmse")},
 }
 _LATEX_LABELS = {
@@ -680,9 +683,9 @@ def table_sampling_span(df: pd.DataFrame, name: str = "exp9_span") -> TableResul
             "dataset": r["dataset"], "l": int(r["l"]), "log2_C": float(r["log2_C"]),
             "cv_time": (f"measured ({int(r['cv_folds'])} folds)" if complete
                         else f"projected from {int(r['cv_folds_run'])} of {int(r['cv_folds'])} folds"),
-            **{c: float(r[c]) for c in ("n_sv", "n_inbound", "test_error", "span_rule", "cv_error", "t_train",
-                                        "t_span_rule", "t_cv")},
-            "time_span_rule": float(r["t_train"] + r["t_span_rule"]),
+            **{c: float(r[c]) for c in ("n_sv", "n_inbound", "test_error", "span_rule", "cv_error")},
+            "seconds_train": float(r["t_train"]), "seconds_span_rule": float(r["t_span_rule"]),
+            "seconds_train_span_rule": float(r["t_train"] + r["t_span_rule"]), "seconds_cv": float(r["t_cv"]),
             "cv_over_span_rule": float(r["t_cv"] / (r["t_train"] + r["t_span_rule"])),
         })
     footer = []
@@ -699,8 +702,8 @@ def table_sampling_span(df: pd.DataFrame, name: str = "exp9_span") -> TableResul
                "'-' where only some folds were run), seconds for training, for the span-rule, for training plus "
                "span-rule and for the K-fold CV (measured, or projected as the mean fold time x K: column cv_time), "
                "and CV time / (training + span-rule). One thread.")
-    cols = ["n_sv", "n_inbound", "test_error", "span_rule", "cv_error", "t_train", "t_span_rule", "time_span_rule",
-            "t_cv", "cv_over_span_rule"]
+    cols = ["n_sv", "n_inbound", "test_error", "span_rule", "cv_error", "seconds_train", "seconds_span_rule",
+            "seconds_train_span_rule", "seconds_cv", "cv_over_span_rule"]
     formats = {"n_sv": ".0f", "n_inbound": ".0f", "test_error": ".4f", "span_rule": ".4f", "cv_error": ".4f"}
     return TableResult(name, pd.DataFrame(out, columns=["dataset", "l", "log2_C", "cv_time", *cols]), cols, caption,
                        footer=footer, key_columns=["dataset", "l", "log2_C", "cv_time"], formats=formats)
