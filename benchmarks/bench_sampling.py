@@ -199,7 +199,8 @@ def run_all(cfgs: list[dict], results: dict, args, path: Path) -> None:
         res.update({kk: cfg[kk] for kk in ("task", "dataset", "l", "C", "method", "fold") if kk in cfg})
         results[k] = res
         save_results(path, results)
-        print(res["status"], f"{res.get('t_fit', res.get('wall_s', 0.0)):.1f}s", flush=True)
+        seconds = res.get("t_fit", res.get("t_fold", res.get("wall_s", 0.0)))
+        print(res["status"], f"{seconds:.1f}s", flush=True)
 
 
 def compare_decisions(results: dict) -> None:
