@@ -17,7 +17,8 @@ the 5 per grid point are run; all 5 give the real CV time and error).
 Every configuration runs in its own process (one thread: BLAS and LIBSVM), under a time
 limit (--limit, default 1200 s): "did not finish" is recorded as such, and larger l of the
 same data set, C and method are then not tried. Peak memory is the worker's max RSS minus
-its RSS after reading its training set (saved beforehand by the parent). Results accumulate in benchmarks/out/sampling.json (a rerun
+its RSS before the fit (engines.measure.measure_fit: the function the exp9 job measures with; the
+training sets come from the exp9 job's loader). Results accumulate in benchmarks/out/sampling.json (a rerun
 skips what is there); the table goes to sampling-table.md and the figure to sampling-time.png.
 
 Usage:
@@ -31,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -44,10 +44,9 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import wsvm_span as ws  # noqa: E402
-from wsvm_span.engines import fit_features  # noqa: E402
-from wsvm_span.engines.sampling import fit_sampling  # noqa: E402
-from wsvm_span.model import decision_values  # noqa: E402
+from wsvm_span.engines.measure import cv_fold, load_average, measure_fit  # noqa: E402
 from wsvm_span.span import span_rule_from_svs  # noqa: E402
+from wsvm_span.study.experiments.sampling import large_training_set  # noqa: E402
 from wsvm_span.utils.atomic import atomic_write  # noqa: E402
 from wsvm_span.utils.environment import library_versions, machine_info, single_threaded  # noqa: E402
 
@@ -67,30 +66,19 @@ PRECOMPUTED_MAX_L = 2**14
 # --------------------------------------------------------------------------------------------
 # worker side: one configuration per process
 # --------------------------------------------------------------------------------------------
-def load(dataset: str, l: int, seed: int):
-    """(X, y, gamma) of l training points; skin subsets are nested prefixes of one permutation."""
-    from wsvm_span.data import load_dataset
-    from wsvm_span.data.scaling import MinMaxScaler01
+#: the benchmark's method names -> feature engines
+ENGINES = {"sampling": "sampling", "libsvm-rbf": "sklearn-rbf", "libsvm-precomputed": "sklearn"}
+#: the registry's names of the benchmark's data sets
+DATASET_NAMES = {"skin": "skin_nonskin", "mnist": "mnist_2_9"}
 
-    if dataset == "skin":
-        split = load_dataset("skin_nonskin", seed=seed, mirror=MIRROR)
-        # The study's split scales all rows by its 500 training rows; that map is affine and
-        # invertible (no feature is constant there), so rescaling the union by its own min/max
-        # gives exactly the raw file scaled to [0, 1].
-        assert np.all(np.ptp(split.X_train, axis=0) > 0)
-        X = MinMaxScaler01().fit_transform(np.vstack([split.X_train, split.X_test]))
-        y = np.concatenate([split.y_train, split.y_test])
-        if l < y.size:
-            keep = np.random.default_rng(seed).permutation(y.size)[:l]
-            X, y = X[keep], y[keep]
-        return np.ascontiguousarray(X), y, split.gamma
-    if dataset == "ringnorm":
-        split = load_dataset(f"ringnorm_d20_l{l}", seed=seed, mirror=MIRROR)
-    elif dataset == "mnist":
-        split = load_dataset("mnist_2_9", mirror=MIRROR)
-    else:
-        raise ValueError(f"unknown data set {dataset!r}")
-    return split.X_train, split.y_train, split.gamma
+
+def load(dataset: str, l: int, seed: int):
+    """(X, y, gamma) of l training points, from the exp9 job's loader (skin: nested seeded subsets of all
+    245,057 rows pooled, none held out: the benchmark compares training decision values)."""
+    name = f"ringnorm_d20_l{l}" if dataset == "ringnorm" else DATASET_NAMES[dataset]
+    size = "all" if dataset == "mnist" or (dataset == "skin" and l == SKIN_ALL) else l
+    X, y, _, _, gamma, _ = large_training_set(name, size, seed, test_size=0, mirror=MIRROR)
+    return X, y, gamma
 
 
 def data_file(dataset: str, l: int, seed: int) -> Path:
@@ -110,47 +98,27 @@ def read_data(path: str):
         return np.ascontiguousarray(z["X"]), z["y"].copy(), float(z["gamma"])
 
 
-def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def current_rss_mib() -> float:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 def run_fit(cfg: dict) -> dict:
     X, y, gamma = read_data(cfg["data"])
-    base = current_rss_mib()
-    out = {"l_actual": int(y.size), "rss_base_mib": base, "load_start": os.getloadavg()[0]}
-    with single_threaded():
-        t0, c0 = time.perf_counter(), time.process_time()
-        if cfg["method"] == "sampling":
-            model, record = fit_sampling(X, y, cfg["C"], gamma=gamma, seed=cfg["seed"], cache_mb=CACHE_MB)
-            cert = record.certificate
-            out.update(rounds=record.n_rounds, final_r=record.final_sample_size,
-                       final_distinct=record.final_n_distinct, certified=cert.passed,
-                       tol_effective=cert.tol_effective,
-                       max_violation=max(cert.max_zero, cert.max_inbound, cert.max_bounded),
-                       round_log=[[r.sample_size, r.n_distinct, r.n_sv, r.n_violators, r.outcome,
-                                   round(r.t_solve, 3), round(r.t_check, 3)] for r in record.rounds])
-        elif cfg["method"] == "libsvm-rbf":
-            model = fit_features(X, y, cfg["C"], gamma=gamma, engine="sklearn-rbf", cache_mb=CACHE_MB)
-        else:
-            K = ws.rbf_kernel(X, None, gamma)
-            out["t_kernel"] = time.perf_counter() - t0
-            model = ws.fit_svm(K, y, cfg["C"], check_input=False)
-            del K
-        out["t_fit"] = time.perf_counter() - t0
-        # CPU seconds beside wall seconds: the machine is shared, and one thread's CPU time is
-        # what the fit costs whatever else runs
-        out["cpu_fit"] = time.process_time() - c0
-        if cfg.get("span"):
+    out = {"l_actual": int(y.size), "load_start": load_average()}
+    m = measure_fit(X, y, cfg["C"], gamma=gamma, engine=ENGINES[cfg["method"]], seed=cfg["seed"], cache_mb=CACHE_MB)
+    model, cert = m.model, m.certificate
+    # CPU seconds beside wall seconds: the machine is shared, and one thread's CPU time is what the fit
+    # costs whatever else runs
+    out.update(t_fit=m.t_train, cpu_fit=m.cpu_train, peak_mem_mb=m.peak_mem_mb, certified=cert.passed,
+               tol_effective=cert.tol_effective, max_violation=max(cert.max_zero, cert.max_inbound, cert.max_bounded))
+    if m.record is not None:
+        out.update(rounds=m.record.n_rounds, final_r=m.record.final_sample_size,
+                   final_distinct=m.record.final_n_distinct,
+                   round_log=[[r.sample_size, r.n_distinct, r.n_sv, r.n_violators, r.outcome,
+                               round(r.t_solve, 3), round(r.t_check, 3)] for r in m.record.rounds])
+    if cfg.get("span"):
+        with single_threaded():
             t1 = time.perf_counter()
             out["span_rule"] = span_rule_from_svs(model, X, gamma)
             out["t_span"] = time.perf_counter() - t1
-    out.update(n_sv=int(model.support.size), n_inbound=int(model.inbound.size),
-               rss_peak_mib=peak_rss_mib(), load_end=os.getloadavg()[0])
+    out.update(n_sv=int(model.support.size), n_inbound=int(model.inbound.size), n_bounded=int(model.bounded.size),
+               load_end=load_average())
     np.save(cfg["save"], model.decision_train)
     return out
 
@@ -158,16 +126,8 @@ def run_fit(cfg: dict) -> dict:
 def run_cv_fold(cfg: dict) -> dict:
     X, y, gamma = read_data(cfg["data"])
     folds = ws.stratified_folds(y, 5, seed=cfg["seed"])
-    train, held = folds != cfg["fold"], folds == cfg["fold"]
-    with single_threaded():
-        t0 = time.perf_counter()
-        model = fit_features(X[train], y[train], cfg["C"], gamma=gamma, engine="sklearn-rbf",
-                             cache_mb=CACHE_MB)
-        t_fit = time.perf_counter() - t0
-        f = decision_values(model, X[train], X[held], gamma)
-        t_total = time.perf_counter() - t0
-    return {"t_fit": t_fit, "t_fold": t_total, "errors": int(np.sum(-y[held] * f >= 0)),
-            "n_held": int(held.sum()), "load_start": os.getloadavg()[0]}
+    seconds, errors, n_held = cv_fold(X, y, cfg["C"], gamma=gamma, folds=folds, fold=cfg["fold"], cache_mb=CACHE_MB)
+    return {"t_fold": seconds, "errors": errors, "n_held": n_held, "load_start": load_average()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -239,7 +199,8 @@ def run_all(cfgs: list[dict], results: dict, args, path: Path) -> None:
         res.update({kk: cfg[kk] for kk in ("task", "dataset", "l", "C", "method", "fold") if kk in cfg})
         results[k] = res
         save_results(path, results)
-        print(res["status"], f"{res.get('t_fit', res.get('wall_s', 0.0)):.1f}s", flush=True)
+        seconds = res.get("t_fit", res.get("t_fold", res.get("wall_s", 0.0)))
+        print(res["status"], f"{seconds:.1f}s", flush=True)
 
 
 def compare_decisions(results: dict) -> None:
@@ -272,8 +233,8 @@ def table(results: dict) -> str:
         if v.get("task") == "fit":
             fits.setdefault((v["dataset"], v["C"], v["l"]), {})[v["method"]] = v
     lines = [
-        "| data | C | l | n_sv (n*) | sampling s | rounds | final r (distinct) | max RSS-base MiB "
-        "| libsvm-rbf s | MiB | precomputed s (kernel) | MiB | sampling / libsvm-rbf | max abs df "
+        "| data | C | l | n_sv (n*) | sampling s | rounds | final r (distinct) | peak MiB "
+        "| libsvm-rbf s | MiB | precomputed s (kernel included) | MiB | sampling / libsvm-rbf | max abs df "
         "| load |",
         "|" + "---|" * 15,
     ]
@@ -281,11 +242,11 @@ def table(results: dict) -> str:
         s, r, p = m.get("sampling"), m.get("libsvm-rbf"), m.get("libsvm-precomputed")
         ok = [v for v in (r, s, p) if v and v["status"] == "ok"]
         nsv = f"{ok[0]['n_sv']} ({ok[0]['n_inbound']})" if ok else ""
-        mem = lambda v: f"{v['rss_peak_mib'] - v['rss_base_mib']:.0f}" if v and v["status"] == "ok" else ""  # noqa: E731
+        mem = lambda v: f"{v['peak_mem_mb']:.0f}" if v and v["status"] == "ok" else ""  # noqa: E731
         ratio = (f"{s['t_fit'] / r['t_fit']:.2f}" if s and r and s["status"] == r["status"] == "ok" else "")
         if s and r and "cpu_fit" in s and "cpu_fit" in r:
             ratio += f" (CPU {s['cpu_fit'] / r['cpu_fit']:.2f})"
-        pre = fmt_time(p) + (f" ({p['t_kernel']:.1f})" if p and p["status"] == "ok" else "")
+        pre = fmt_time(p)
         df = (f"{s['max_abs_df_vs_libsvm_rbf']:.1e}" if s and "max_abs_df_vs_libsvm_rbf" in s else "")
         load = max((v.get("load_start", 0.0) for v in ok), default=0.0)
         lines.append(

@@ -247,7 +247,7 @@ def test_paper_config_plans_the_full_study():
     assert sc.grid_size(sc.grid_axes(cfg, "exp2")) == 10 * 10 * 17
     # exp10 (standard-svm-span.md): 23 digit subsets x 10 sigmas, 100 breast cancer splits x 3 sigmas x 17 C,
     # one job per replicate
-    grid = [j for j in jobs if j.experiment not in ("exp8", "exp7")]
+    grid = [j for j in jobs if j.experiment not in ("exp8", "exp7", "exp9")]
     assert sum(j.n_models for j in grid) == 12 * 1089 + 2 * 1700 + 24 * 1089 + 23 * 10 + 100 * 3 * 17
     # one replicate each (seeds [0], realizations [1]); exp10 one job per replicate of its tasks
     assert len(grid) == 12 * 33 + 2 * 17 + 24 * 33 + 23 + 100
@@ -256,6 +256,9 @@ def test_paper_config_plans_the_full_study():
     assert len(lupi) == (5 * 2 + 1) * 4 * 10
     # exp7 (solution-path.md's reference experiment): one job per size n, 10 data sets each
     assert [(j.n, j.n_models) for j in jobs if j.experiment == "exp7"] == [(n, 10) for n in (400, 800, 1200, 1600)]
+    # exp9: skin_nonskin 7 sizes, ringnorm 6, mnist_2_9 1; 3 C x 3 engines each
+    sampling = [j for j in jobs if j.experiment == "exp9"]
+    assert len(sampling) == 14 and {j.n_models for j in sampling} == {9}
     # models per job: svm 5 x 8, nw 5 x 8 x 4, learned 5 x 8; sigmoid 5 x 3 x 3 x 8 and svm_plus 5 x 3 x 8 x 5
     # where the data set has scores and privileged features (parkinson, bank, the W toy)
     assert {j.dataset: j.n_models for j in lupi} == {

@@ -114,7 +114,7 @@ def test_estimate_of_the_paper_study_prices_every_kind():
                       setup_law=(0.0, 1.0), job_overhead_s=2.0, model_overhead_s=0.0)
     cfg = sc.load_config(Path(__file__).resolve().parents[1] / "config" / "paper.yaml")
     per_exp = estimate(ex.plan_jobs(cfg), cal).per_experiment_cpu_s
-    assert set(per_exp) == {"exp1", "exp2", "exp6", "exp7", "exp8", "exp10"} and min(per_exp.values()) > 0
+    assert set(per_exp) == {"exp1", "exp2", "exp6", "exp7", "exp8", "exp9", "exp10"} and min(per_exp.values()) > 0
 
 
 # ---------------------------------------------------------------------------------------- one job

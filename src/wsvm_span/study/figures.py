@@ -11,6 +11,7 @@
 - Experiment 7: the solution path's events and time (and LIBSVM's at every breakpoint) against n.
 - Experiment 8: test error of the selected model against the training size, per data set, ratio and
   selection rule (lines: methods); SVM+'s leave-one-out estimates against its exact LOO error.
+- Experiment 9: training time of each engine against l, one panel per data set.
 """
 
 from __future__ import annotations
@@ -25,8 +26,7 @@ from .results_schema import ESTIMATORS, HYPERPARAMETERS, STANDARD_SIZES, label
 from .tables import STANDARD_ESTIMATORS, curve_slice, table_exp10_selection, varied_axes
 
 __all__ = ["DRAWINGS", "exp3_curves", "exp6_time", "exp6_sv", "exp10_curves", "exp10_diameters", "loo_vs_span_rule",
-           "lupi_errors", "lupi_loo", "exp7_path",
-           "PARAM_LABELS"]
+           "lupi_errors", "lupi_loo", "exp7_path", "sampling_time", "PARAM_LABELS"]
 
 PARAM_LABELS = {"log2_C_plus": "log2 C+", "log2_C_minus": "log2 C-", "A": "A", "B": "B", "log2_C": "log2 C",
                 "sigma": "sigma"}
@@ -338,6 +338,32 @@ def exp7_path(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
     plt.close(fig)
 
 
+def sampling_time(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """Experiment 9: training time against l (log-log), one panel per data set (a ringnorm family
+    ``ringnorm_d<d>`` is one panel over its sizes), one line per engine (colour) and C (marker)."""
+    plt, sns = _plt()
+    sub = df[df["status"] == "ok"].copy()
+    if sub.empty:
+        raise ValueError("no Experiment 9 rows with a finished fit")
+    sub["panel"] = sub["dataset"].str.replace(r"^(ringnorm_d[0-9]+)_l[0-9]+$", r"\1", regex=True)
+    sub["C"] = [f"2^{v:g}" for v in sub["log2_C"]]
+    panels = list(dict.fromkeys(sub["panel"]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        part = sub[sub["panel"] == panel].sort_values("l")
+        sns.lineplot(data=part, x="l", y="t_train", hue="engine", style="C", markers=True, dashes=False, ax=ax)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(panel)
+        ax.set_xlabel("training size l")
+        ax.set_ylabel("training time (s, one thread)")
+        ax.legend(fontsize="x-small")
+    fig.suptitle("Experiment 9: sampling trainer vs full LIBSVM")
+    fig.tight_layout()
+    _save(fig, outputs, dpi)
+    plt.close(fig)
+
+
 def _exp3(df, outputs, dpi, dataset=None, param=None):
     if not dataset or not param:
         raise ValueError("the exp3 figure needs a data set and a hyperparameter")
@@ -355,4 +381,5 @@ DRAWINGS = {
     "lupi-errors": lambda df, outputs, dpi, **_: lupi_errors(df, outputs, dpi=dpi),
     "lupi-loo": lambda df, outputs, dpi, **_: lupi_loo(df, outputs, dpi=dpi),
     "exp7-path": lambda df, outputs, dpi, **_: exp7_path(df, outputs, dpi=dpi),
+    "sampling-time": lambda df, outputs, dpi, **_: sampling_time(df, outputs, dpi=dpi),
 }

@@ -108,6 +108,17 @@ LABELS: dict[str, str] = {
     "t_path": "Path (s)",
     "t_libsvm": "LIBSVM at every breakpoint (s)",
     "speedup": "Speed-up",
+    "cpu_train": "Training CPU",
+    "peak_mem_mb": "Peak memory (MiB)",
+    "kernel_mb": "l x l kernel (MiB)",
+    "n_rounds": "Rounds",
+    "final_sample_size": "Final sample (draws)",
+    "final_n_distinct": "Final sample (points)",
+    "kkt_violation": "Max KKT violation",
+    "kkt_tol_effective": "KKT tolerance",
+    "decision_diff": "Max |f - f_ref| (test)",
+    "n_sv_diff": "SV sets differ by",
+    "cv_folds_run": "CV folds run",
 }
 
 
@@ -183,6 +194,39 @@ _STANDARD_FIELDS: list[tuple[str, pa.DataType]] = [
 ]
 STANDARD_ROW_SCHEMA: pa.Schema = pa.schema([pa.field(n, t, nullable=False) for n, t in _STANDARD_FIELDS])
 
+#: Experiment 9 ("sampling" job kind): one row per (C, engine) of a data set at one training size l.
+#: ``status`` is "ok" or why the engine did not run (a precomputed kernel over the memory budget: every
+#: measurement NaN). Times in seconds (one thread), ``peak_mem_mb`` the resident-set high-water mark over the
+#: fit minus the size before (MiB), ``kernel_mb`` the size of an l x l float64 kernel; the sampling engine's
+#: ``n_rounds``, ``final_sample_size`` (draws) and ``final_n_distinct`` (NaN for the other engines);
+#: ``kkt_violation`` the largest KKT violation (in y f) of the full problem on all l points and
+#: ``kkt_tol_effective`` what the certificate accepts; ``decision_diff`` the largest |f - f_reference| on the
+#: test set and ``n_sv_diff`` the size of the symmetric difference of the SV sets (NaN on the reference's
+#: rows); the span grid's ``span_rule``/``t_span_rule`` and ``cv_error``/``t_cv`` (``cv_folds_run`` of
+#: ``cv_folds`` folds run: fewer means t_cv is projected and cv_error NaN; 0 folds: no CV on the row);
+#: ``load_avg`` the 1-minute load average when the row started. Counts are floats: NaN where not run.
+SAMPLING_COUNTS: tuple[str, ...] = ("n_rounds", "final_sample_size", "final_n_distinct", "n_sv", "n_inbound",
+                                    "n_bounded", "n_sv_diff")
+_SAMPLING_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("experiment", pa.string()),
+    ("dataset", pa.string()),
+    ("seed", pa.int64()),
+    ("realization", pa.int64()),
+    ("log2_C", pa.float64()),
+    ("gamma", pa.float64()),
+    ("engine", pa.string()),
+    ("status", pa.string()),
+    ("test_error", pa.float64()),
+    *[(name, pa.float64()) for name in ("t_train", "cpu_train", "peak_mem_mb", "kernel_mb")],
+    *[(name, pa.float64()) for name in SAMPLING_COUNTS],
+    *[(name, pa.float64()) for name in ("kkt_violation", "kkt_tol_effective", "decision_diff", "span_rule",
+                                         "t_span_rule", "cv_error", "t_cv")],
+    ("cv_folds", pa.int64()),
+    ("cv_folds_run", pa.int64()),
+    ("load_avg", pa.float64()),
+    *_PLACE,
+]
+
 #: every row schema of the study, by name (a job kind's ``ROWS``): "model" is one row per trained
 #: weighted SVM of a weight grid, "standard_model" one per standard SVM of Experiment 10
 #: Experiment 8 ("lupi" job kind): one row per grid point of one method (SVM+, a weighting scheme or the
@@ -240,12 +284,14 @@ _REFERENCE_FIELDS: list[tuple[str, pa.DataType]] = [
 
 #: every row schema of the study, by name (a job kind's ``ROWS``): "model" is one row per trained
 #: weighted SVM of a weight grid, "standard_model" one per standard SVM of Experiment 10, "lupi" one row
-#: per grid point of a method of Experiment 8, "reference_path" one per data set of Experiment 7
+#: per grid point of a method of Experiment 8, "reference_path" one per data set of Experiment 7, "sampling"
+#: one per (C, engine) of Experiment 9
 ROW_SCHEMAS: dict[str, pa.Schema] = {
     "model": ROW_SCHEMA,
     "standard_model": STANDARD_ROW_SCHEMA,
     "lupi": pa.schema([pa.field(n, t, nullable=False) for n, t in _LUPI_FIELDS]),
     "reference_path": pa.schema([pa.field(n, t, nullable=False) for n, t in _REFERENCE_FIELDS]),
+    "sampling": pa.schema([pa.field(n, t, nullable=False) for n, t in _SAMPLING_FIELDS]),
 }
 KIND_KEY = b"wsvm_span.row_kind"
 

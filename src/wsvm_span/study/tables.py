@@ -53,6 +53,8 @@ __all__ = [
     "table_lupi_loo",
     "table_exp7",
     "lupi_selected",
+    "table_sampling_training",
+    "table_sampling_span",
     "build_table",
     "write_table",
     "write_text_atomic",
@@ -107,6 +109,11 @@ LABELS = {
     "max_abs_df_e6": "Max |f_path - f_LIBSVM| (1e-6)",
     "n_fallbacks": "Fallbacks",
     "n_resolved": "Re-solved breakpoints",
+    "time_over_reference": "Time / reference",
+    "seconds_train": "Training (s)",
+    "seconds_span_rule": "Span-rule (s)",
+    "seconds_train_span_rule": "Training + span-rule (s)",
+    "seconds_cv": "K-fold CV (s)",
     **{f"{c}{INBOUND_SUFFIX}": f"{COLUMN_LABELS.get(c, 'RMSE')} (n* >= 1)" for c in (*RMSE_ESTIMATORS, "rmse")},
 }
 _LATEX_LABELS = {
@@ -153,6 +160,7 @@ class TableResult:
     decimals: int = 2
     key_columns: list[str] = field(default_factory=lambda: ["dataset"])
     labels: dict[str, str] = field(default_factory=dict)  # display labels of ``columns`` (default: LABELS)
+    formats: dict[str, str] = field(default_factory=dict)  # per-column format spec (e.g. ".1e"), else ``decimals``
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -660,6 +668,81 @@ def table_exp7(df: pd.DataFrame, provenance: Iterable[Mapping] = (), name: str =
                "that b is not unique: LIBSVM takes the middle of the optimal interval, the path an end); the paths "
                "that fell back to LIBSVM.")
     return TableResult(name, data, cols, caption, key_columns=["l"], footer=_environment_footer(provenance))
+# ------------------------------------------------------------------ Experiment 9 (sampling trainer, "sampling" rows)
+#: value columns of Experiment 9's training table and their formats (tiny violations and differences in
+#: scientific notation)
+SAMPLING_TRAINING_FORMATS = {
+    "t_train": ".2f", "cpu_train": ".2f", "time_over_reference": ".2f", "peak_mem_mb": ".0f", "n_rounds": ".0f",
+    "final_sample_size": ".0f", "final_n_distinct": ".0f", "n_sv": ".0f", "n_inbound": ".0f", "n_bounded": ".0f",
+    "kkt_violation": ".1e", "decision_diff": ".1e", "n_sv_diff": ".0f", "test_error": ".4f", "load_avg": ".1f",
+}
+
+
+def table_sampling_training(df: pd.DataFrame, name: str = "exp9_training") -> TableResult:
+    """Experiment 9: one line per data set, l, C and engine (config order of data sets, l ascending, the
+    reference engine first); the time over the reference engine's at the same data set, l and C."""
+    out = []
+    for ds in _datasets(df):
+        sub = df[df["dataset"] == ds]
+        for (l, log2_C), rows in sub.groupby(["l", "log2_C"], sort=True):
+            ref = rows[rows["model_index"] == rows["model_index"].min()].iloc[0]
+            for _, r in rows.sort_values("model_index").iterrows():
+                row = {"dataset": ds, "l": int(l), "log2_C": float(log2_C), "engine": r["engine"],
+                       "status": r["status"], **{c: float(r[c]) for c in SAMPLING_TRAINING_FORMATS if c in r}}
+                row["time_over_reference"] = (float(r["t_train"]) / float(ref["t_train"])
+                                              if r["engine"] != ref["engine"] else math.nan)
+                out.append(row)
+    caption = ("Training from the features on one thread, per data set, training size l, C (log2) and engine "
+               "(the reference engine first): wall and CPU seconds, the time over the reference engine's, peak "
+               "memory (MiB: resident-set high-water mark over the fit minus the size before), the sampling "
+               "engine's rounds and final sample (draws and distinct points), SV counts (n, n*, bounded), the "
+               "largest KKT violation of the FULL problem on all l points (in y f), the largest |f - f_ref| on the "
+               "test set and the size of the symmetric difference of the SV sets against the reference, the test "
+               "error and the machine's load average when the fit started (the machine may be shared). A "
+               "precomputed-kernel engine over the memory budget is not run (status).")
+    cols = ["t_train", "cpu_train", "time_over_reference", "peak_mem_mb", "n_rounds", "final_sample_size",
+            "final_n_distinct", "n_sv", "n_inbound", "n_bounded", "kkt_violation", "decision_diff", "n_sv_diff",
+            "test_error", "load_avg"]
+    return TableResult(name, pd.DataFrame(out, columns=["dataset", "l", "log2_C", "engine", "status", *cols]), cols,
+                       caption, key_columns=["dataset", "l", "log2_C", "engine", "status"],
+                       formats=SAMPLING_TRAINING_FORMATS)
+
+
+def table_sampling_span(df: pd.DataFrame, name: str = "exp9_span") -> TableResult:
+    """Experiment 9: the span grid (rows with a span-rule): per C, the span-rule and K-fold CV, their times,
+    and in the footer the C each selects with the test error of that model."""
+    sub = df[np.isfinite(df["span_rule"].to_numpy(dtype=float))].sort_values("log2_C")
+    out = []
+    for _, r in sub.iterrows():
+        complete = int(r["cv_folds_run"]) == int(r["cv_folds"])
+        out.append({
+            "dataset": r["dataset"], "l": int(r["l"]), "log2_C": float(r["log2_C"]),
+            "cv_time": (f"measured ({int(r['cv_folds'])} folds)" if complete
+                        else f"projected from {int(r['cv_folds_run'])} of {int(r['cv_folds'])} folds"),
+            **{c: float(r[c]) for c in ("n_sv", "n_inbound", "test_error", "span_rule", "cv_error")},
+            "seconds_train": float(r["t_train"]), "seconds_span_rule": float(r["t_span_rule"]),
+            "seconds_train_span_rule": float(r["t_train"] + r["t_span_rule"]), "seconds_cv": float(r["t_cv"]),
+            "cv_over_span_rule": float(r["t_cv"] / (r["t_train"] + r["t_span_rule"])),
+        })
+    footer = []
+    for rule in ("span_rule", "cv_error"):
+        values = sub[rule].to_numpy(dtype=float)
+        if len(values) and np.isfinite(values).all():
+            best = sub.iloc[int(np.argmin(values))]
+            footer.append(f"{label(rule, sub, LABELS)} selects log2 C = {best['log2_C']:g} (test error "
+                          f"{best['test_error']:.4f}; ties: the smallest C)")
+        elif len(values):
+            footer.append(f"{label(rule, sub, LABELS)}: not every fold was run, no selection")
+    caption = ("Span-rule selection over C on one large training set: per C, the sampled model's SV counts (n, n*), "
+               "test error, span-rule (from its SVs only) and K-fold CV error (LIBSVM evaluating the RBF itself; "
+               "'-' where only some folds were run), seconds for training, for the span-rule, for training plus "
+               "span-rule and for the K-fold CV (measured, or projected as the mean fold time x K: column cv_time), "
+               "and CV time / (training + span-rule). One thread.")
+    cols = ["n_sv", "n_inbound", "test_error", "span_rule", "cv_error", "seconds_train", "seconds_span_rule",
+            "seconds_train_span_rule", "seconds_cv", "cv_over_span_rule"]
+    formats = {"n_sv": ".0f", "n_inbound": ".0f", "test_error": ".4f", "span_rule": ".4f", "cv_error": ".4f"}
+    return TableResult(name, pd.DataFrame(out, columns=["dataset", "l", "log2_C", "cv_time", *cols]), cols, caption,
+                       footer=footer, key_columns=["dataset", "l", "log2_C", "cv_time"], formats=formats)
 
 
 _BUILDERS: dict[str, Callable[..., TableResult]] = {
@@ -676,6 +759,8 @@ _BUILDERS: dict[str, Callable[..., TableResult]] = {
     "lupi-time": lambda df, t, tie_rule, provenance: table_lupi_time(df, t.name),
     "lupi-loo": lambda df, t, tie_rule, provenance: table_lupi_loo(df, t.name),
     "exp7-path": lambda df, t, tie_rule, provenance: table_exp7(df, provenance, t.name),
+    "sampling-training": lambda df, t, tie_rule, provenance: table_sampling_training(df, t.name),
+    "sampling-span": lambda df, t, tie_rule, provenance: table_sampling_span(df, t.name),
 }
 
 
@@ -689,12 +774,13 @@ def build_table(name: str, df: pd.DataFrame, tie_rule: str = "worst",
 
 
 # ------------------------------------------------------------------------------------------ writing
-def _fmt(mean: float, sd: float, decimals: int, pm: str) -> str:
+def _fmt(mean: float, sd: float, decimals: int, pm: str, spec: str | None = None) -> str:
     if mean is None or not np.isfinite(mean):
         return "-"
-    s = f"{mean:.{decimals}f}"
+    spec = spec or f".{decimals}f"
+    s = f"{mean:{spec}}"
     if sd is not None and np.isfinite(sd):
-        s += f" {pm} {sd:.{decimals}f}"
+        s += f" {pm} {sd:{spec}}"
     return s
 
 
@@ -723,7 +809,7 @@ def _display(t: TableResult, pm: str, latex: bool) -> tuple[list[str], list[list
         if show_reps:
             cells.append(str(int(r["n_replicates"])))
         for c in t.columns:
-            cells.append(_fmt(r.get(c), r.get(f"{c}_sd"), t.decimals, pm))
+            cells.append(_fmt(r.get(c), r.get(f"{c}_sd"), t.decimals, pm, t.formats.get(c)))
         rows.append(cells)
     return headers, rows
 

@@ -182,7 +182,8 @@ def job_seconds(job, cal: Calibration) -> float:
 
 def job_memory_mb(job) -> float:
     """Peak memory of one job (MB): its kind's own ``job_memory_mb(job)`` where it has one (a kind whose data
-    are not in the data registry), else from the data set's sizes."""
+    are not in the data registry, or one that never forms the l x l kernel of its large l, as Experiment 9),
+    else the grid job's kernels from the data set's sizes."""
     from ..experiments import kind_of
 
     own = getattr(kind_of(job), "job_memory_mb", None)

@@ -1,6 +1,7 @@
 """What the study runs: one module per kind of job, one registry, one planner.
 
-A kind (``weight_grid``: Experiments 1, 2 and 6; ``standard_span``: Experiment 10; ``lupi``: Experiment 8) plans
+A kind (``weight_grid``: Experiments 1, 2 and 6; ``standard_span``: Experiment 10; ``lupi``: Experiment 8;
+``sampling``: Experiment 9) plans
 its jobs from the config, prepares what all of
 a job's rows share, and evaluates the rows (see :mod:`.base` for the interface). The catalog says which
 kind each experiment uses (``catalog.Experiment.kind``); :func:`plan_jobs` plans every configured
@@ -15,14 +16,14 @@ from typing import Any, Mapping
 
 from .. import catalog
 from ..config.loading import ConfigError
-from . import lupi, solution_path, standard_span, weight_grid
+from . import lupi, sampling, solution_path, standard_span, weight_grid
 from .base import CHUNK_LOG_PATTERN, CHUNK_PATTERN, chunk_path, job_slot, parse_job_json, replicates
 
 __all__ = ["CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "KINDS", "chunk_path", "experiment_datasets", "job_from_json",
            "job_slot", "kind_of", "plan_jobs", "replicates"]
 
 #: job kind -> its module
-KINDS: dict[str, ModuleType] = {m.KIND: m for m in (weight_grid, standard_span, lupi, solution_path)}
+KINDS: dict[str, ModuleType] = {m.KIND: m for m in (weight_grid, standard_span, lupi, solution_path, sampling)}
 
 
 def kind_of(job) -> ModuleType:
