@@ -16,7 +16,8 @@ BIN   := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-16)
 
-.PHONY: install run test test-slow lint report clean-results
+.PHONY: install run test test-slow lint report clean-results \
+        cluster-start cluster-stop cluster-status test-tools test-cluster test-load
 
 install: $(STAMP)
 
@@ -39,7 +40,38 @@ test: install
 	$(BIN)/python -m pytest
 
 test-slow: install
-	$(BIN)/python -m pytest -m slow
+	$(BIN)/python -m pytest -m "slow and not cluster"
 
 lint: install
 	$(BIN)/snakemake --lint --configfile $(CONFIG)
+
+# --- cluster (README.md, "Running on a cluster"); these need root on Debian -----------------------------
+# A one-node SLURM cluster (munge, slurmctld, slurmd, slurmdbd + MariaDB) and an MLflow tracking server
+# (PostgreSQL, artifacts served) on 127.0.0.1, installed from Debian's packages and started by
+# scripts/local-cluster; `cluster-stop` stops them (their data are kept).
+cluster-start: install
+	scripts/local-cluster start
+
+cluster-stop:
+	scripts/local-cluster stop
+
+cluster-status:
+	scripts/local-cluster status
+
+# what the UI test drives and reads: a headless browser and OCR
+TEST_TOOLS := chromium chromium-driver tesseract-ocr
+test-tools:
+	@missing=$$(for p in $(TEST_TOOLS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing $$missing (apt)"; apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+# the workflow through SLURM against a local run, the tracking server under faults, the MLflow UI;
+# starts the cluster for the session and stops it afterwards (unless it was running already)
+test-cluster: install test-tools
+	$(BIN)/python -m pytest -m "cluster and not slow" -p no:cacheprovider
+
+# 16 concurrent writers x 1000 child runs on the server, and on SQLite (long: see README.md)
+test-load: install
+	$(BIN)/python -m pytest -m "cluster and slow" -p no:cacheprovider -s

@@ -10,6 +10,8 @@ import pytest
 
 from wsvm_span import rbf_kernel
 
+from cluster_support import local_cluster  # noqa: F401 - session fixture of the tests marked cluster
+
 #: the study's data mirror: ``shared/data`` beside the repository (CI clones it there)
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 _ENV_MIRROR = os.environ.get("WSVM_DATA_MIRROR")

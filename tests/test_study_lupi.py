@@ -193,7 +193,7 @@ def test_mlflow_runs_one_child_per_row(ran):
         assert parent.data.tags["config_hash"] == "test-hash" and parent.data.tags["code_version"]
         assert parent.data.tags["wsvm.complete"] == "true" and parent.data.params["ratio"] == "1:40"
         children = client.search_runs([parent.info.experiment_id],
-                                      f"tags.`mlflow.parentRunId` = '{res.parent_run_id}'")
+                                      f"tags.`wsvm.job_run` = '{res.parent_run_id}'")
         assert len(children) == job.n_models
         for child in children:
             row = rows[(rows["seed"] == job.seed) & (rows["model_index"] == int(child.data.params["model_index"]))]

@@ -33,12 +33,12 @@ def _log_job(tracker: Tracker, eid: str, slot: str, n_models: int) -> str:
     tracker.delete_slot(eid, slot)
     parent = tracker.create_run(eid, slot, tags={KIND: "job", SLOT: slot, COMPLETE: "false"},
                                 params={"slot": slot})
-    for i in range(n_models):
-        tracker.create_run(eid, f"{slot}/m{i}", tags={KIND: "model", SLOT: slot, MODEL_INDEX: i},
-                           params={"log2_C_plus": float(i), "model_index": i},
-                           metrics={"test_error": i / 100, "span_rule": i / 50, "nan_metric": float("nan")},
-                           parent_id=parent, finished=True)
-    tracker.check_children(eid, slot, parent, range(n_models))
+    children = [tracker.create_run(eid, f"{slot}/m{i}", tags={KIND: "model", SLOT: slot, MODEL_INDEX: i},
+                                   params={"log2_C_plus": float(i), "model_index": i},
+                                   metrics={"test_error": i / 100, "span_rule": i / 50, "nan_metric": float("nan")},
+                                   parent_id=parent, finished=True)
+                for i in range(n_models)]
+    tracker.check_slot(eid, slot, parent, children)
     tracker.log_metrics(parent, {"n_models": n_models}, tags={COMPLETE: "true"})
     tracker.terminate(parent)
     return parent

@@ -100,6 +100,8 @@ def test_every_expected_file_exists(study):
             "exp10_diameters", "exp10_curves"]
     expected += [res / "figures" / f"{f}.{ext}" for f in figs for ext in ("png", "pdf")]
     expected += [res / "mlflow.db", res / "mlflow-summary.json"]
+    # one Snakemake benchmark record (wall time, max RSS) per job
+    expected += [res / "benchmarks" / Path(j.path).relative_to("results").with_suffix(".tsv") for j in study.jobs]
     missing = [str(p) for p in expected if not p.is_file() or p.stat().st_size == 0]
     assert not missing
     assert len(study.jobs) == 7  # exp1: 9 models in chunks of 5; exp2: 6 in chunks of 5; exp6: 1; exp10: 2
@@ -201,8 +203,18 @@ def test_mlflow_runs(study):
     assert kinds.count("job") == len(study.jobs)
     assert kinds.count("model") == study.n_models
     assert kinds.count("summary") == 1
-    assert len(runs) == len(study.jobs) + study.n_models + 1
+    dataset_slots = {job.dataset_slot for job in study.jobs}
+    assert kinds.count("dataset") == len(dataset_slots)
+    assert len(runs) == len(study.jobs) + study.n_models + len(dataset_slots) + 1
     assert all(r.info.status == "FINISHED" for r in runs)
+    datasets = {r.data.tags["wsvm.dataset_slot"]: r.info.run_id for r in runs if r.data.tags.get("wsvm.kind") == "dataset"}
+    assert set(datasets) == dataset_slots
+    # experiments open in MLflow 3's training view, with a description
+    from mlflow.tracking import MlflowClient
+
+    for exp in MlflowClient(study.uri).search_experiments(filter_string=f"name LIKE '{study.prefix}/%'"):
+        assert exp.tags["mlflow.experimentKind"] == "custom_model_development", exp.name
+        assert exp.tags["mlflow.note.content"], exp.name
 
     parents = {r.info.run_id: r for r in runs if r.data.tags.get("wsvm.kind") == "job"}
     chash = config_hash(study.cfg)
@@ -215,11 +227,14 @@ def test_mlflow_runs(study):
         assert len(tags["data_sha256"]) == 64 or tags["data_sha256"] == "none"
         assert {"dataset", "seed", "realization", "chunk", "gamma", "l", "d"} <= set(p.data.params)
         assert p.data.metrics["tracking_s"] > 0
+        # a job's run and its models' runs are children of their data set's run (the UI's grouping)
+        assert tags["mlflow.parentRunId"] == datasets[tags["wsvm.job_slot"].rsplit("/", 1)[0]]
     # children: params = hyperparameters, metrics = the parquet row
     rows = pd.concat([study.rows(e) for e in WEIGHT_GRIDS])
     standard = study.rows("exp10")
     for child in (r for r in runs if r.data.tags.get("wsvm.kind") == "model"):
-        parent = parents[child.data.tags["mlflow.parentRunId"]]
+        parent = parents[child.data.tags["wsvm.job_run"]]
+        assert child.data.tags["mlflow.parentRunId"] == parent.data.tags["mlflow.parentRunId"]
         if parent.data.params["experiment"] == "exp10":
             sel = standard[(standard.seed == int(parent.data.params["seed"]))
                            & (standard.model_index == int(child.data.params["model_index"]))]

@@ -11,6 +11,7 @@ from snakemake.utils import update_config
 from wsvm_span.study import catalog
 from wsvm_span.study import config as sc
 from wsvm_span.study import experiments as ex
+from wsvm_span.study import scheduling
 
 SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
 CONDA_ENV = "../../envs/wsvm-span.yaml"
@@ -88,10 +89,14 @@ def job_of(wildcards):
         raise WorkflowError(f"{path} is not a grid job of this config")
 
 
-def job_resources(wildcards):
-    """The job's scheduler hints: its kind's own estimate where it has one, else the grid job's."""
-    job = job_of(wildcards)
-    return getattr(ex.kind_of(job), "resources", sc.job_resources)(STUDY, job)
+def job_limits(wildcards, attempt):
+    """The job's scheduler limits for this attempt (doubled on every retry)."""
+    return scheduling.job_limits(STUDY, job_of(wildcards), attempt)
+
+
+def job_group(wildcards):
+    """pack<n> for a job too small for a cluster job of its own (a local run ignores groups)."""
+    return scheduling.job_group(job_of(wildcards))
 
 
 def chunk_files(experiment):

@@ -8,15 +8,22 @@ localrules:
 
 rule grid_chunk:
     # Kernel cache once, then every model of the chunk; rows written atomically at the end.
+    # On a cluster: a job killed for memory or time is resubmitted with doubled limits (attempt), and
+    # jobs of under a minute of compute share one cluster job (group pack<n>, wsvm_span.study.scheduling).
     output:
         ex.CHUNK_PATTERN,
     params:
         spec=lambda wildcards: job_of(wildcards).to_json(),
         runtime=CHUNK_ARGS,
     threads: 1
+    retries: 2
+    group:
+        job_group
     resources:
-        mem_mb=lambda wildcards: job_resources(wildcards)["mem_mb"],
-        runtime=lambda wildcards: job_resources(wildcards)["runtime"],
+        mem_mb=lambda wildcards, attempt: job_limits(wildcards, attempt)["mem_mb"],
+        runtime=lambda wildcards, attempt: job_limits(wildcards, attempt)["runtime"],
+    benchmark:
+        ex.CHUNK_BENCHMARK_PATTERN
     log:
         ex.CHUNK_LOG_PATTERN,
     conda:

@@ -232,6 +232,20 @@ FIGURES: tuple[Figure, ...] = (
 )
 
 
+#: how the study's MLflow experiments are laid out (the second part of each experiment's description)
+_MLFLOW_LAYOUT = ("One parent run per data set, variant and replicate; its children are the models (params: "
+                  "the hyperparameters; metrics: the estimators and the test error) and the jobs' own runs "
+                  "(tag wsvm.kind = job: provenance, timings). Compare the models of one data set in the "
+                  "table or chart view (e.g. span_rule and cv_error against test_error).")
+
+
+def mlflow_description(name: str) -> str:
+    """The description of the MLflow experiment of ``name`` (an experiment, or "summary")."""
+    if name == "summary":
+        return "The study's tables and figures (artifacts of the summary run) and the tracking overhead of its jobs."
+    return f"{name}: {EXPERIMENTS[name].title}. {_MLFLOW_LAYOUT}"
+
+
 def grid_experiments() -> tuple[str, ...]:
     """The experiments that run jobs (the others are views of their rows), in catalog order."""
     return tuple(name for name, e in EXPERIMENTS.items() if e.runs_jobs)

@@ -73,19 +73,22 @@ def log_summary(settings, rows: Sequence[str | Path], artifacts: Sequence[str | 
     tracking overhead as metrics (``settings``: the run-time settings, ``RuntimeSettings``). Idempotent:
     earlier summary runs of the study are deleted first."""
     from . import provenance
+    from .catalog import mlflow_description
     from .results_schema import read_rows
     from .tracking import KIND, Tracker, experiment_name
 
     tracking_uri, prefix, config_hash = settings.tracking_uri, settings.experiment_prefix, settings.config_hash
     tracker = Tracker(tracking_uri, settings.artifact_root, sqlite_wal=settings.sqlite_wal)
-    eid = tracker.experiment_id(experiment_name(prefix, "summary"))
+    eid = tracker.experiment_id(experiment_name(prefix, "summary"), mlflow_description("summary"))
+    frames = [read_rows(p) for p in rows]  # one file at a time: experiments of different row kinds
+    experiments = sorted({str(e) for df in frames for e in df["experiment"].unique()})
+    twins = sum(tracker.merge_dataset_twins(tracker.experiment_id(experiment_name(prefix, e))) for e in experiments)
     removed = tracker.delete_runs(tracker.search(eid, f"tags.`{KIND}` = 'summary'"))
     prov = rows_provenance(rows)
     overhead = tracking_overhead(prov)
-    frames = [read_rows(p) for p in rows]  # one file at a time: experiments of different row kinds
     metrics = {"n_jobs": overhead["jobs"], "n_models": sum(len(df) for df in frames),
                "grid_wall_s": overhead["wall_s"], "grid_tracking_s": overhead["tracking_s"],
-               "tracking_share": overhead["tracking_share"]}
+               "tracking_share": overhead["tracking_share"], "merged_dataset_twins": twins}
     params = {"config_hash": config_hash}
     for df in frames:
         for exp, sub in df.groupby("experiment"):

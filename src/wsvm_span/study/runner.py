@@ -23,7 +23,8 @@ from . import provenance
 from .config import RuntimeSettings, canonical_json
 from .experiments import kind_of
 from .results_schema import ROW_SCHEMAS, rows_to_table, write_rows_atomic
-from .tracking import COMPLETE, KEY, KIND, MODEL_INDEX, SLOT, Tracker, experiment_name
+from .catalog import mlflow_description
+from .tracking import COMPLETE, JOB_RUN, KEY, KIND, MODEL_INDEX, SLOT, Tracker, experiment_name
 
 __all__ = ["ChunkResult", "JobRuns", "run_chunk", "write_chunk"]
 
@@ -52,15 +53,22 @@ def _qp_solver_name(requested: str | None) -> str:
 
 
 class JobRuns:
-    """The MLflow runs of one job: deletes the runs of an earlier attempt of its slot, opens a parent run
-    (provenance tags, the kind's params), logs one finished child run per row (the kind's row params;
-    the numeric columns as metrics), checks at the end that there is exactly one child per row, and
-    marks the parent complete (or FAILED on error)."""
+    """The MLflow runs of one job (layout: ``study.tracking``): finds or creates its data set's parent run,
+    deletes the runs of an earlier attempt of its slot, opens the job run (provenance tags, the kind's
+    params), logs one finished model run per row under the data set's run (the kind's row params; the
+    numeric columns as metrics), checks at the end that the slot holds exactly the runs it logged, and
+    marks the job run complete (or FAILED on error)."""
 
-    def __init__(self, job, settings: RuntimeSettings, prepared, data_sha: str):
-        self.job, self.settings, self.kind = job, settings, kind_of(job)
-        self.tracker = Tracker(settings.tracking_uri, settings.artifact_root, sqlite_wal=settings.sqlite_wal)
-        self.experiment_id = self.tracker.experiment_id(experiment_name(settings.experiment_prefix, job.experiment))
+    def __init__(self, job, settings: RuntimeSettings, prepared, data_sha: str, tracker: Tracker):
+        self.job, self.settings, self.kind, self.tracker = job, settings, kind_of(job), tracker
+        self.experiment_id = self.tracker.experiment_id(experiment_name(settings.experiment_prefix, job.experiment),
+                                                        mlflow_description(job.experiment))
+        self.dataset_id = self.tracker.dataset_run(
+            self.experiment_id, job.dataset_slot,
+            params={"experiment": job.experiment, "dataset": job.dataset, "variant": job.variant, "seed": job.seed,
+                    "realization": job.realization},
+            tags={"config_hash": settings.config_hash})
+        self.children: list[str] = []  # the model runs this job logged
         removed = self.tracker.delete_slot(self.experiment_id, job.slot)
         if removed:
             log.info("%s: deleted %d runs of an earlier attempt", job.slot, removed)
@@ -77,7 +85,7 @@ class JobRuns:
             **{f"machine.{k}": v for k, v in provenance.machine_info().items()},
         }
         self.parent_id = self.tracker.create_run(self.experiment_id, run_name=job.slot, tags=tags,
-                                                 params=self.kind.run_params(job, prepared))
+                                                 params=self.kind.run_params(job, prepared), parent_id=self.dataset_id)
 
     @property
     def seconds(self) -> float:
@@ -87,18 +95,18 @@ class JobRuns:
         if not self.settings.child_runs:
             return
         idx = row["model_index"]
-        tags = {KIND: "model", SLOT: self.job.slot, MODEL_INDEX: idx, "code_version": self.code,
-                "config_hash": self.settings.config_hash}
+        tags = {KIND: "model", SLOT: self.job.slot, JOB_RUN: self.parent_id, MODEL_INDEX: idx,
+                "dataset": self.job.dataset, "code_version": self.code, "config_hash": self.settings.config_hash}
         tags.update({k: row[k] for k in ("engine", "qp_solver") if k in row})
         params = self.kind.row_params(self.job, row)
         metrics = {k: row[k] for k in self.numeric if k in row and k not in params}
-        self.tracker.create_run(self.experiment_id, run_name=f"{self.job.slot}/m{idx}", tags=tags, params=params,
-                                metrics=metrics, parent_id=self.parent_id, finished=True)
+        # named for the UI, where it shows under its data set's run
+        self.children.append(self.tracker.create_run(self.experiment_id, run_name=f"{self.job.dataset} m{idx}",
+                                                     tags=tags, params=params, metrics=metrics,
+                                                     parent_id=self.dataset_id, finished=True))
 
     def finish(self, rows: list[dict], timings: Mapping[str, float]) -> None:
-        if self.settings.child_runs:
-            self.tracker.check_children(self.experiment_id, self.job.slot, self.parent_id,
-                                        [r["model_index"] for r in rows])
+        self.tracker.check_slot(self.experiment_id, self.job.slot, self.parent_id, self.children)
         tags = {COMPLETE: "true"}
         tags.update({k: ",".join(sorted({str(r[k]) for r in rows})) for k in ("engine", "qp_solver")
                      if rows and k in rows[0]})
@@ -129,11 +137,16 @@ def run_chunk(job, output: str | Path | None, settings: RuntimeSettings | None =
     settings = settings or RuntimeSettings()
     kind = kind_of(job)
     t_start = time.perf_counter()
+    tracker = None
+    if settings.tracking_enabled and settings.tracking_uri:
+        # first: a store that does not answer fails the job (TrackingUnavailable) before anything is computed
+        tracker = Tracker(settings.tracking_uri, settings.artifact_root, sqlite_wal=settings.sqlite_wal)
+    t_prepare = time.perf_counter()
     prepared = kind.prepare(job, settings)
-    prepare_s = time.perf_counter() - t_start
+    prepare_s = time.perf_counter() - t_prepare
     data_sha = provenance.data_sha256(prepared.checksums)
 
-    runs = JobRuns(job, settings, prepared, data_sha) if settings.tracking_enabled and settings.tracking_uri else None
+    runs = JobRuns(job, settings, prepared, data_sha, tracker) if tracker is not None else None
     try:
         t0 = time.perf_counter()
         tracked_before = runs.seconds if runs else 0.0

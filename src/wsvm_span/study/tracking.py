@@ -1,26 +1,39 @@
-"""MLflow tracking for the study: robust to concurrent SQLite writers, idempotent per job.
+"""MLflow tracking for the study: robust to concurrent writers (SQLite or a tracking server), idempotent
+per job.
 
-Layout: one MLflow experiment per study experiment (``<study>/exp1``, ``<study>/exp2``, ``<study>/exp6``)
-plus ``<study>/summary``; a parent run per grid job with one child run per model; tables and figures
-as artifacts of the summary run.
+Layout: one MLflow experiment per study experiment (``<study>/exp1``, ...) plus ``<study>/summary``, each
+tagged as a model-training experiment (``mlflow.experimentKind``: MLflow 3 otherwise opens it in its GenAI
+view, where runs do not show) and described (``mlflow.note.content``). In each, a parent run per data set,
+variant and replicate (tag ``wsvm.dataset_slot``) whose children are the models of that data set (params:
+the hyperparameters; metrics: the estimators and the test error), so that the UI's table and chart views
+compare the models of one data set side by side; the jobs' own runs (provenance, timings) are children of
+the same parent. Tables and figures are artifacts of the summary run.
 
-Idempotency: every run of a job carries the tag ``wsvm.job_slot`` (experiment/dataset/weighting/
-seed-realization/chunk) and the parent run ``wsvm.job_key`` (slot + hash of the job spec) and
-``config_hash``.  A job first deletes every active run with its slot (a finished run of an earlier
-attempt, or the half-finished runs of a job that died), then logs anew, and at the end checks that
-exactly one child per model exists (removing any duplicate).  So the store mirrors ``results/``: one
-parent per chunk file and one child per row.
+Idempotency: every run of a job carries the tag ``wsvm.job_slot`` (experiment/dataset/variant/
+seed-realization/chunk), the job run ``wsvm.job_key`` (slot + hash of the job spec) and ``config_hash``.
+A job first deletes every active run with its slot (a finished run of an earlier attempt, or the runs of
+a job that was killed), then logs anew, and at the end checks that the slot holds exactly the runs it
+logged (removing any other, e.g. the twin of a request that a dropped connection made the client send
+twice). So the store mirrors ``results/``: one job run per chunk file and one model run per row.
+
+Data set runs without a step before the fan-out: the first job of a data set creates its parent run and
+looks again; of runs created at the same moment by two jobs, each job keeps the oldest it sees, and the
+summary step (:meth:`Tracker.merge_dataset_twins`) moves the children of any twin that survived to one
+parent.
 
 Concurrency: a SQLite store is created by the first job that needs it, under an exclusive file lock
-beside the database (:func:`_store_creation`), so alembic migrations never race and no workflow
-step has to run first; every call is retried with exponential backoff and jitter on "database is
-locked"/busy errors.
+beside the database (:func:`_store_creation`), so alembic migrations never race and no workflow step has
+to run first; every call is retried with exponential backoff and jitter on "database is locked"/busy
+errors and on a tracking server's connection errors (a server restarted mid-job is ridden out). A job
+first checks that the store answers (:meth:`Tracker.ensure_reachable`) and fails with a clear error,
+before computing anything, when it does not; the scheduler's retry takes it up.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 import random
 import time
 from contextlib import contextmanager
@@ -29,7 +42,9 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 __all__ = [
     "TRANSIENT_MARKERS",
+    "TrackingUnavailable",
     "is_transient",
+    "log_batches",
     "with_retries",
     "Tracker",
     "experiment_name",
@@ -62,6 +77,26 @@ KEY = "wsvm.job_key"
 KIND = "wsvm.kind"
 MODEL_INDEX = "wsvm.model_index"
 COMPLETE = "wsvm.complete"
+DATASET_SLOT = "wsvm.dataset_slot"
+JOB_RUN = "wsvm.job_run"
+PARENT = "mlflow.parentRunId"
+# MLflow 3's UI picks an experiment's view from this tag; without it a new experiment opens in the GenAI
+# view, where training runs do not show
+EXPERIMENT_KIND = "mlflow.experimentKind"
+MODEL_TRAINING = "custom_model_development"
+DESCRIPTION = "mlflow.note.content"
+# MLflow's log_batch limits per call: 1000 entries in all, of which at most 100 params and 100 tags
+BATCH_ENTRIES, BATCH_PARAMS, BATCH_TAGS = 1000, 100, 100
+# Pre-flight of a job against a tracking server: one request may take this long (a server whose database
+# is down answers only after ~100 s of its own reconnection attempts), and the check gives up after the
+# deadline, so that the job fails early and the scheduler's retry resubmits it.
+PREFLIGHT_REQUEST_S = 20
+PREFLIGHT_DEADLINE_S = 60
+PREFLIGHT_PAUSE_S = 5
+
+
+class TrackingUnavailable(RuntimeError):
+    """The tracking store does not answer (server down, database unreachable)."""
 
 
 def experiment_name(prefix: str, experiment: str) -> str:
@@ -165,6 +200,32 @@ def set_sqlite_wal(uri: str) -> str:
     return mode
 
 
+def log_batches(metrics: list, params: list, tags: list):
+    """Split metrics, params and tags into ``log_batch`` calls within MLflow's limits."""
+    metrics, params, tags = list(metrics), list(params), list(tags)
+    while metrics or params or tags:
+        p, t = params[:BATCH_PARAMS], tags[:BATCH_TAGS]
+        m = metrics[:BATCH_ENTRIES - len(p) - len(t)]
+        params, tags, metrics = params[len(p):], tags[len(t):], metrics[len(m):]
+        yield m, p, t
+
+
+@contextmanager
+def _http_budget(timeout_s: float, max_retries: int):
+    """Bound MLflow's HTTP client (its documented environment variables) for the calls inside."""
+    keys = {"MLFLOW_HTTP_REQUEST_TIMEOUT": str(int(timeout_s)), "MLFLOW_HTTP_REQUEST_MAX_RETRIES": str(max_retries)}
+    saved = {k: os.environ.get(k) for k in keys}
+    os.environ.update(keys)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def _fmt_param(v: Any) -> str:
     if isinstance(v, float):
         return repr(round(v, 10))
@@ -182,12 +243,15 @@ class Tracker:
         self.calls = 0
         self.uri = uri
         self.artifact_root = artifact_root
+        # With a tracking server, MLflow prints a link after every run it ends, fetching the run once more
+        # to do so: one request per run for a line nobody reads in a batch job.
+        os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
         with self.timed():
             from mlflow.tracking import MlflowClient  # heavy import: counted as overhead
 
             with _store_creation(uri, sqlite_wal):
                 self.client = MlflowClient(tracking_uri=uri)
-                self.client.search_experiments(max_results=1)  # opens (and, if new, creates) the store
+                self.ensure_reachable()  # opens (and, if new, creates) the store
         self._exp_ids: dict[str, str] = {}
 
     # -------------------------------------------------------------------------------- plumbing
@@ -204,9 +268,36 @@ class Tracker:
         with self.timed():
             return with_retries(fn, *args, **kwargs)
 
+    def ensure_reachable(self, deadline_s: float | None = None) -> None:
+        """Fail early, with a message that says what to check, when the store does not answer.
+
+        Each try is one bounded request; tries repeat for ``deadline_s`` (default
+        :data:`PREFLIGHT_DEADLINE_S`: a server being restarted, a SQLite database locked by a migration)."""
+        deadline_s = PREFLIGHT_DEADLINE_S if deadline_s is None else deadline_s
+        start = time.monotonic()
+        while True:
+            try:
+                with _http_budget(PREFLIGHT_REQUEST_S, max_retries=0):
+                    self.client.search_experiments(max_results=1)
+                return
+            except Exception as exc:  # noqa: BLE001 - reported below with the cause
+                if time.monotonic() - start + PREFLIGHT_PAUSE_S > deadline_s:
+                    server = self.uri.startswith(("http://", "https://"))
+                    hint = ("Is the tracking server running (scripts/local-cluster status) and is its database "
+                            "up? A server whose database is down answers HTTP 500 or not at all."
+                            if server else "Is the store's file or database reachable from this machine?")
+                    raise TrackingUnavailable(
+                        f"MLflow tracking store {self.uri} did not answer for {deadline_s:.0f} s: "
+                        f"{str(exc).splitlines()[0][:300]}. {hint} Nothing was computed; rerun the job "
+                        "(Snakemake's retry does) once the store is back.") from exc
+                log.warning("tracking store %s not answering (%s); trying again in %d s", self.uri,
+                            str(exc).splitlines()[0][:200], PREFLIGHT_PAUSE_S)
+                time.sleep(PREFLIGHT_PAUSE_S)
+
     # ----------------------------------------------------------------------------- experiments
-    def experiment_id(self, name: str) -> str:
-        """Id of the experiment ``name``, created (or restored when deleted) if needed; race-safe."""
+    def experiment_id(self, name: str, description: str | None = None) -> str:
+        """Id of the experiment ``name``, created (or restored when deleted) if needed; race-safe. The
+        experiment is tagged as model training (MLflow 3's runs view) and, with ``description``, described."""
         if name in self._exp_ids:
             return self._exp_ids[name]
 
@@ -215,13 +306,17 @@ class Tracker:
             if exp is not None:
                 if exp.lifecycle_stage == "deleted":
                     self.client.restore_experiment(exp.experiment_id)
+                if exp.tags.get(EXPERIMENT_KIND) != MODEL_TRAINING or (
+                        description and exp.tags.get(DESCRIPTION) != description):
+                    self._describe(exp.experiment_id, description)
                 return exp.experiment_id
             location = None
             if self.artifact_root:
                 safe = name.replace("/", "_")
                 location = (Path(self.artifact_root) / safe).resolve().as_uri()
             try:
-                return self.client.create_experiment(name, artifact_location=location)
+                tags = {EXPERIMENT_KIND: MODEL_TRAINING, **({DESCRIPTION: description} if description else {})}
+                return self.client.create_experiment(name, artifact_location=location, tags=tags)
             except Exception as exc:  # another process created it first
                 if "already exists" in str(exc).lower() or "RESOURCE_ALREADY_EXISTS" in str(exc):
                     exp = self.client.get_experiment_by_name(name)
@@ -233,10 +328,15 @@ class Tracker:
         self._exp_ids[name] = eid
         return eid
 
-    def init_store(self, names: Iterable[str]) -> dict[str, str]:
-        """The experiments ``names`` in the store (created when missing; the store itself is created
-        when the tracker opens it)."""
-        return {n: self.experiment_id(n) for n in names}
+    def _describe(self, experiment_id: str, description: str | None) -> None:
+        self.client.set_experiment_tag(experiment_id, EXPERIMENT_KIND, MODEL_TRAINING)
+        if description:
+            self.client.set_experiment_tag(experiment_id, DESCRIPTION, description)
+
+    def init_store(self, names: Iterable[str], descriptions: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The experiments ``names`` in the store (created when missing, described by ``descriptions``
+        (name -> text); the store itself is created when the tracker opens it)."""
+        return {n: self.experiment_id(n, (descriptions or {}).get(n)) for n in names}
 
     # ------------------------------------------------------------------------------------ runs
     def search(self, experiment_id: str, filter_string: str) -> list:
@@ -266,63 +366,98 @@ class Tracker:
         """Delete every active run (parents and children) of a job slot; returns how many."""
         return self.delete_runs(self.search(experiment_id, f"tags.`{SLOT}` = '{slot}'"))
 
+    def dataset_run(self, experiment_id: str, slot: str, params: Mapping[str, Any],
+                    tags: Mapping[str, Any] | None = None) -> str:
+        """The parent run of one data set slot (experiment/dataset/variant/seed-realization), created when
+        missing. After creating one it looks again and keeps the oldest it sees (deleting its own when
+        another job's is older), so two jobs that both found none mostly end with one; a twin that
+        survives a simultaneous start is merged by :meth:`merge_dataset_twins`."""
+        query = f"tags.`{DATASET_SLOT}` = '{slot}' and tags.`{KIND}` = 'dataset'"
+        found = self.search(experiment_id, query)
+        if not found:
+            own = self.create_run(experiment_id, run_name=slot.split("/", 1)[1],
+                                  tags={KIND: "dataset", DATASET_SLOT: slot, **(tags or {})},
+                                  params=params, finished=True)
+            found = self.search(experiment_id, query)
+            oldest = _oldest(found)
+            if oldest.info.run_id != own:
+                self.delete_runs([r for r in found if r.info.run_id == own])
+            return oldest.info.run_id
+        return _oldest(found).info.run_id
+
+    def merge_dataset_twins(self, experiment_id: str) -> int:
+        """Give every data set slot one parent run: the children of a twin (see :meth:`dataset_run`) move
+        to the oldest parent of their slot, and the twin is deleted. Returns how many twins it merged."""
+        by_slot: dict[str, list] = {}
+        for run in self.search(experiment_id, f"tags.`{KIND}` = 'dataset'"):
+            by_slot.setdefault(run.data.tags.get(DATASET_SLOT, ""), []).append(run)
+        merged = 0
+        for runs in by_slot.values():
+            keep = _oldest(runs).info.run_id
+            for twin in runs:
+                if twin.info.run_id == keep:
+                    continue
+                for child in self.search(experiment_id, f"tags.`{PARENT}` = '{twin.info.run_id}'"):
+                    self.call(self.client.set_tag, child.info.run_id, PARENT, keep)
+                merged += self.delete_runs([twin])
+        if merged:
+            log.info("merged %d twin data set runs", merged)
+        return merged
+
     def create_run(self, experiment_id: str, run_name: str, tags: Mapping[str, Any],
                    params: Mapping[str, Any] | None = None, metrics: Mapping[str, float] | None = None,
                    parent_id: str | None = None, finished: bool = False) -> str:
-        """Create a run with tags, params and metrics: create_run + one log_batch (+ set_terminated)."""
-        from mlflow.entities import Metric, Param
-
+        """Create a run with tags, params and metrics: create_run + log_batch (one call within MLflow's
+        limits, which a model's row is) + set_terminated: three requests per run."""
         tags = {k: str(v) for k, v in tags.items()}
         if parent_id:
-            tags["mlflow.parentRunId"] = parent_id
+            tags[PARENT] = parent_id
         run = self.call(self.client.create_run, experiment_id, tags=tags, run_name=run_name)
         run_id = run.info.run_id
-        now = int(time.time() * 1000)
-        batch_metrics = [Metric(k, float(v), now, 0) for k, v in (metrics or {}).items()
-                         if v is not None and math.isfinite(float(v))]
-        batch_params = [Param(k, _fmt_param(v)) for k, v in (params or {}).items()]
-        # MLflow's log_batch limits: 1000 metrics and 100 params per call
-        while batch_metrics or batch_params:
-            self.call(self.client.log_batch, run_id, metrics=batch_metrics[:1000], params=batch_params[:100])
-            batch_metrics, batch_params = batch_metrics[1000:], batch_params[100:]
+        self.log_metrics(run_id, metrics or {}, params=params)
         if finished:
             self.call(self.client.set_terminated, run_id, "FINISHED")
         return run_id
 
-    def log_metrics(self, run_id: str, metrics: Mapping[str, float], tags: Mapping[str, Any] | None = None):
-        from mlflow.entities import Metric, RunTag
+    def log_metrics(self, run_id: str, metrics: Mapping[str, float], tags: Mapping[str, Any] | None = None,
+                    params: Mapping[str, Any] | None = None) -> None:
+        """Log metrics (NaN/inf and None dropped), params and tags in as few ``log_batch`` calls as
+        MLflow's limits allow."""
+        from mlflow.entities import Metric, Param, RunTag
 
         now = int(time.time() * 1000)
-        self.call(self.client.log_batch, run_id,
-                  metrics=[Metric(k, float(v), now, 0) for k, v in metrics.items()
-                           if v is not None and math.isfinite(float(v))],
-                  tags=[RunTag(k, str(v)) for k, v in (tags or {}).items()])
+        batches = log_batches(
+            [Metric(k, float(v), now, 0) for k, v in metrics.items() if v is not None and math.isfinite(float(v))],
+            [Param(k, _fmt_param(v)) for k, v in (params or {}).items()],
+            [RunTag(k, str(v)) for k, v in (tags or {}).items()])
+        for m, p, t in batches:
+            self.call(self.client.log_batch, run_id, metrics=m, params=p, tags=t)
 
     def terminate(self, run_id: str, status: str = "FINISHED") -> None:
         self.call(self.client.set_terminated, run_id, status)
 
-    def check_children(self, experiment_id: str, slot: str, parent_id: str, expected: Iterable[int]) -> int:
-        """Make the job's children exactly one per expected model index: delete duplicates (e.g. from
-        a retried call that had in fact succeeded) and stray runs; raise if a model is missing."""
-        expected = set(int(i) for i in expected)
-        runs = self.search(experiment_id, f"tags.`{SLOT}` = '{slot}' and tags.`{KIND}` = 'model'")
-        keep: dict[int, Any] = {}
-        extra = []
-        for run in sorted(runs, key=lambda r: r.info.start_time or 0):
-            idx = run.data.tags.get(MODEL_INDEX)
-            parent = run.data.tags.get("mlflow.parentRunId")
-            if idx is None or parent != parent_id or int(idx) not in expected or int(idx) in keep:
-                extra.append(run)
-            else:
-                keep[int(idx)] = run
+    def check_slot(self, experiment_id: str, slot: str, job_run_id: str, children: Iterable[str]) -> int:
+        """Make the slot's runs exactly the job run and the model runs this job logged (``children``: their
+        run ids): delete any other run of the slot, such as the twin of a create_run that
+        a dropped connection made the client send twice, or a run of an earlier attempt; raise if a
+        logged run is missing."""
+        children = list(children)
+        keep = {job_run_id, *children}
+        runs = self.search(experiment_id, f"tags.`{SLOT}` = '{slot}'")
+        extra = [r for r in runs if r.info.run_id not in keep]
         if extra:
-            log.warning("removing %d duplicate/stray child runs of %s", len(extra), slot)
+            log.warning("removing %d duplicate/stray runs of %s", len(extra), slot)
             self.delete_runs(extra)
-        missing = expected - set(keep)
+        missing = keep - {r.info.run_id for r in runs}
         if missing:
-            raise RuntimeError(f"{slot}: {len(missing)} child runs missing after logging")
-        return len(keep)
+            raise RuntimeError(f"{slot}: {len(missing)} of its runs are missing from the store after logging")
+        return len(children)
 
     def log_artifacts(self, run_id: str, files: Iterable[str | Path], artifact_path: str | None = None):
         for f in files:
             self.call(self.client.log_artifact, run_id, str(f), artifact_path)
+
+
+def _oldest(runs):
+    """The run created first (ties: the smaller id), the one every job and the summary agree on."""
+    return min(runs, key=lambda r: (r.info.start_time or 0, r.info.run_id))

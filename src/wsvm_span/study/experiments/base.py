@@ -36,8 +36,8 @@ from wsvm_span.data import DATASETS
 
 from ..config.loading import ConfigError, canonical_json
 
-__all__ = ["CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "JobIdentity", "SplitProblem", "WARM_UP_PER_CLASS", "chunk_path",
-           "evaluate_models", "job_slot", "replicates", "warm_up_indices"]
+__all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "JobIdentity", "SplitProblem", "WARM_UP_PER_CLASS", "chunk_path",
+           "dataset_slot", "evaluate_models", "job_slot", "replicates", "warm_up_indices"]
 
 #: points per class of a job's warm-up problem: enough for LIBSVM, the span QPs, two CV folds, a LOO
 WARM_UP_PER_CLASS = 12
@@ -46,15 +46,22 @@ WARM_UP_PER_CLASS = 12
 #: directory); the third component is the job's variant (for a weight grid: its weighting scheme)
 CHUNK_PATTERN = "results/{experiment}/{dataset}/{weighting}/chunk-{chunk}.parquet"
 CHUNK_LOG_PATTERN = "results/logs/{experiment}/{dataset}/{weighting}/chunk-{chunk}.log"
+#: Snakemake's benchmark of a job (wall time, max RSS, CPU time)
+CHUNK_BENCHMARK_PATTERN = "results/benchmarks/{experiment}/{dataset}/{weighting}/chunk-{chunk}.tsv"
 
 
 def chunk_path(experiment: str, dataset: str, variant: str, chunk: int) -> str:
     return CHUNK_PATTERN.format(experiment=experiment, dataset=dataset, weighting=variant, chunk=chunk)
 
 
+def dataset_slot(experiment, dataset, variant, seed, realization) -> str:
+    """One replicate of one data set and variant in the study (the MLflow parent run of its models)."""
+    return f"{experiment}/{dataset}/{variant}/s{seed}-r{realization}"
+
+
 def job_slot(experiment, dataset, variant, seed, realization, chunk) -> str:
     """The job's place in the study, independent of the config's other settings."""
-    return f"{experiment}/{dataset}/{variant}/s{seed}-r{realization}/chunk-{chunk}"
+    return f"{dataset_slot(experiment, dataset, variant, seed, realization)}/chunk-{chunk}"
 
 
 class JobIdentity:
@@ -76,6 +83,10 @@ class JobIdentity:
     def log_path(self) -> str:
         return CHUNK_LOG_PATTERN.format(experiment=self.experiment, dataset=self.dataset, weighting=self.variant,
                                         chunk=self.chunk)
+
+    @property
+    def dataset_slot(self) -> str:
+        return dataset_slot(self.experiment, self.dataset, self.variant, self.seed, self.realization)
 
     @property
     def slot(self) -> str:

@@ -1,0 +1,392 @@
+"""The cluster path for real: the test configuration through SLURM (the project's one-node cluster,
+``scripts/local-cluster``) with every grid job logging to the MLflow tracking server, against a local run
+of the same configuration (``snakemake --cores 2``, SQLite store).
+
+While the cluster run is in flight (at least 8 SLURM jobs at once) one grid job is killed with scancel
+after it has logged some of its models, and the tracking server is restarted; Snakemake's retry
+resubmits the killed job. Then: the same rows and estimators as the local run, exactly one run per
+model on the server, a rerun that does nothing, a lost chunk that a rerun resumes, a job that meets a
+database that is down (a clear error, then the retry succeeds), and jobs killed for memory and time
+that come back with doubled limits. Marked ``cluster``: ``make test-cluster`` (Debian, root)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from test_workflow_helpers import REPO, SNAKEMAKE, data_mirror, explain, snakemake, workflow_env
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(3600)]
+
+PROFILE = REPO / "workflow" / "profiles" / "slurm"
+# every grid job its own SLURM job (no packing), so that the 11 jobs of the config run at once
+UNPACKED = ["--group-components", *(f"pack{n}=1" for n in (2, 4, 8, 16, 32, 64, 128))]
+# the executor's first status query after 5 s instead of 40 s (a real site keeps the default)
+FAST_STATUS = ["--slurm-init-seconds-before-status-checks", "5"]
+KEY = ["experiment", "dataset", "seed", "realization", "model_index"]
+# the row files and tables of the test config (weight grids, and Experiment 10's standard SVMs)
+ROW_FILES = (("exp1", "exp2", "exp6"), ("exp10",))
+TABLES = ("table2", "table3", "table4", "table5", "table6", "loo_agreement", "exp6_summary", "exp10_selection",
+          "exp10_diameters", "exp10_cost")
+TIMING = re.compile(r"^t_|_over_")  # timings and their ratios differ from run to run
+
+
+def squeue(*fields: str) -> list[list[str]]:
+    res = subprocess.run(["squeue", "-h", "-o", " ".join(f"%{f}" for f in fields)], capture_output=True, text=True)
+    return [line.split() for line in res.stdout.splitlines() if line.strip()]
+
+
+def sacct_states(job_ids) -> dict[str, str]:
+    res = subprocess.run(["sacct", "-n", "-P", "-X", "-o", "JobID,State", "-j", ",".join(map(str, job_ids))],
+                         capture_output=True, text=True, check=True)
+    return dict(line.split("|")[:2] for line in res.stdout.splitlines() if line)
+
+
+def active_runs(uri: str, prefix: str, deleted: bool = False) -> list:
+    from mlflow.entities import ViewType
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    exps = [e.experiment_id for e in client.search_experiments(filter_string=f"name LIKE '{prefix}/%'")]
+    view = ViewType.DELETED_ONLY if deleted else ViewType.ACTIVE_ONLY
+    return client.search_runs(exps, run_view_type=view, max_results=50000)
+
+
+class Disruptor(threading.Thread):
+    """Watches the cluster run: counts SLURM jobs in flight, kills the exp2 grid job (6 models) with
+    scancel once the server shows some but not all of its models, then restarts the tracking server."""
+
+    def __init__(self, cluster, prefix: str, workdir: Path):
+        super().__init__(daemon=True)
+        self.cluster, self.prefix, self.workdir = cluster, prefix, workdir
+        self.max_running = self.max_in_flight = 0
+        self.killed_job = self.killed_slot = None
+        self.models_logged_when_killed = 0
+        self.restart_down_s = None
+        self.running_during_restart = 0
+        self.error = None
+        self.done = threading.Event()
+
+    def _logs_naming(self, output: str) -> list[str]:
+        return [p.stem for p in (self.workdir / "results" / "logs" / "slurm").rglob("*.log")
+                if output in p.read_text(errors="replace")]
+
+    def run(self):
+        try:
+            from wsvm_span.study.tracking import KIND, SLOT
+
+            while not self.done.is_set():
+                jobs = squeue("i", "T")
+                running = sum(state == "RUNNING" for _, state in jobs)
+                self.max_running = max(self.max_running, running)
+                self.max_in_flight = max(self.max_in_flight, len(jobs))
+                if self.killed_job is None:
+                    runs = active_runs(self.cluster.tracking_uri, self.prefix)
+                    models = [r for r in runs if r.data.tags.get(KIND) == "model"
+                              and r.data.tags.get(SLOT, "").startswith("exp2/")]
+                    if 0 < len(models) < 6:
+                        slot = models[0].data.tags[SLOT]
+                        ids = self._logs_naming("results/exp2/parkinson_speech/sigmoid/chunk-0.parquet")
+                        live = {i for i, state in jobs if state == "RUNNING"}
+                        target = [i for i in ids if i in live]
+                        if target:
+                            subprocess.run(["scancel", target[0]], check=True)
+                            self.killed_job, self.killed_slot = target[0], slot
+                            self.models_logged_when_killed = len(models)
+                elif self.restart_down_s is None and running >= 2:
+                    self.running_during_restart = running
+                    self.restart_down_s = self.cluster.restart("mlflow")
+                time.sleep(0.3)
+        except Exception as exc:  # noqa: BLE001 - reported by the test
+            self.error = exc
+
+
+def _config(tmp: Path, name: str, tracking_uri: str | None) -> Path:
+    cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    cfg["study"] = name
+    mirror = data_mirror()
+    cfg["data"]["mirror"] = str(mirror) if mirror else None
+    cfg["chunk_size"] = 2                               # exp1: 5 jobs of 2 models (9 in all)
+    cfg["experiments"]["exp2"]["chunk_size"] = 6        # exp2: 1 job of 6 models (the one killed)
+    cfg["experiments"]["exp6"]["chunk_size"] = 2        # exp6: 5 jobs
+    # exp10: one job per replicate (2)
+    cfg["resources"] = {"mem_mb_min": 1000}
+    cfg["tracking"] = {"uri": tracking_uri}
+    path = tmp / "cluster-test.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+class Runs:
+    def __init__(self, cluster_dir: Path, local_dir: Path, config: Path, env: dict, prefix: str, cluster,
+                 disruptor: Disruptor, cluster_res, wall_s: float):
+        from wsvm_span.study import config as sc
+        from wsvm_span.study.experiments import plan_jobs
+
+        self.cluster_dir, self.local_dir, self.config, self.env = cluster_dir, local_dir, config, env
+        self.prefix, self.cluster, self.disruptor, self.cluster_res, self.wall_s = (
+            prefix, cluster, disruptor, cluster_res, wall_s)
+        self.jobs = plan_jobs(sc.load_config(config))
+        self.n_models = sum(j.n_models for j in self.jobs)
+        self.n_datasets = len({j.dataset_slot for j in self.jobs})
+
+    def slurm(self, *extra: str, timeout: int = 1800):
+        return snakemake(["--profile", PROFILE, "--configfile", self.config, *FAST_STATUS, *UNPACKED, *extra],
+                         self.cluster_dir, self.env, timeout=timeout)
+
+    def rows(self, workdir: Path, experiments) -> pd.DataFrame:
+        df = pd.concat([pd.read_parquet(workdir / "results" / e / "rows.parquet") for e in experiments])
+        return df.sort_values(KEY).reset_index(drop=True)
+
+    def server_runs(self, deleted: bool = False) -> list:
+        return active_runs(self.cluster.tracking_uri, self.prefix, deleted)
+
+
+@pytest.fixture(scope="module")
+def runs(local_cluster, tmp_path_factory) -> Runs:
+    prefix = f"wsvm-span-cluster-{int(time.time())}"  # a fresh set of experiments on the shared server
+    cluster_dir = tmp_path_factory.mktemp("cluster")
+    local_dir = tmp_path_factory.mktemp("local")
+    config = _config(cluster_dir, prefix, local_cluster.tracking_uri)
+    env = workflow_env(tmp_path_factory.mktemp("pycache"))
+
+    disruptor = Disruptor(local_cluster, prefix, cluster_dir)
+    disruptor.start()
+    t0 = time.monotonic()
+    res = snakemake(["--profile", PROFILE, "--configfile", config, *FAST_STATUS, *UNPACKED],
+                    cluster_dir, env, timeout=1800)
+    wall_s = time.monotonic() - t0
+    disruptor.done.set()
+    disruptor.join(60)
+    assert disruptor.error is None, disruptor.error
+    assert res.returncode == 0, explain(res)
+
+    local_config = _config(local_dir, prefix, None)  # the same config, logged to a local SQLite store
+    res_local = snakemake(["--cores", "2", "--configfile", local_config], local_dir, env, timeout=1800)
+    assert res_local.returncode == 0, explain(res_local)
+    r = Runs(cluster_dir, local_dir, config, env, prefix, local_cluster, disruptor, res, wall_s)
+    print(f"\ncluster start {local_cluster.start_s:.0f} s; SLURM run {wall_s:.0f} s; "
+          f"max {disruptor.max_running} running / {disruptor.max_in_flight} in flight; "
+          f"killed job {disruptor.killed_job} after {disruptor.models_logged_when_killed} models; "
+          f"server down {disruptor.restart_down_s} s with {disruptor.running_during_restart} jobs running")
+    return r
+
+
+def test_at_least_eight_jobs_ran_at_once(runs):
+    assert len(runs.jobs) >= 8
+    assert runs.disruptor.max_running >= 8
+
+
+def assert_same_rows(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    assert len(a) == len(b) and list(a.columns) == list(b.columns)
+    for col in a.columns:
+        if TIMING.search(col):
+            continue  # wall-clock timings differ from run to run
+        x, y = a[col].to_numpy(), b[col].to_numpy()
+        if x.dtype.kind == "f":
+            assert np.array_equal(x, y, equal_nan=True), col
+        else:
+            assert (x == y).all(), col
+
+
+def test_same_rows_and_estimators_as_the_local_run(runs):
+    n = 0
+    for experiments in ROW_FILES:
+        cluster, local = runs.rows(runs.cluster_dir, experiments), runs.rows(runs.local_dir, experiments)
+        assert_same_rows(cluster, local)
+        n += len(cluster)
+    assert n == runs.n_models
+    for name in TABLES:
+        ta = pd.read_csv(runs.cluster_dir / "results" / "tables" / f"{name}.csv")
+        tb = pd.read_csv(runs.local_dir / "results" / "tables" / f"{name}.csv")
+        timings = [c for c in ta.columns if TIMING.search(c)]
+        pd.testing.assert_frame_equal(ta.drop(columns=timings), tb.drop(columns=timings), check_exact=True)
+
+
+def test_server_holds_exactly_the_local_runs(runs):
+    from mlflow.entities import ViewType
+    from mlflow.tracking import MlflowClient
+
+    server = runs.server_runs()
+    local_client = MlflowClient(f"sqlite:///{runs.local_dir / 'results' / 'mlflow.db'}")
+    exps = [e.experiment_id for e in local_client.search_experiments(filter_string=f"name LIKE '{runs.prefix}/%'")]
+    local = local_client.search_runs(exps, run_view_type=ViewType.ACTIVE_ONLY, max_results=50000)
+
+    def by_kind(rs, kind):
+        return [r for r in rs if r.data.tags.get("wsvm.kind") == kind]
+
+    for kind, n in (("model", runs.n_models), ("job", len(runs.jobs)), ("dataset", runs.n_datasets),
+                    ("summary", 1)):
+        assert len(by_kind(server, kind)) == len(by_kind(local, kind)) == n, kind
+    assert len(server) == runs.n_models + len(runs.jobs) + runs.n_datasets + 1
+    assert all(r.info.status == "FINISHED" for r in server)
+
+    def models(rs):
+        out = {}
+        for r in by_kind(rs, "model"):
+            key = (r.data.tags["wsvm.job_slot"], int(r.data.tags["wsvm.model_index"]))
+            assert key not in out, f"duplicate model run {key}"
+            out[key] = r
+        return out
+
+    ms, ml = models(server), models(local)
+    assert set(ms) == set(ml) and len(ms) == runs.n_models
+    for key, r in ms.items():
+        assert r.data.params == ml[key].data.params, key
+        metrics = {k: v for k, v in r.data.metrics.items() if not TIMING.search(k)}
+        assert metrics == {k: v for k, v in ml[key].data.metrics.items() if not TIMING.search(k)}, key
+        assert r.data.tags["mlflow.parentRunId"] in {d.info.run_id for d in by_kind(server, "dataset")}
+
+
+def test_scancelled_job_was_resubmitted_and_left_one_run_per_model(runs):
+    d = runs.disruptor
+    assert d.killed_job is not None, "no job was caught mid-run"
+    assert 0 < d.models_logged_when_killed < 6
+    assert sacct_states([d.killed_job])[d.killed_job].startswith("CANCELLED")
+    # the killed attempt's runs were logged, then deleted by the retry, which logged each model once
+    deleted = [r for r in runs.server_runs(deleted=True) if r.data.tags.get("wsvm.job_slot") == d.killed_slot]
+    assert sum(r.data.tags.get("wsvm.kind") == "model" for r in deleted) >= d.models_logged_when_killed
+    live = [r for r in runs.server_runs() if r.data.tags.get("wsvm.job_slot") == d.killed_slot]
+    assert sorted(int(r.data.tags["wsvm.model_index"]) for r in live if r.data.tags["wsvm.kind"] == "model") == list(range(6))
+    assert sum(r.data.tags["wsvm.kind"] == "job" for r in live) == 1
+
+
+def test_server_restart_during_the_run_lost_nothing(runs):
+    d = runs.disruptor
+    assert d.restart_down_s is not None and d.running_during_restart >= 2
+    assert len([r for r in runs.server_runs() if r.data.tags.get("wsvm.kind") == "model"]) == runs.n_models
+
+
+def test_slurm_logs_and_benchmarks(runs):
+    logs = list((runs.cluster_dir / "results" / "logs" / "slurm").rglob("*.log"))
+    assert len(logs) >= len(runs.jobs) + 1  # one per SLURM job, the killed one included
+    for job in runs.jobs:
+        bench = runs.cluster_dir / "results" / "benchmarks" / Path(job.path).relative_to("results").with_suffix(".tsv")
+        table = pd.read_csv(bench, sep="\t")
+        assert table["s"].iloc[0] > 0 and table["max_rss"].iloc[0] > 0
+
+
+def test_rerun_does_nothing(runs):
+    before = sorted(r.info.run_id for r in runs.server_runs())
+    res = runs.slurm()
+    assert res.returncode == 0, explain(res)
+    assert "Nothing to be done" in res.stdout + res.stderr
+    assert sorted(r.info.run_id for r in runs.server_runs()) == before
+
+
+def test_tiny_jobs_are_packed_into_one_slurm_job(runs):
+    """The profile as shipped (packing on): Experiment 6's jobs, lost, come back in one SLURM job per pack,
+    with the same rows, and the server keeps one run per model."""
+    from wsvm_span.study import scheduling
+
+    exp6 = [j for j in runs.jobs if j.experiment == "exp6"]
+    groups = {scheduling.job_group(j) for j in exp6}
+    assert None not in groups and len(groups) < len(exp6)
+    before = runs.rows(runs.cluster_dir, ROW_FILES[0])
+    models_before = sorted(r.info.run_id for r in runs.server_runs() if r.data.tags.get("wsvm.kind") == "dataset")
+    for job in exp6:
+        _drop_chunk(runs, job)
+    res = snakemake(["--profile", PROFILE, "--configfile", runs.config, *FAST_STATUS], runs.cluster_dir, runs.env,
+                    timeout=1800)
+    assert res.returncode == 0, explain(res)
+    submitted = re.findall(r"submitted with SLURM jobid (\d+)", res.stdout + res.stderr)
+    assert len(submitted) == len(groups), res.stdout[-3000:]
+    assert_same_rows(runs.rows(runs.cluster_dir, ROW_FILES[0]), before)
+    server = runs.server_runs()
+    assert sum(r.data.tags.get("wsvm.kind") == "model" for r in server) == runs.n_models
+    assert sorted(r.info.run_id for r in server if r.data.tags.get("wsvm.kind") == "dataset") == models_before
+
+
+def _drop_chunk(runs, job):
+    results = runs.cluster_dir / "results"
+    for path in [runs.cluster_dir / job.path, results / "mlflow-summary.json", *results.glob("*/rows.parquet")]:
+        path.unlink(missing_ok=True)
+
+
+def test_database_down_at_job_start_fails_clearly_and_the_retry_succeeds(runs):
+    job = next(j for j in runs.jobs if j.experiment == "exp1")
+    _drop_chunk(runs, job)
+    log = runs.cluster_dir / job.log_path
+    assert subprocess.run([str(REPO / "scripts" / "local-cluster"), "stop", "postgres"]).returncode == 0
+    proc = subprocess.Popen([str(a) for a in [
+        SNAKEMAKE, "--snakefile", REPO / "Snakefile", "--directory",
+        runs.cluster_dir, "--profile", PROFILE, "--configfile", runs.config, *FAST_STATUS, *UNPACKED]],
+        cwd=runs.cluster_dir, env=runs.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while "did not answer" not in (log.read_text(errors="replace") if log.exists() else ""):
+            assert proc.poll() is None and time.monotonic() < deadline, "the job never reported the outage"
+            time.sleep(1)
+        first_attempt = log.read_text(errors="replace")
+    finally:
+        res = subprocess.run([str(REPO / "scripts" / "local-cluster"), "start"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    out, _ = proc.communicate(timeout=1200)
+    assert proc.returncode == 0, out[-6000:]
+    assert "TrackingUnavailable" in first_attempt and "scripts/local-cluster status" in first_attempt
+    assert "Nothing was computed" in first_attempt
+    # the retry: by the main Snakemake (a new SLURM job), or, for a group job, by the Snakemake inside it
+    slurm_logs = [Path(p) for p in re.findall(r"SLURM jobid \d+ \(log: ([^)]+)\)", out)]
+    assert slurm_logs, out[-4000:]
+    assert any("Trying to restart job" in text for text in [out, *(p.read_text() for p in slurm_logs)])
+    models = [r for r in runs.server_runs() if r.data.tags.get("wsvm.job_slot") == job.slot
+              and r.data.tags.get("wsvm.kind") == "model"]
+    assert sorted(int(r.data.tags["wsvm.model_index"]) for r in models) == list(range(job.model_start, job.model_stop))
+
+
+HOG = "import sys, time\nb = b'x' * (int(sys.argv[1]) * 2**20)\ntime.sleep(float(sys.argv[2]))\n"
+# The memory rule holds 600 MB next to the job's own Snakemake (~300 MB): over 600 MB, under 1200 MB.
+# The time rule ends 95 s after its SLURM job started (whatever its start-up took): slurmctld checks
+# limits every 30 s, so a 1-minute job is killed by 90 s and a 2-minute one is not.
+MEMORY_TIME_SNAKEFILE = """
+from wsvm_span.study.scheduling import scaled_for_attempt
+
+rule all:
+    input: "memory.done", "time.done"
+
+rule memory:
+    output: "memory.done"
+    retries: 1
+    resources:
+        mem_mb=lambda wc, attempt: scaled_for_attempt({"mem_mb": 600}, attempt)["mem_mb"],
+        runtime=5,
+    shell: "python hog.py 600 15 && touch {output}"
+
+rule time:
+    output: "time.done"
+    retries: 1
+    resources:
+        mem_mb=1000,
+        runtime=lambda wc, attempt: scaled_for_attempt({"runtime": 1}, attempt)["runtime"],
+    shell: "sleep $(( $(date -d $(squeue -h -j $SLURM_JOB_ID -o %S) +%s) + 95 - $(date +%s) )) && touch {output}"
+"""
+
+
+def test_jobs_killed_for_memory_or_time_come_back_bigger(runs, tmp_path):
+    (tmp_path / "Snakefile").write_text(MEMORY_TIME_SNAKEFILE)
+    (tmp_path / "hog.py").write_text(HOG)
+    res = subprocess.run([str(SNAKEMAKE), "--profile", str(PROFILE), *FAST_STATUS],
+                         cwd=tmp_path, env=runs.env, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, explain(res)
+    assert (tmp_path / "memory.done").is_file() and (tmp_path / "time.done").is_file()
+    ids = re.findall(r"submitted with SLURM jobid (\d+)", res.stdout + res.stderr)
+    assert len(ids) == 4  # two attempts each
+    res = subprocess.run(["sacct", "-n", "-P", "-X", "-o", "JobID,State,ReqMem,Timelimit", "-j", ",".join(ids)],
+                         capture_output=True, text=True, check=True)
+    states = {(mem, limit): state.split()[0] for _, state, mem, limit in
+              (line.split("|") for line in res.stdout.splitlines())}
+    # memory: over its 300 MB the job is killed (FAILED with OverMemoryKill, OUT_OF_MEMORY with cgroups)
+    assert states[("600M", "00:05:00")] in ("FAILED", "OUT_OF_MEMORY")
+    assert states[("1200M", "00:05:00")] == "COMPLETED"
+    assert states[("1000M", "00:01:00")] == "TIMEOUT"
+    assert states[("1000M", "00:02:00")] == "COMPLETED"
+    logs = "".join(p.read_text() for p in (tmp_path / "results" / "logs" / "slurm").rglob("*.log"))
+    assert "exceeded memory limit" in logs.lower() or "oom" in logs.lower()
