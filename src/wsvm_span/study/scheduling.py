@@ -58,11 +58,16 @@ def _calibration():
 
 def expected_job_seconds(job) -> float:
     """Expected one-core compute time of a job: the larger of the shipped calibration's projection and the
-    rough time model's."""
+    rough time model's, or the projection alone for a kind that prices its own jobs (``calibrated_seconds``;
+    its data sets need not be in the data registry)."""
     from .config.cost import estimated_seconds
     from .config.estimate import job_seconds
+    from .experiments import kind_of
 
-    return max(job_seconds(job, _calibration()), estimated_seconds(job))
+    projected = job_seconds(job, _calibration())
+    if hasattr(kind_of(job), "calibrated_seconds"):
+        return projected
+    return max(projected, estimated_seconds(job))
 
 
 def pack_size(expected_s: float) -> int:
