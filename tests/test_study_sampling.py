@@ -211,7 +211,7 @@ def test_mlflow_runs_one_child_per_row(ran):
         assert parent.data.tags["wsvm.complete"] == "true" and parent.data.params["reference"] == "sklearn-rbf"
         assert parent.data.params["memory_method"] == "rss"
         children = client.search_runs([parent.info.experiment_id],
-                                      f"tags.`mlflow.parentRunId` = '{res.parent_run_id}'")
+                                      f"tags.`wsvm.job_run` = '{res.parent_run_id}'")
         assert len(children) == job.n_models
         for child in children:
             row = rows[(rows["dataset"] == job.dataset)

@@ -152,7 +152,7 @@ def test_mlflow_parent_per_job_child_per_row(ran):
         assert "data_sha256" in tags and params["n"] == str(job.n)
         assert params["resolve"] == ("all" if job.resolve is None else str(job.resolve))
         children = client.search_runs([parent.info.experiment_id],
-                                      f"tags.`mlflow.parentRunId` = '{res.parent_run_id}'")
+                                      f"tags.`wsvm.job_run` = '{res.parent_run_id}'")
         assert len(children) == job.n_models
         for child in children:
             row = rows[rows["model_index"] == int(child.data.params["model_index"])].iloc[0]
