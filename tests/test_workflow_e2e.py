@@ -31,7 +31,9 @@ EXPECTED_COLUMNS = {
     "span_bound": pa.float64(), "cv_error": pa.float64(), "xi_alpha_bound": pa.float64(), "sv_count_bound": pa.float64(),
     "loo_error": pa.float64(), "cv_folds": pa.int64(), "n_sv": pa.int64(), "n_inbound": pa.int64(), "n_bounded": pa.int64(),
     "n_empty_lambda": pa.int64(), "n_qp": pa.int64(), "t_train": pa.float64(), "t_span_rule": pa.float64(),
-    "t_span_bound": pa.float64(), "t_cv": pa.float64(), "t_loo": pa.float64(), "l": pa.int64(), "d": pa.int64(),
+    "t_span_bound": pa.float64(), "t_cv": pa.float64(), "t_loo": pa.float64(),
+    "n_path_events": pa.int64(), "t_path": pa.float64(),  # null unless svm.engine is path
+    "l": pa.int64(), "d": pa.int64(),
     "model_index": pa.int64(), "chunk": pa.int64(),
 }
 # Experiment 10's rows (standard SVM, standard-svm-span.md), spelled out the same way
@@ -289,7 +291,7 @@ def test_killed_job_and_repeated_chunk_do_not_duplicate_runs(study):
     from wsvm_span.study.config import runtime_settings
     from wsvm_span.study.tracking import KIND, MODEL_INDEX, SLOT, Tracker, experiment_name
 
-    expected = len(study.jobs) + study.n_models + 1
+    expected = len(study.jobs) + study.n_models + len({j.dataset_slot for j in study.jobs}) + 1
     job = study.jobs[0]
     # a workflow killed while this job ran: no chunk file (written last, atomically), nothing downstream
     # of it, and a RUNNING parent run with some children left in the store
