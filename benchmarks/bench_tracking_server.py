@@ -158,6 +158,8 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=10, help="grid jobs per writer (runs are split among them)")
     p.add_argument("--no-sqlite", action="store_true", help="skip the SQLite baseline")
     p.add_argument("--name", help="experiment prefix on the server (default: a fresh bench-load-<random>)")
+    p.add_argument("--dataset", default="banana", help="share: the data set of the grid job (default config)")
+    p.add_argument("--no-loo", action="store_true", help="share: drop exact LOO (a cheaper job: worst-case share)")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     if args.mode == "load":
@@ -172,7 +174,8 @@ def main(argv=None) -> int:
         sys.path.insert(0, str(Path(__file__).parent))
         import bench_tracking_overhead as overhead
 
-        runs = {name: overhead.bench_job(overhead.parser().parse_args(extra))
+        job = ["--dataset", args.dataset] + (["--no-loo"] if args.no_loo else [])
+        runs = {name: overhead.bench_job(overhead.parser().parse_args(job + extra))
                 for name, extra in (("sqlite", []), ("server", ["--tracking-uri", args.uri]))}
         record = {"job": runs["server"]["job"], **{k: {kk: runs[k][kk] for kk in ("tracking_share",
                   "tracking_ms_per_model", "tracked", "untracked")} for k in runs}}
