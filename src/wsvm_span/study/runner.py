@@ -20,10 +20,10 @@ from typing import Any, Mapping
 import pyarrow as pa
 
 from . import provenance
+from .catalog import mlflow_description
 from .config import RuntimeSettings, canonical_json
 from .experiments import kind_of
 from .results_schema import ROW_SCHEMAS, rows_to_table, write_rows_atomic
-from .catalog import mlflow_description
 from .tracking import COMPLETE, JOB_RUN, KEY, KIND, MODEL_INDEX, SLOT, Tracker, experiment_name
 
 __all__ = ["ChunkResult", "JobRuns", "run_chunk", "write_chunk"]
