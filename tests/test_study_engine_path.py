@@ -87,3 +87,27 @@ def test_comparison_counts_and_rejects_unmatched_rows(both):
     with pytest.raises(ValueError, match="only one of the two"):
         compare_rows(a, b.iloc[1:])
     assert np.isclose(counts.loc["span_rule", "max_abs_diff"], 0.5, atol=0.05)
+
+
+def test_segment_over_its_event_cap_trains_that_model_afresh(both, tmp_path, monkeypatch, caplog):
+    """A chord that exceeds its event cap does not fail the job: the model is trained afresh (LIBSVM, re-solved
+    exactly) and the chain goes on from it. With a cap of 1 event, every longer chord is abandoned; the exact
+    solution at C is the same model either way, so the rows equal those of the uncapped path run."""
+    from wsvm_span.study.experiments import weight_grid
+
+    _, settings = both
+    monkeypatch.setattr(weight_grid._PathChain, "max_events", 1)
+    job = next(j for j in ex.plan_jobs(small_config("path")) if j.experiment == "exp1")
+    out = tmp_path / "capped.parquet"
+    with caplog.at_level("WARNING"):
+        run_chunk(job, out, settings)
+    capped = read_rows(out).sort_values("model_index").reset_index(drop=True)
+    files, _ = both
+    uncapped = read_rows(files["path"][0]).sort_values("model_index").reset_index(drop=True)
+    assert len(capped) == job.n_models == len(uncapped)
+    afresh = capped["n_path_events"].isna()
+    assert afresh.sum() > 1 and (capped.loc[~afresh, "n_path_events"] <= 1).all()
+    assert (uncapped.loc[afresh.to_numpy()[1:].nonzero()[0] + 1, "n_path_events"] > 1).all()
+    assert "a path segment was abandoned" in caplog.text
+    for col in ("test_error", "cv_error", "n_sv"):
+        np.testing.assert_array_equal(capped[col], uncapped[col], err_msg=col)

@@ -362,3 +362,40 @@ def test_changed_tracking_settings_still_produce_the_requested_chunk(study):
     res = snakemake(["--cores", "2", job.path, "--configfile", untracked], study.workdir, study.env)
     assert res.returncode == 0, explain(res)
     assert (study.workdir / job.path).is_file(), explain(res)
+
+
+def test_cost_calibration_from_the_finished_study(study, tmp_path):
+    """`calibrate-cost` on the study's rows: per-data-set means of the timing columns as pandas computes them
+    here, and `check-config --estimate` with that calibration prices every data set as measured."""
+    rows = [study.workdir / "results" / e / "rows.parquet" for e in WEIGHT_GRIDS]
+    cal_file = tmp_path / "cal.json"
+    res = run([WSVM, "calibrate-cost", "--output", cal_file, *rows], study.workdir, study.env)
+    assert res.returncode == 0, explain(res)
+    cal = json.loads(cal_file.read_text())
+    df = pd.concat([pd.read_parquet(p) for p in rows])
+    for ds, sub in df.groupby("dataset"):
+        for col in ("t_train", "t_span_bound", "t_cv"):
+            assert cal["datasets"][ds][col] == pytest.approx(sub[col].mean(), rel=1e-12), (ds, col)
+        assert cal["datasets"][ds]["l"] == sub["l"].iloc[0]
+    assert cal["source"]["models"] == len(df) and cal["source"]["jobs"] == sum(
+        1 for j in study.jobs if j.experiment in WEIGHT_GRIDS)
+    # the process's start: Snakemake's benchmark wall seconds minus the job's own, median over the jobs
+    starts = []
+    for j in (j for j in study.jobs if j.experiment in WEIGHT_GRIDS):
+        bench = pd.read_csv(study.workdir / j.path.replace("results/", "results/benchmarks/", 1).replace(
+            ".parquet", ".tsv"), sep="\t")
+        own = json.loads(pq.read_schema(study.workdir / j.path).metadata[b"wsvm_span.provenance"])["wall_s"]
+        starts.append(max(0.0, bench["s"].iloc[-1] - own))
+    assert cal["process_start_s"] == pytest.approx(float(np.median(starts)), abs=1e-9) and cal["process_start_s"] > 0
+    res = run([WSVM, "check-config", study.config, "--estimate", "--calibration", cal_file, "--json"],
+              study.workdir, study.env)
+    assert res.returncode == 0, explain(res)
+    est = json.loads(res.stdout)["estimate"]
+    assert set(est["measured_datasets"]) >= set(df["dataset"]) and est["cpu_hours"] > 0
+    # a hold-out calibration: the excluded data sets are priced from their family or the training size
+    held_out = sorted(df["dataset"].unique())[0]
+    res = run([WSVM, "calibrate-cost", "--output", cal_file, "--exclude", held_out, *rows], study.workdir, study.env)
+    assert res.returncode == 0, explain(res)
+    cal = json.loads(cal_file.read_text())
+    assert held_out not in cal["datasets"] and cal["source"]["excluded"] == [held_out]
+    assert cal["source"]["models"] == int((df["dataset"] != held_out).sum())

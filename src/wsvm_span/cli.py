@@ -94,8 +94,9 @@ def cmd_check_config(args) -> int:
                   f"{e['cores']} cores (longest job {e['longest_job_hours']:.2f} h); peak memory "
                   f"{e['peak_job_memory_mb'] / 1024:.1f} GiB per job, {e['peak_memory_mb'] / 1024:.1f} GiB for "
                   f"{e['cores']} jobs at once")
-            print(f"    measured data sets: {', '.join(e['measured_datasets']) or 'none'}; extrapolated from "
-                  f"the training size: {', '.join(e['extrapolated_datasets']) or 'none'}")
+            print(f"    measured data sets: {', '.join(e['measured_datasets']) or 'none'}; from their family "
+                  f"at other training sizes: {', '.join(e['family_datasets']) or 'none'}; from the training size "
+                  f"alone: {', '.join(e['extrapolated_datasets']) or 'none'}")
         if args.jobs:
             for j in jobs:
                 print(f"  {j.path}\t{j.slot}\tmodels {j.model_start}..{j.model_stop - 1}")
@@ -169,7 +170,7 @@ def cmd_calibrate_cost(args) -> int:
     from .study.collect import write_json_atomic
     from .study.config.estimate import calibrate
 
-    cal = calibrate(args.rows)
+    cal = calibrate(args.rows, exclude=args.exclude)
     write_json_atomic(cal.as_dict(), args.output)
     log.info("cost calibration from %d models of %d data sets -> %s", cal.source["models"], len(cal.datasets),
              args.output)
@@ -299,6 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("calibrate-cost", help="fit the cost model of check-config --estimate to finished results")
     p.add_argument("--output", required=True, help="calibration JSON to write")
+    p.add_argument("--exclude", action="append", default=[], metavar="PATTERN",
+                   help="leave out the data sets matching this shell pattern (e.g. 'ringnorm_*_l4096': a hold-out "
+                        "check); repeatable")
     p.add_argument("rows", nargs="+", help="rows files of finished experiments (results/<experiment>/rows.parquet)")
     p.set_defaults(func=cmd_calibrate_cost)
 

@@ -3,17 +3,24 @@
 Calibration (:func:`calibrate`) reads finished results (chunk files: per-model timings in the rows,
 per-job load/setup/tracking times in the provenance) and records, per component, the per-model
 seconds of every measured data set and a power law ``a * l^b`` fitted over them (least squares in
-log-log), plus the per-job and per-model overheads. The projection (:func:`estimate`) prices every
-planned job: a data set that was measured uses its own means, any other the power laws of its
-training size. The calibration shipped with the package (``cost_calibration.json``) is written by
-``wsvm-span calibrate-cost`` from a real run, and names the machine it was measured on.
+log-log), plus the per-job and per-model overheads: MLflow's, from the jobs' own accounts, and the job
+process's start (interpreter, imports), from Snakemake's benchmark file of each job where there is one.
+
+The projection (:func:`estimate`) prices every planned job: a data set that was measured by its own
+means; one whose family was measured at other training sizes (``ringnorm_d20_l16384`` from
+``ringnorm_d20_l<l>``) by a power law fitted over the family's largest measured sizes; any other by the
+power laws of all measured data sets, from its training size alone. The calibration shipped with the
+package (``cost_calibration.json``) is written by ``wsvm-span calibrate-cost`` from real runs, and
+names the machine they were measured on.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import platform
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -22,7 +29,8 @@ import numpy as np
 
 from .cost import approx_sizes, memory_mb
 
-__all__ = ["CALIBRATION_FILE", "Calibration", "Estimate", "calibrate", "estimate", "load_calibration"]
+__all__ = ["CALIBRATION_FILE", "Calibration", "Estimate", "benchmark_wall_s", "calibrate", "estimate", "family",
+           "job_seconds", "load_calibration", "process_start_seconds"]
 
 #: the calibration shipped with the package
 CALIBRATION_FILE = Path(__file__).with_name("cost_calibration.json")
@@ -32,6 +40,16 @@ PER_MODEL = ("t_train", "t_span_bound", "t_cv")
 PER_LOO_MODEL = "t_loo"
 #: the per-job and per-model tracking costs are told apart only from jobs whose sizes differ this much
 CHUNK_SPREAD = 3.0
+#: a family's law is fitted over its this many largest measured training sizes: the cost's exponent grows
+#: with l (LIBSVM's working set, the span bound's n* x n* solves), so the nearest sizes predict best
+FAMILY_POINTS = 3
+_SIZE_SUFFIX = re.compile(r"_l\d+$")
+
+
+def family(dataset: str) -> str | None:
+    """The family of a data set drawn at several training sizes (``ringnorm_d20`` of ``ringnorm_d20_l512``),
+    or None for a data set with one size."""
+    return _SIZE_SUFFIX.sub("", dataset) if _SIZE_SUFFIX.search(dataset) else None
 
 
 @dataclass
@@ -44,24 +62,52 @@ class Calibration:
     job_overhead_s: float  # per-job tracking (MLflow import, store access) seconds
     model_overhead_s: float  # per-model tracking seconds (one child run)
     source: dict[str, Any] = field(default_factory=dict)  # where and on what machine it was measured
+    process_start_s: float = 0.0  # per-job seconds before the job's own clock starts (interpreter, imports)
 
     def as_dict(self) -> dict:
         return {"datasets": self.datasets, "laws": {k: list(v) for k, v in self.laws.items()},
                 "setup_law": list(self.setup_law), "job_overhead_s": self.job_overhead_s,
-                "model_overhead_s": self.model_overhead_s, "source": self.source}
+                "model_overhead_s": self.model_overhead_s, "process_start_s": self.process_start_s,
+                "source": self.source}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Calibration":
         return cls(datasets=dict(d["datasets"]), laws={k: tuple(v) for k, v in d["laws"].items()},
                    setup_law=tuple(d["setup_law"]), job_overhead_s=float(d["job_overhead_s"]),
-                   model_overhead_s=float(d["model_overhead_s"]), source=dict(d.get("source", {})))
+                   model_overhead_s=float(d["model_overhead_s"]), source=dict(d.get("source", {})),
+                   process_start_s=float(d.get("process_start_s", 0.0)))
 
     def per_model(self, dataset: str, component: str) -> float:
         measured = self.datasets.get(dataset, {}).get(component)
         if measured is not None and math.isfinite(measured):
             return float(measured)
-        a, b = self.laws[component]
-        return a * approx_sizes(dataset)[0] ** b
+        l = approx_sizes(dataset)[0]
+        siblings = self.family_points(dataset, component)
+        if len(siblings) >= 2:
+            a, b = _power_law(*map(np.array, zip(*siblings[-FAMILY_POINTS:])))
+        elif siblings:  # one sibling: its value, scaled by the all-data-set law's exponent
+            (l_sib, t_sib), b = siblings[0], self.laws[component][1]
+            return t_sib * (l / l_sib) ** b
+        else:
+            a, b = self.laws[component]
+        return a * l ** b
+
+    def family_points(self, dataset: str, component: str) -> list[tuple[float, float]]:
+        """(l, seconds per model) of the measured data sets of ``dataset``'s family, by size."""
+        fam = family(dataset)
+        if fam is None:
+            return []
+        pts = [(float(e["l"]), float(e[component])) for name, e in self.datasets.items()
+               if family(name) == fam and name != dataset and math.isfinite(e.get(component, math.nan))
+               and e[component] > 0]
+        return sorted(pts)
+
+    def basis(self, dataset: str) -> str:
+        """How a data set is priced: "measured", "family" (its family at other sizes) or "size" (the
+        all-data-set laws)."""
+        if dataset in self.datasets:
+            return "measured"
+        return "family" if self.family_points(dataset, "t_train") else "size"
 
 
 def _power_law(l: np.ndarray, t: np.ndarray) -> tuple[float, float]:
@@ -76,15 +122,55 @@ def _power_law(l: np.ndarray, t: np.ndarray) -> tuple[float, float]:
     return float(np.exp(log_a)), float(b)
 
 
-def calibrate(rows_files: Iterable[str | Path]) -> Calibration:
-    """A calibration from finished results (``results/<experiment>/rows.parquet`` files)."""
+def _slot_dataset(provenance: Mapping[str, Any]) -> str | None:
+    slot = str(provenance.get("slot", ""))
+    return slot.split("/")[1] if slot.count("/") >= 2 else None
+
+
+def benchmark_wall_s(tsv: Path) -> float | None:
+    """Wall seconds of a job by Snakemake's benchmark file (column ``s``; its last line: the last attempt)."""
+    try:
+        header, *lines = tsv.read_text(encoding="utf-8").splitlines()
+        return float(lines[-1].split("\t")[header.split("\t").index("s")])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def process_start_seconds(rows_file: str | Path, provenance: Iterable[Mapping[str, Any]]) -> list[float]:
+    """Per job of a rows file: the process's wall seconds by Snakemake's benchmark file minus the job's own
+    ``wall_s`` (the interpreter's start, the imports, argument parsing), for the jobs that have one."""
+    from ..experiments import CHUNK_BENCHMARK_PATTERN, CHUNK_PATTERN
+
+    workdir = Path(rows_file).resolve().parents[2]  # <workdir>/results/<experiment>/rows.parquet
+    prefix, suffix = CHUNK_PATTERN.split("{experiment}")[0], Path(CHUNK_PATTERN).suffix
+    bench_prefix, bench_suffix = CHUNK_BENCHMARK_PATTERN.split("{experiment}")[0], Path(CHUNK_BENCHMARK_PATTERN).suffix
+    out = []
+    for p in provenance:
+        chunk, wall = str(p.get("file", "")), p.get("wall_s")
+        if wall is None or not (chunk.startswith(prefix) and chunk.endswith(suffix)):
+            continue
+        tsv = workdir / (bench_prefix + chunk[len(prefix):-len(suffix)] + bench_suffix)
+        total = benchmark_wall_s(tsv) if tsv.is_file() else None
+        if total is not None:
+            out.append(max(0.0, total - float(wall)))
+    return out
+
+
+def calibrate(rows_files: Iterable[str | Path], exclude: Iterable[str] = ()) -> Calibration:
+    """A calibration from finished results (``results/<experiment>/rows.parquet`` files), without the data
+    sets that match a pattern of ``exclude`` (shell-style, e.g. ``ringnorm_*_l4096``: a hold-out check)."""
     from wsvm_span.utils.environment import machine_info
 
     from ..collect import rows_provenance
     from ..results_schema import read_rows
 
-    rows_files = [str(p) for p in rows_files]
+    rows_files, exclude = [str(p) for p in rows_files], list(exclude)
+
+    def kept(dataset) -> bool:
+        return not any(fnmatch.fnmatchcase(str(dataset), pat) for pat in exclude)
+
     df = read_rows(rows_files)
+    df = df[df["dataset"].map(kept)]
     if df.empty:
         raise ValueError("no rows to calibrate the cost model on")
     datasets: dict[str, dict[str, float]] = {}
@@ -97,12 +183,11 @@ def calibrate(rows_files: Iterable[str | Path]) -> Calibration:
         datasets[str(ds)] = entry
     ls = np.array([d["l"] for d in datasets.values()])
     laws = {c: _power_law(ls, np.array([d[c] for d in datasets.values()])) for c in (*PER_MODEL, PER_LOO_MODEL)}
-    prov = rows_provenance(rows_files)
+    prov = [p for p in rows_provenance(rows_files) if kept(_slot_dataset(p))]
     sizes = {str(ds): float(sub["l"].iloc[0]) for ds, sub in df.groupby("dataset")}
     setup_l, setup_t, job_track, model_track = [], [], [], []
     for p in prov:
-        slot = str(p.get("slot", ""))
-        ds = slot.split("/")[1] if slot.count("/") >= 2 else None
+        ds = _slot_dataset(p)
         if ds in sizes and "setup_s" in p:
             setup_l.append(sizes[ds])
             setup_t.append(float(p.get("load_s", 0.0)) + float(p["setup_s"]))
@@ -117,11 +202,14 @@ def calibrate(rows_files: Iterable[str | Path]) -> Calibration:
     else:
         per_model = float(np.median(np.asarray(job_track) / sizes)) if job_track else 0.0
         per_job = 0.0
+    starts = [s for f in rows_files
+              for s in process_start_seconds(f, [p for p in rows_provenance([f]) if kept(_slot_dataset(p))])]
     machines = sorted({json.dumps(p.get("machine", {}), sort_keys=True) for p in prov})
     return Calibration(
         datasets=datasets, laws=laws, setup_law=_power_law(np.array(setup_l), np.array(setup_t)),
         job_overhead_s=max(0.0, float(per_job)), model_overhead_s=max(0.0, float(per_model)),
-        source={"rows": rows_files, "jobs": len(prov), "models": int(len(df)),
+        process_start_s=float(np.median(starts)) if starts else 0.0,
+        source={"rows": rows_files, "excluded": exclude, "jobs": len(prov), "models": int(len(df)),
                 "machines": [json.loads(m) for m in machines] or [machine_info()],
                 "python": platform.python_version()},
     )
@@ -144,7 +232,8 @@ class Estimate:
     cores: int
     jobs: int
     measured_datasets: list[str]
-    extrapolated_datasets: list[str]
+    family_datasets: list[str]  # priced from their family measured at other training sizes
+    extrapolated_datasets: list[str]  # priced from the training size alone
 
     @property
     def wall_s(self) -> float:
@@ -157,7 +246,8 @@ class Estimate:
                 "per_experiment_cpu_hours": {k: v / 3600 for k, v in self.per_experiment_cpu_s.items()},
                 "longest_job_hours": self.longest_job_s / 3600, "peak_job_memory_mb": self.peak_job_memory_mb,
                 "peak_memory_mb": self.peak_memory_mb, "jobs": self.jobs,
-                "measured_datasets": self.measured_datasets, "extrapolated_datasets": self.extrapolated_datasets}
+                "measured_datasets": self.measured_datasets, "family_datasets": self.family_datasets,
+                "extrapolated_datasets": self.extrapolated_datasets}
 
 
 def _components(job) -> tuple[str, ...]:
@@ -167,17 +257,17 @@ def _components(job) -> tuple[str, ...]:
 
 def job_seconds(job, cal: Calibration) -> float:
     """Projected one-core seconds of one job (any kind with ``n_models`` and ``loo_models``; a job kind with
-    its own ``calibrated_seconds(job, cal)`` prices its jobs itself)."""
+    its own ``calibrated_seconds(job, cal)`` prices its jobs itself), its process's start included."""
     from ..experiments import kind_of
 
     own = getattr(kind_of(job), "calibrated_seconds", None)
     if own is not None:
-        return float(own(job, cal))
+        return float(own(job, cal)) + cal.process_start_s
     l, _ = approx_sizes(job.dataset)
     a, b = cal.setup_law
     per_model = sum(cal.per_model(job.dataset, c) for c in _components(job)) + cal.model_overhead_s
     return (job.n_models * per_model + len(job.loo_models) * cal.per_model(job.dataset, PER_LOO_MODEL)
-            + a * l ** b + cal.job_overhead_s)
+            + a * l ** b + cal.job_overhead_s + cal.process_start_s)
 
 
 def job_memory_mb(job) -> float:
@@ -202,10 +292,11 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2) -> Estimate:
         per_exp[job.experiment] = per_exp.get(job.experiment, 0.0) + t
         times.append(t)
         mems.append(job_memory_mb(job))
-    names = sorted({j.dataset for j in jobs})
-    measured = [d for d in names if d in cal.datasets]
+    basis: dict[str, list[str]] = {"measured": [], "family": [], "size": []}
+    for name in sorted({j.dataset for j in jobs}):
+        basis[cal.basis(name)].append(name)
     return Estimate(cpu_s=float(sum(times)), per_experiment_cpu_s=per_exp, longest_job_s=max(times, default=0.0),
                     peak_job_memory_mb=max(mems, default=0.0),
                     peak_memory_mb=float(sum(sorted(mems, reverse=True)[:max(1, cores)])), cores=cores,
-                    jobs=len(jobs), measured_datasets=measured,
-                    extrapolated_datasets=[d for d in names if d not in cal.datasets])
+                    jobs=len(jobs), measured_datasets=basis["measured"], family_datasets=basis["family"],
+                    extrapolated_datasets=basis["size"])

@@ -248,23 +248,36 @@ def follows_path(job: GridJob) -> bool:
 
 class _PathChain:
     """The models of a chunk by the solution path: the first trained by the job's engine, every other the
-    end of a chord from the previous model (its exact end state carried on as the next chord's start)."""
+    end of a chord from the previous model (its exact end state carried on as the next chord's start).
+    A chord that exceeds its event cap (degenerate data cycling) does not fail the job: that model is
+    trained afresh, as the chunk's first was, and the chain goes on from it."""
+
+    #: event cap of one chord (None: the solver's default, proportional to l)
+    max_events: int | None = None
 
     def __init__(self, job: GridJob, problem: GridProblem):
         self.job, self.problem = job, problem
         self.model = self.start = None
 
     def next(self, C) -> tuple[Any, float, dict[str, Any]]:
-        """(model at weights C, seconds, its path columns: empty for the chunk's first model)."""
+        """(model at weights C, seconds, its path columns: empty for a model trained afresh)."""
         from wsvm_span.engines import fit_svm
-        from wsvm_span.solution_path import follow_path
+        from wsvm_span.solution_path import PathEventLimitError, follow_path
 
         K, y = self.problem.K, self.problem.split.y_train
         t0 = time.perf_counter()
+        if self.model is not None:
+            try:
+                res = follow_path(self.model, K, C, start=self.start, max_events=self.max_events,
+                                  check_input=False)
+            except PathEventLimitError as exc:
+                log.warning("%s: a path segment was abandoned, the model is trained afresh: %s",
+                            self.job.slot, exc)
+                self.model = None
         if self.model is None:
-            self.model = fit_svm(K, y, C, engine=self.job.engine, tol=self.job.tol, check_input=False)
+            self.model, self.start = fit_svm(K, y, C, engine=self.job.engine, tol=self.job.tol,
+                                             check_input=False), None
             return self.model, time.perf_counter() - t0, {}
-        res = follow_path(self.model, K, C, start=self.start, check_input=False)
         seconds = time.perf_counter() - t0
         if res.fallback is not None:
             log.warning("%s: a path segment fell back to LIBSVM: %s", self.job.slot, res.fallback)
