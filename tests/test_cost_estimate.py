@@ -64,6 +64,19 @@ def test_unmeasured_size_priced_from_its_family_largest_sizes():
     assert cal.per_model("ringnorm_d20_l16384", "t_loo") == pytest.approx(1.0 * l ** 3.0)
 
 
+def test_rising_exponent_extrapolated_along_the_parabola_in_log_log():
+    # log t = -12 + 0.5 log l + 0.1 (log l)^2 on the three largest sizes (a rising exponent): exact at l = 16384;
+    # an older, smaller size off the curve does not count
+    def t(l):
+        return math.exp(-12 + 0.5 * math.log(l) + 0.1 * math.log(l) ** 2)
+
+    datasets = {f"ringnorm_d40_l{l}": {"l": float(l), "t_train": t(l), "t_span_bound": 1.0, "t_cv": 1.0,
+                                      "t_loo": math.nan} for l in (1024, 2048, 4096, 8192)}
+    datasets["ringnorm_d40_l1024"]["t_train"] = 1e3
+    cal = _calibration(datasets)
+    assert cal.per_model("ringnorm_d40_l16384", "t_train") == pytest.approx(t(_l("ringnorm_d40_l16384")), rel=1e-9)
+
+
 def test_one_sibling_scaled_by_the_law_exponent_and_no_family_by_the_law():
     cal = _calibration({"ringnorm_d80_l1024": {"l": 1024.0, "t_train": 0.3, "t_span_bound": 1.0, "t_cv": 2.0,
                                                "t_loo": math.nan}},
