@@ -33,9 +33,7 @@ def measured_seconds(workdir: Path, job) -> float | None:
     chunk = workdir / job.path
     if not chunk.is_file():
         return None
-    bench = workdir / ex.CHUNK_BENCHMARK_PATTERN.format(experiment=job.experiment, dataset=job.dataset,
-                                                        weighting=job.variant, chunk=job.chunk)
-    total = benchmark_wall_s(bench) if bench.is_file() else None
+    total = benchmark_wall_s(workdir / ex.benchmark_path(job.path))
     if total is not None:
         return total
     wall = (read_provenance(chunk) or {}).get("wall_s")

@@ -109,3 +109,11 @@ def test_calibration_without_process_start_reads_as_zero():
     d = _calibration({}).as_dict()
     del d["process_start_s"]  # a calibration file written before the field existed
     assert Calibration.from_dict(d).process_start_s == 0.0
+
+
+def test_benchmark_file_of_a_chunk_file():
+    from wsvm_span.study.experiments import benchmark_path
+
+    assert (benchmark_path("results/exp6/ringnorm_d20_l128/class/chunk-3.parquet")
+            == "results/benchmarks/exp6/ringnorm_d20_l128/class/chunk-3.tsv")
+    assert benchmark_path("results/exp6/rows.parquet") is None and benchmark_path("") is None

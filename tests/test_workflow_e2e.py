@@ -399,3 +399,8 @@ def test_cost_calibration_from_the_finished_study(study, tmp_path):
     cal = json.loads(cal_file.read_text())
     assert held_out not in cal["datasets"] and cal["source"]["excluded"] == [held_out]
     assert cal["source"]["models"] == int((df["dataset"] != held_out).sum())
+    # nothing left to calibrate on: a message, no traceback, and the calibration file is not rewritten
+    before = cal_file.read_bytes()
+    res = run([WSVM, "calibrate-cost", "--output", cal_file, "--exclude", "*", *rows], study.workdir, study.env)
+    assert res.returncode == 2 and "no rows to calibrate" in res.stderr and "Traceback" not in res.stderr
+    assert cal_file.read_bytes() == before

@@ -170,7 +170,13 @@ def cmd_calibrate_cost(args) -> int:
     from .study.collect import write_json_atomic
     from .study.config.estimate import calibrate
 
-    cal = calibrate(args.rows, exclude=args.exclude)
+    from .study.results_schema import SchemaError
+
+    try:
+        cal = calibrate(args.rows, exclude=args.exclude)
+    except (OSError, SchemaError, ValueError) as exc:
+        print(f"wsvm-span calibrate-cost: {exc}", file=sys.stderr)
+        return 2
     write_json_atomic(cal.as_dict(), args.output)
     log.info("cost calibration from %d models of %d data sets -> %s", cal.source["models"], len(cal.datasets),
              args.output)

@@ -8,7 +8,7 @@ process's start (interpreter, imports), from Snakemake's benchmark file of each 
 
 The projection (:func:`estimate`) prices every planned job: a data set that was measured by its own
 means; one whose family was measured at other training sizes (``ringnorm_d20_l16384`` from
-``ringnorm_d20_l<l>``) by a power law fitted over the family's largest measured sizes; any other by the
+``ringnorm_d20_l<l>``) by a parabola in log-log through the family's largest measured sizes; any other by the
 power laws of all measured data sets, from its training size alone. The calibration shipped with the
 package (``cost_calibration.json``) is written by ``wsvm-span calibrate-cost`` from real runs, and
 names the machine they were measured on.
@@ -142,7 +142,8 @@ def _slot_dataset(provenance: Mapping[str, Any]) -> str | None:
 
 
 def benchmark_wall_s(tsv: Path) -> float | None:
-    """Wall seconds of a job by Snakemake's benchmark file (column ``s``; its last line: the last attempt)."""
+    """Wall seconds of a job by Snakemake's benchmark file (column ``s``; its last line: the last attempt),
+    or None where there is no readable file."""
     try:
         header, *lines = tsv.read_text(encoding="utf-8").splitlines()
         return float(lines[-1].split("\t")[header.split("\t").index("s")])
@@ -153,18 +154,13 @@ def benchmark_wall_s(tsv: Path) -> float | None:
 def process_start_seconds(rows_file: str | Path, provenance: Iterable[Mapping[str, Any]]) -> list[float]:
     """Per job of a rows file: the process's wall seconds by Snakemake's benchmark file minus the job's own
     ``wall_s`` (the interpreter's start, the imports, argument parsing), for the jobs that have one."""
-    from ..experiments import CHUNK_BENCHMARK_PATTERN, CHUNK_PATTERN
+    from ..experiments import benchmark_path
 
     workdir = Path(rows_file).resolve().parents[2]  # <workdir>/results/<experiment>/rows.parquet
-    prefix, suffix = CHUNK_PATTERN.split("{experiment}")[0], Path(CHUNK_PATTERN).suffix
-    bench_prefix, bench_suffix = CHUNK_BENCHMARK_PATTERN.split("{experiment}")[0], Path(CHUNK_BENCHMARK_PATTERN).suffix
     out = []
     for p in provenance:
-        chunk, wall = str(p.get("file", "")), p.get("wall_s")
-        if wall is None or not (chunk.startswith(prefix) and chunk.endswith(suffix)):
-            continue
-        tsv = workdir / (bench_prefix + chunk[len(prefix):-len(suffix)] + bench_suffix)
-        total = benchmark_wall_s(tsv) if tsv.is_file() else None
+        bench, wall = benchmark_path(p.get("file", "")), p.get("wall_s")
+        total = benchmark_wall_s(workdir / bench) if bench and wall is not None else None
         if total is not None:
             out.append(max(0.0, total - float(wall)))
     return out
@@ -186,7 +182,8 @@ def calibrate(rows_files: Iterable[str | Path], exclude: Iterable[str] = ()) -> 
     df = read_rows(rows_files)
     df = df[df["dataset"].map(kept)]
     if df.empty:
-        raise ValueError("no rows to calibrate the cost model on")
+        raise ValueError(f"no rows to calibrate the cost model on in {rows_files}"
+                         + (f" without the data sets matching {exclude}" if exclude else ""))
     datasets: dict[str, dict[str, float]] = {}
     for ds, sub in df.groupby("dataset", sort=False):
         entry = {"l": float(sub["l"].iloc[0])}
@@ -197,7 +194,8 @@ def calibrate(rows_files: Iterable[str | Path], exclude: Iterable[str] = ()) -> 
         datasets[str(ds)] = entry
     ls = np.array([d["l"] for d in datasets.values()])
     laws = {c: _power_law(ls, np.array([d[c] for d in datasets.values()])) for c in (*PER_MODEL, PER_LOO_MODEL)}
-    prov = [p for p in rows_provenance(rows_files) if kept(_slot_dataset(p))]
+    prov_by_file = {f: [p for p in rows_provenance([f]) if kept(_slot_dataset(p))] for f in rows_files}
+    prov = [p for ps in prov_by_file.values() for p in ps]
     sizes = {str(ds): float(sub["l"].iloc[0]) for ds, sub in df.groupby("dataset")}
     setup_l, setup_t, job_track, model_track = [], [], [], []
     for p in prov:
@@ -216,8 +214,7 @@ def calibrate(rows_files: Iterable[str | Path], exclude: Iterable[str] = ()) -> 
     else:
         per_model = float(np.median(np.asarray(job_track) / sizes)) if job_track else 0.0
         per_job = 0.0
-    starts = [s for f in rows_files
-              for s in process_start_seconds(f, [p for p in rows_provenance([f]) if kept(_slot_dataset(p))])]
+    starts = [s for f, ps in prov_by_file.items() for s in process_start_seconds(f, ps)]
     machines = sorted({json.dumps(p.get("machine", {}), sort_keys=True) for p in prov})
     return Calibration(
         datasets=datasets, laws=laws, setup_law=_power_law(np.array(setup_l), np.array(setup_t)),

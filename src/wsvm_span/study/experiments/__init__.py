@@ -17,10 +17,10 @@ from typing import Any, Mapping
 from .. import catalog
 from ..config.loading import ConfigError
 from . import lupi, sampling, solution_path, standard_span, weight_grid
-from .base import (CHUNK_BENCHMARK_PATTERN, CHUNK_LOG_PATTERN, CHUNK_PATTERN, chunk_path, job_slot, parse_job_json,
-                   replicates)
+from .base import (CHUNK_BENCHMARK_PATTERN, CHUNK_LOG_PATTERN, CHUNK_PATTERN, benchmark_path, chunk_path, job_slot,
+                   parse_job_json, replicates)
 
-__all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "KINDS", "chunk_path",
+__all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "KINDS", "benchmark_path", "chunk_path",
            "experiment_datasets", "job_from_json", "job_slot", "kind_of", "plan_jobs", "replicates"]
 
 #: job kind -> its module

@@ -27,6 +27,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import re
 from functools import cached_property
 from typing import Any, Callable, ClassVar, Mapping
 
@@ -36,7 +37,8 @@ from wsvm_span.data import DATASETS
 
 from ..config.loading import ConfigError, canonical_json
 
-__all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "JobIdentity", "SplitProblem", "WARM_UP_PER_CLASS", "chunk_path",
+__all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "JobIdentity", "SplitProblem", "WARM_UP_PER_CLASS",
+           "benchmark_path", "chunk_path",
            "dataset_slot", "evaluate_models", "job_slot", "replicates", "warm_up_indices"]
 
 #: points per class of a job's warm-up problem: enough for LIBSVM, the span QPs, two CV folds, a LOO
@@ -52,6 +54,18 @@ CHUNK_BENCHMARK_PATTERN = "results/benchmarks/{experiment}/{dataset}/{weighting}
 
 def chunk_path(experiment: str, dataset: str, variant: str, chunk: int) -> str:
     return CHUNK_PATTERN.format(experiment=experiment, dataset=dataset, weighting=variant, chunk=chunk)
+
+
+_CHUNK_RE = re.compile("^" + re.escape(CHUNK_PATTERN).replace(r"\{", "{").replace(r"\}", "}").format(
+    experiment=r"(?P<experiment>[^/]+)", dataset=r"(?P<dataset>[^/]+)", weighting=r"(?P<weighting>[^/]+)",
+    chunk=r"(?P<chunk>\d+)") + "$")
+
+
+def benchmark_path(chunk_file: str) -> str | None:
+    """Snakemake's benchmark file of the job that wrote ``chunk_file`` (both relative to the working
+    directory), or None for a path that is not a chunk file."""
+    m = _CHUNK_RE.match(str(chunk_file))
+    return CHUNK_BENCHMARK_PATTERN.format(**m.groupdict()) if m else None
 
 
 def dataset_slot(experiment, dataset, variant, seed, realization) -> str:
