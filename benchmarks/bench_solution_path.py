@@ -14,6 +14,11 @@ Subcommands:
   sweep  the 33 x 33 class-weight grid of splice by path (snake order) vs 1089 LIBSVM
          trainings: ratio and the largest difference of every estimator (the span bound,
          which solves QPs, on every --bound-every-th node of each axis; the others on all).
+  row    one grid job of the study at large l (a row of the 33 x 33 grid: C+ fixed, C- from 2^-6
+         to 2^10) as each engine computes it: LIBSVM (every model, and its 5-fold CV retrained on
+         fold kernels sliced once) vs ``svm.engine: path`` (the first model by LIBSVM, each next
+         one by the path from its predecessor, CV by paths from each model). Issue 8's lever
+         check for the large data sets.
 
 Usage:
   python benchmarks/bench_solution_path.py exp7 --sizes 400 800 1200 1600 --datasets 10
@@ -21,6 +26,7 @@ Usage:
   python benchmarks/bench_solution_path.py loo --datasets splice image --log2 -6 2 10
   python benchmarks/bench_solution_path.py cv
   python benchmarks/bench_solution_path.py sweep --dataset splice --grid 33
+  python benchmarks/bench_solution_path.py row --dataset ringnorm_d20_l4096 --log2-c-plus 2
 Each writes benchmarks/out/solution-path-<subcommand>[-<tag>].json (--tag).
 """
 from __future__ import annotations
@@ -237,6 +243,50 @@ def run_sweep(args) -> dict:
     return summary
 
 
+# ------------------------------------------------------------------------------- row ---
+
+def run_row(args) -> dict:
+    split = load_split(args.dataset)
+    K, y = ws.KernelCache(split.X_train, 1.0 / split.d).train, split.y_train
+    folds = ws.stratified_folds(y, 5, seed=0)
+    fold_kernels = ws.FoldKernels(K, folds)
+    lib = dict(train=0.0, cv=0.0)
+    path = dict(train=0.0, cv=0.0)
+    events, same_cv, rows = 0, 0, []
+    model = start = None
+    for lm in np.arange(-6.0, 10.01, 0.5)[: args.models]:
+        C = ws.class_weights(y, 2.0 ** args.log2_c_plus, 2.0 ** lm)
+        with CpuClock() as t:
+            ref = ws.fit_svm(K, y, C, check_input=False)
+        lib["train"] += t.cpu
+        with CpuClock() as t:
+            cv_lib = ws.kfold_cv_error(K, y, C, folds=folds, fold_kernels=fold_kernels, check_input=False)
+        lib["cv"] += t.cpu
+        if model is None:  # the chain's first model is LIBSVM's, as in a grid job
+            model = ref
+            path["train"] += lib["train"]
+        else:
+            with CpuClock() as t:
+                res = follow_path(model, K, C, start=start, check_input=False)
+            model, start = res.model, res.next_start
+            path["train"] += t.cpu
+            events += res.n_events
+        with CpuClock() as t:
+            cv_path = kfold_cv_by_path(model, K, folds, check_input=False).cv_error
+        path["cv"] += t.cpu
+        same_cv += cv_path == cv_lib
+        rows.append(dict(log2_C_minus=float(lm), cv_libsvm=cv_lib, cv_path=cv_path, events=events,
+                         libsvm_s=lib["train"] + lib["cv"], path_s=path["train"] + path["cv"]))
+        print(f"  log2 C- {lm:5.1f}: LIBSVM {rows[-1]['libsvm_s']:7.2f}s  path {rows[-1]['path_s']:7.2f}s "
+              f"(events {events})  CV {cv_lib:.4f}/{cv_path:.4f}", flush=True)
+    summary = dict(dataset=args.dataset, l=int(y.size), log2_C_plus=args.log2_c_plus, models=len(rows),
+                   libsvm_train_cpu=lib["train"], libsvm_cv_cpu=lib["cv"], path_train_cpu=path["train"],
+                   path_cv_cpu=path["cv"], ratio=sum(lib.values()) / sum(path.values()), events=events,
+                   identical_cv_errors=same_cv)
+    print(json.dumps(summary, indent=1))
+    return dict(summary, rows=rows)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -257,10 +307,14 @@ def main(argv=None) -> int:
     p.add_argument("--dataset", default="splice")
     p.add_argument("--grid", type=int, default=33)
     p.add_argument("--bound-every", type=int, default=4, help="span bound on every k-th node per axis")
+    p = sub.add_parser("row")
+    p.add_argument("--dataset", default="ringnorm_d20_l4096")
+    p.add_argument("--log2-c-plus", type=float, default=2.0, help="the row's log2 C+")
+    p.add_argument("--models", type=int, default=33, help="the row's first N models (log2 C- = -6, -5.5, ...)")
     for p in sub.choices.values():
         p.add_argument("--tag", default="", help="suffix of the output file name")
     args = ap.parse_args(argv)
-    run = dict(exp7=run_exp7, loo=run_loo, cv=run_cv, sweep=run_sweep)[args.cmd]
+    run = dict(exp7=run_exp7, loo=run_loo, cv=run_cv, sweep=run_sweep, row=run_row)[args.cmd]
     with single_threaded():
         payload = run(args)
     payload["machine"] = machine_info()

@@ -9,7 +9,8 @@ import math
 import pytest
 
 from wsvm_span.data import DATASETS
-from wsvm_span.study.config.estimate import Calibration, _power_law, estimate, family, job_seconds
+from wsvm_span.study.config.estimate import (Calibration, _power_law, estimate, family, job_seconds,
+                                              job_training_seconds)
 
 COMPONENTS = ("t_train", "t_span_bound", "t_cv", "t_loo")
 
@@ -103,6 +104,24 @@ def test_job_seconds_is_the_documented_sum():
     est = estimate([job, job], cal, cores=2)
     assert est.cpu_s == pytest.approx(2 * expected) and est.wall_s == pytest.approx(expected)
     assert est.measured_datasets == [job.dataset] and est.family_datasets == est.extrapolated_datasets == []
+    # the floor: training each model and its CV folds, nothing of the overheads, the span bound or LOO
+    assert est.per_experiment_training_cpu_s == {"exp1": pytest.approx(2 * job.n_models * (0.5 + 2.0))}
+
+
+def test_training_floor_leaves_out_kinds_that_price_their_own_jobs():
+    from wsvm_span.study import config as sc
+    from wsvm_span.study import experiments as ex
+    from test_workflow_helpers import REPO
+
+    cfg = sc.load_config(REPO / "config" / "config.yaml")
+    jobs = ex.plan_jobs(cfg)
+    own = [j for j in jobs if getattr(ex.kind_of(j), "calibrated_seconds", None) is not None]
+    assert own, "config/config.yaml plans no job of a kind that prices its own jobs"
+    per = {"t_train": 0.5, "t_span_bound": 0.25, "t_cv": 2.0, "t_loo": 7.0}
+    cal = _calibration({j.dataset: {"l": 100.0, **per} for j in jobs})
+    assert all(job_training_seconds(j, cal) == 0.0 for j in own)
+    est = estimate(own, cal)
+    assert est.training_cpu_s == 0.0 and est.cpu_s > 0
 
 
 def test_calibration_without_process_start_reads_as_zero():

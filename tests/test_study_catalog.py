@@ -83,6 +83,27 @@ def test_result_files_of_another_schema_version_are_rejected(tmp_path):
         read_rows(tmp_path / "old.parquet")
 
 
+def test_rows_written_before_the_path_columns_read_as_not_by_path(tmp_path):
+    # a chunk file as written before issue 9 (same schema version, no n_path_events / t_path): readable, its
+    # models "not reached by a path"; a file lacking any other column is still rejected, naming it
+    row = {"experiment": "exp1", "dataset": "banana", "weighting": "class", "seed": 0, "realization": 1,
+           "log2_C_plus": 1.0, "log2_C_minus": -2.0, "gamma": 0.5, "engine": "sklearn", "qp_solver": "clarabel",
+           "test_error": 0.1, "span_rule": 0.2, "cv_folds": 5, "n_sv": 3, "n_inbound": 2, "n_bounded": 1,
+           "n_empty_lambda": 0, "n_qp": 0, "t_train": 0.01, "l": 400, "d": 2, "model_index": 7, "chunk": 0}
+    new = rows_to_table([row, dict(row, model_index=8)], provenance={"spec_hash": "x"})
+    old = new.drop_columns(["n_path_events", "t_path"]).replace_schema_metadata(new.schema.metadata)
+    pq.write_table(old, tmp_path / "old.parquet")
+    df = read_rows(tmp_path / "old.parquet")
+    assert list(df.columns) == new.schema.names
+    assert df["n_path_events"].isna().all() and df["t_path"].isna().all()
+    assert df["model_index"].tolist() == [7, 8] and df["span_rule"].tolist() == [0.2, 0.2]
+    assert df["t_train"].tolist() == [0.01, 0.01] and df["log2_C_minus"].tolist() == [-2.0, -2.0]
+
+    pq.write_table(old.drop_columns(["t_cv"]).replace_schema_metadata(new.schema.metadata), tmp_path / "bad.parquet")
+    with pytest.raises(SchemaError, match="bad.parquet.*missing t_cv"):
+        read_rows(tmp_path / "bad.parquet")
+
+
 def test_progress_lines_are_rate_limited_and_parsed(caplog):
     log = logging.getLogger("test.progress")
     with caplog.at_level(logging.INFO, logger="test.progress"):

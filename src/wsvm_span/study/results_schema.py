@@ -11,7 +11,8 @@ reached by a solution path (``PATH_COLUMNS``).
 The column names are the library's names of the quantities (``ModelEvaluation``'s fields), and the
 same names are the MLflow metrics. Files carry :data:`SCHEMA_VERSION`; files of another version (e.g.
 version 1, which named the columns ``cv5``, ``xi_alpha``, ``sv_bound``, ``loo_exact``) are rejected
-with a message, never misread.
+with a message, never misread. A column added within a version (:data:`ADDED_COLUMNS`) reads from older
+files as "does not apply".
 
 Provenance that is the same for every row of a file (code version, config hash, data checksums,
 machine, library versions) is stored once, as JSON in the parquet schema's key-value metadata under
@@ -43,6 +44,7 @@ __all__ = [
     "STANDARD_SIZES",
     "ESTIMATORS",
     "NULLABLE",
+    "ADDED_COLUMNS",
     "PATH_COLUMNS",
     "TIMINGS",
     "COUNTS",
@@ -142,6 +144,10 @@ _PLACE = [("l", pa.int64()), ("d", pa.int64()), ("model_index", pa.int64()), ("c
 PATH_COLUMNS: list[tuple[str, pa.DataType]] = [("n_path_events", pa.int64()), ("t_path", pa.float64())]
 #: the integer columns that may be null (every other string or integer column is required)
 NULLABLE = frozenset({"n_path_events"})
+#: columns a row schema gained after files of its version had been written (the path columns came with the
+#: solution path engine, issue 9): a file without them reads as one whose models were not reached by a path,
+#: so results written before then stay readable (tables, figures, calibrate-cost)
+ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"model": tuple(name for name, _ in PATH_COLUMNS)}
 
 _FIELDS: list[tuple[str, pa.DataType]] = [
     ("experiment", pa.string()),
@@ -404,10 +410,25 @@ def read_rows_table(path: str | os.PathLike) -> pa.Table:
             "sv_count_bound, loo_exact -> loo_error); delete the old results folder and rerun the workflow, "
             "or read them with the wsvm-span version that wrote them"
         )
+    table = _with_added_columns(table)
     try:
         validate_rows(table)
     except SchemaError as exc:
         raise SchemaError(f"{path}: {exc}") from None
+    return table
+
+
+def _with_added_columns(table: pa.Table) -> pa.Table:
+    """``table`` with the :data:`ADDED_COLUMNS` of its kind that it lacks, at their schema positions, all
+    null (integers) or NaN (floats): "does not apply", as for a model of another engine."""
+    schema = ROW_SCHEMAS[row_kind(table)]
+    for name in ADDED_COLUMNS.get(row_kind(table), ()):
+        if name in table.schema.names:
+            continue
+        field = schema.field(name)
+        values = (pa.array([float("nan")] * table.num_rows, field.type) if pa.types.is_floating(field.type)
+                  else pa.nulls(table.num_rows, field.type))
+        table = table.add_column(min(schema.get_field_index(name), table.num_columns), field, values)
     return table
 
 

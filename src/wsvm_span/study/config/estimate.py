@@ -30,7 +30,7 @@ import numpy as np
 from .cost import approx_sizes, memory_mb
 
 __all__ = ["CALIBRATION_FILE", "Calibration", "Estimate", "benchmark_wall_s", "calibrate", "estimate", "family",
-           "job_seconds", "load_calibration", "process_start_seconds"]
+           "job_seconds", "job_training_seconds", "load_calibration", "process_start_seconds"]
 
 #: the calibration shipped with the package
 CALIBRATION_FILE = Path(__file__).with_name("cost_calibration.json")
@@ -38,6 +38,9 @@ CALIBRATION_FILE = Path(__file__).with_name("cost_calibration.json")
 PER_MODEL = ("t_train", "t_span_bound", "t_cv")
 #: the exact-LOO component, paid only by the models that have it
 PER_LOO_MODEL = "t_loo"
+#: the components that are the SVM solver's own work: training each model and its CV folds. Their sum is the
+#: floor of a projection: no saving on process starts, tracking or kernels takes a run below it
+TRAINING = ("t_train", "t_cv")
 #: the per-job and per-model tracking costs are told apart only from jobs whose sizes differ this much
 CHUNK_SPREAD = 3.0
 #: a family's law is fitted over its this many largest measured training sizes, as a parabola in log-log:
@@ -245,6 +248,12 @@ class Estimate:
     measured_datasets: list[str]
     family_datasets: list[str]  # priced from their family measured at other training sizes
     extrapolated_datasets: list[str]  # priced from the training size alone
+    # of per_experiment_cpu_s: the TRAINING components, for the experiments whose jobs are priced per model
+    per_experiment_training_cpu_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def training_cpu_s(self) -> float:
+        return sum(self.per_experiment_training_cpu_s.values())
 
     @property
     def wall_s(self) -> float:
@@ -254,6 +263,9 @@ class Estimate:
 
     def as_dict(self) -> dict:
         return {"cpu_hours": self.cpu_s / 3600, "wall_hours": self.wall_s / 3600, "cores": self.cores,
+                "training_cpu_hours": self.training_cpu_s / 3600,
+                "per_experiment_training_cpu_hours": {k: v / 3600 for k, v in
+                                                      self.per_experiment_training_cpu_s.items()},
                 "per_experiment_cpu_hours": {k: v / 3600 for k, v in self.per_experiment_cpu_s.items()},
                 "longest_job_hours": self.longest_job_s / 3600, "peak_job_memory_mb": self.peak_job_memory_mb,
                 "peak_memory_mb": self.peak_memory_mb, "jobs": self.jobs,
@@ -281,6 +293,16 @@ def job_seconds(job, cal: Calibration) -> float:
             + a * l ** b + cal.job_overhead_s + cal.process_start_s)
 
 
+def job_training_seconds(job, cal: Calibration) -> float:
+    """Of :func:`job_seconds`, the TRAINING components (the models' and their CV folds' training); 0 for a
+    job whose kind prices its jobs itself (no per-model split of its time)."""
+    from ..experiments import kind_of
+
+    if getattr(kind_of(job), "calibrated_seconds", None) is not None:
+        return 0.0
+    return job.n_models * sum(cal.per_model(job.dataset, c) for c in _components(job) if c in TRAINING)
+
+
 def job_memory_mb(job) -> float:
     """Peak memory of one job (MB): its kind's own ``job_memory_mb(job)`` where it has one (a kind whose data
     are not in the data registry, or one that never forms the l x l kernel of its large l, as Experiment 9),
@@ -297,16 +319,20 @@ def job_memory_mb(job) -> float:
 def estimate(jobs: Iterable, cal: Calibration, cores: int = 2) -> Estimate:
     jobs = list(jobs)
     per_exp: dict[str, float] = {}
+    training: dict[str, float] = {}
     times, mems = [], []
     for job in jobs:
         t = job_seconds(job, cal)
         per_exp[job.experiment] = per_exp.get(job.experiment, 0.0) + t
+        if (t_fit := job_training_seconds(job, cal)) > 0:
+            training[job.experiment] = training.get(job.experiment, 0.0) + t_fit
         times.append(t)
         mems.append(job_memory_mb(job))
     basis: dict[str, list[str]] = {"measured": [], "family": [], "size": []}
     for name in sorted({j.dataset for j in jobs}):
         basis[cal.basis(name)].append(name)
     return Estimate(cpu_s=float(sum(times)), per_experiment_cpu_s=per_exp, longest_job_s=max(times, default=0.0),
+                    per_experiment_training_cpu_s=training,
                     peak_job_memory_mb=max(mems, default=0.0),
                     peak_memory_mb=float(sum(sorted(mems, reverse=True)[:max(1, cores)])), cores=cores,
                     jobs=len(jobs), measured_datasets=basis["measured"], family_datasets=basis["family"],
