@@ -102,6 +102,29 @@ def test_chunking_covers_each_grid_once_per_replicate():
     assert len([j for j in ex.plan_jobs(cfg) if j.experiment == "exp2"]) == 1  # fixed split: 1 replicate x 1 chunk
 
 
+def test_chunk_size_by_data_set_pattern():
+    # first matching pattern wins; a data set no pattern matches takes the top-level size; every grid is
+    # still covered once, whatever its chunking
+    raw = base_config()
+    raw["chunk_size"] = 4
+    raw["experiments"]["exp1"]["grid"]["log2_C_minus"] = {"values": list(range(10))}  # 3 x 10 models
+    raw["experiments"]["exp1"]["chunk_size"] = {"banana": 100, "b*": 7}
+    raw["experiments"]["exp6"]["grid"]["log2_C_minus"] = {"values": list(range(9))}  # 9 models
+    raw["experiments"]["exp6"]["chunk_size"] = {"ringnorm_d40_*": 2}
+    cfg = sc.validate_config(raw)
+    jobs = ex.plan_jobs(cfg)
+    n = {exp: sc.grid_size(sc.grid_axes(cfg, exp)) for exp in ("exp1", "exp6")}
+    assert (n["exp1"], n["exp6"]) == (30, 9)
+    expected = {("exp1", "banana"): n["exp1"], ("exp1", "breast_cancer"): 7, ("exp6", "ringnorm_d40_l128"): 2,
+                ("exp6", "ringnorm_d20_l128"): 4}
+    for (exp, ds), size in expected.items():
+        dj = [j for j in jobs if (j.experiment, j.dataset) == (exp, ds) and (j.seed, j.realization) ==
+              ex.replicates(cfg, ds)[0]]
+        assert [j.n_models for j in dj] == [min(size, n[exp] - k) for k in range(0, n[exp], size)]
+        assert [i for j in dj for i in range(j.model_start, j.model_stop)] == list(range(n[exp]))
+        assert sorted(j.chunk for j in dj) == list(range(len(dj)))
+
+
 def test_replicates_follow_the_data_registry():
     raw = base_config()
     raw.update(seeds=[0, 1, 2], realizations=[1, 2])
@@ -182,6 +205,11 @@ def test_loo_selection_is_seeded_and_chunk_independent():
         (lambda c: c["experiments"]["exp2"].update(datasets=["banana"]), "'banana' has no importance scores"),
         (lambda c: c.update(tie_rule="random"), "tie_rule: 'random' is not one of ['worst', 'best', 'median']"),
         (lambda c: c.update(chunk_size=0), "chunk_size: 0 is less than the minimum of 1"),
+        (lambda c: c["experiments"]["exp6"].update(chunk_size={"ringnorm_*_l218": 1089}),
+         "experiments.exp6.chunk_size: pattern 'ringnorm_*_l218' matches none of the experiment's data sets"),
+        (lambda c: c["experiments"]["exp1"].update(chunk_size={"banana": 0}),
+         "experiments.exp1.chunk_size.banana: 0 is less than the minimum of 1"),
+        (lambda c: c["experiments"]["exp1"].update(chunk_size={}), "experiments.exp1.chunk_size: {} should be non-empty"),
         (lambda c: c.update(nonsense=1), "Additional properties are not allowed ('nonsense' was unexpected)"),
         (lambda c: c["experiments"]["exp1"]["grid"].update(log2_C_plus={"start": 1, "values": [1]}),
          "a grid axis needs either start, stop and step, or values"),

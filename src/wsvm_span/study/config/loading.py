@@ -159,10 +159,15 @@ def validate_config(cfg: Mapping[str, Any], schema: str | os.PathLike | None = N
     if errors:
         lines = []
         for e in errors:
-            msg = e.message
+            msg, where = e.message, e.absolute_path
             if e.validator == "oneOf":  # only grid axes use oneOf
                 msg = "a grid axis needs either start, stop and step, or values (not both)"
-            lines.append(f"{_where(e.absolute_path)}: {msg}")
+            elif e.validator == "anyOf" and e.context:  # a number or a mapping: say what is wrong inside
+                # the branch of the value's own type (a mapping's problem, not "is not of type 'integer'")
+                inner = max([c for c in e.context if c.validator != "type"] or e.context,
+                            key=lambda c: len(c.absolute_path))
+                msg, where = inner.message, inner.absolute_path
+            lines.append(f"{_where(where)}: {msg}")
         raise ConfigError("invalid config (schema " + schema_path.name + "):\n  " + "\n  ".join(lines))
     problems = list(_semantic_problems(cfg))
     if problems:

@@ -9,6 +9,7 @@ it to ``wsvm-span run-chunk`` as JSON, and the runner reads it back.
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import time
 import zlib
@@ -25,9 +26,9 @@ from ..config.grid import grid_axes, grid_point, grid_size
 from ..results_schema import COLUMNS, SchemaError
 from .base import JobIdentity, SplitProblem, evaluate_models, replicates, warm_up_indices
 
-__all__ = ["GridJob", "GridProblem", "JOB", "KIND", "ROWS", "evaluate", "evaluation_row", "experiment_datasets",
-           "follows_path", "loo_models",
-           "loo_selection", "model_weights", "plan", "prepare"]
+__all__ = ["GridJob", "GridProblem", "JOB", "KIND", "ROWS", "chunk_size", "config_problems", "evaluate",
+           "evaluation_row", "experiment_datasets", "follows_path", "loo_models", "loo_selection", "model_weights",
+           "plan", "prepare"]
 
 log = logging.getLogger(__name__)
 
@@ -122,20 +123,37 @@ def loo_models(cfg: Mapping[str, Any], experiment: str, dataset: str, n_models: 
     return loo_selection(cfg, experiment, dataset, n_models)
 
 
-def _chunk_size(cfg: Mapping[str, Any], experiment: str) -> int:
-    return int(cfg["experiments"][experiment].get("chunk_size") or cfg["chunk_size"])
+def chunk_size(cfg: Mapping[str, Any], experiment: str, dataset: str) -> int:
+    """Models per job of ``dataset`` in ``experiment``: the experiment's ``chunk_size``, a number or data-set
+    name patterns (shell-style, the first that matches wins), else the config's ``chunk_size``."""
+    own = cfg["experiments"][experiment].get("chunk_size")
+    if isinstance(own, Mapping):
+        own = next((size for pattern, size in own.items() if fnmatch.fnmatchcase(dataset, pattern)), None)
+    return int(own or cfg["chunk_size"])
+
+
+def config_problems(cfg: Mapping[str, Any], experiment: str):
+    """A ``chunk_size`` pattern that matches none of the experiment's data sets (a typo would otherwise
+    leave its data sets at the default size unnoticed)."""
+    own = cfg["experiments"][experiment].get("chunk_size")
+    if isinstance(own, Mapping):
+        names = experiment_datasets(cfg, experiment)
+        for pattern in own:
+            if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
+                yield (f"experiments.{experiment}.chunk_size: pattern {pattern!r} matches none of the "
+                       f"experiment's data sets ({', '.join(names)})")
 
 
 def plan(cfg: Mapping[str, Any], experiment: str) -> list[GridJob]:
     """The jobs of one weight-grid experiment, in a deterministic order (no data is loaded)."""
     axes = grid_axes(cfg, experiment)
     n = grid_size(axes)
-    size = _chunk_size(cfg, experiment)
-    n_chunks = -(-n // size)
     weighting = catalog.EXPERIMENTS[experiment].weighting
     sigma = cfg["experiments"][experiment].get("sigma") if weighting == "sigmoid" else None
     jobs = []
     for dataset in experiment_datasets(cfg, experiment):
+        size = chunk_size(cfg, experiment, dataset)
+        n_chunks = -(-n // size)
         with_loo = loo_models(cfg, experiment, dataset, n)
         for rep, (seed, realization) in enumerate(replicates(cfg, dataset)):
             for j in range(n_chunks):
