@@ -277,8 +277,10 @@ def test_paper_config_plans_the_full_study():
     # one job per replicate
     grid = [j for j in jobs if j.experiment not in ("exp8", "exp7", "exp9")]
     assert sum(j.n_models for j in grid) == 12 * 1089 + 2 * 1700 + 24 * 1089 + 23 * 10 + 100 * 3 * 17
-    # one replicate each (seeds [0], realizations [1]); exp10 one job per replicate of its tasks
-    assert len(grid) == 12 * 33 + 2 * 17 + 24 * 33 + 23 + 100
+    # one replicate each (seeds [0], realizations [1]); exp6 a whole grid per job up to l = 1024 (12 data
+    # sets), 33 jobs each above; exp10 one job per replicate of its tasks
+    assert len(grid) == 12 * 33 + 2 * 17 + 12 * 1 + 12 * 33 + 23 + 100
+    assert {j.n_models for j in grid if j.experiment == "exp6" and j.dataset.endswith(("_l128", "_l1024"))} == {1089}
     # exp8: (5 data sets x 2 ratios + the W toy x 1) x 4 training sizes x 10 subsamples
     lupi = [j for j in jobs if j.experiment == "exp8"]
     assert len(lupi) == (5 * 2 + 1) * 4 * 10
