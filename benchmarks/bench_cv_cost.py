@@ -50,7 +50,7 @@ def fold_fits_s(cache: "ws.FoldKernels", y, C, tol: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="mnist_2_9")
-    parser.add_argument("--points", type=int, default=3, help="grid points (log2 C+ = log2 C- in -2..8)")
+    parser.add_argument("--points", type=int, default=3, help="grid points (log2 C+ = log2 C-, spread over --log2-c)")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--log2-c", type=float, nargs=2, default=(-2.0, 8.0), metavar=("LO", "HI"),
                         help="range of the points' log2 C+ = log2 C-")

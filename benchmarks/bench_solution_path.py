@@ -48,6 +48,7 @@ import wsvm_span as ws  # noqa: E402
 from wsvm_span.data import load_dataset  # noqa: E402
 from wsvm_span.utils.environment import machine_info, single_threaded  # noqa: E402
 from wsvm_span.solution_path import (  # noqa: E402
+    PathEventLimitError,
     follow_path,
     kfold_cv_by_path,
     loo_by_path,
@@ -252,37 +253,42 @@ def run_row(args) -> dict:
     fold_kernels = ws.FoldKernels(K, folds)
     lib = dict(train=0.0, cv=0.0)
     path = dict(train=0.0, cv=0.0)
-    events, same_cv, rows = 0, 0, []
+    events, same_cv, restarts, rows = 0, 0, 0, []
     model = start = None
     for lm in np.arange(-6.0, 10.01, 0.5)[: args.models]:
         C = ws.class_weights(y, 2.0 ** args.log2_c_plus, 2.0 ** lm)
-        with CpuClock() as t:
+        with CpuClock() as t_fit:
             ref = ws.fit_svm(K, y, C, check_input=False)
-        lib["train"] += t.cpu
+        lib["train"] += t_fit.cpu
         with CpuClock() as t:
             cv_lib = ws.kfold_cv_error(K, y, C, folds=folds, fold_kernels=fold_kernels, check_input=False)
         lib["cv"] += t.cpu
-        if model is None:  # the chain's first model is LIBSVM's, as in a grid job
-            model = ref
-            path["train"] += lib["train"]
-        else:
-            with CpuClock() as t:
-                res = follow_path(model, K, C, start=start, check_input=False)
-            model, start = res.model, res.next_start
-            path["train"] += t.cpu
-            events += res.n_events
+        if model is not None:
+            try:
+                with CpuClock() as t:
+                    res = follow_path(model, K, C, start=start, check_input=False)
+                model, start = res.model, res.next_start
+                path["train"] += t.cpu
+                events += res.n_events
+            except PathEventLimitError:  # as a grid job does: this model is trained afresh
+                path["train"] += t.cpu
+                model = None
+                restarts += 1
+        if model is None:  # the chain's first model (or a restart) is LIBSVM's, as in a grid job
+            model, start = ref, None
+            path["train"] += t_fit.cpu
         with CpuClock() as t:
             cv_path = kfold_cv_by_path(model, K, folds, check_input=False).cv_error
         path["cv"] += t.cpu
         same_cv += cv_path == cv_lib
-        rows.append(dict(log2_C_minus=float(lm), cv_libsvm=cv_lib, cv_path=cv_path, events=events,
+        rows.append(dict(log2_C_minus=float(lm), cv_libsvm=cv_lib, cv_path=cv_path, events_so_far=events,
                          libsvm_s=lib["train"] + lib["cv"], path_s=path["train"] + path["cv"]))
         print(f"  log2 C- {lm:5.1f}: LIBSVM {rows[-1]['libsvm_s']:7.2f}s  path {rows[-1]['path_s']:7.2f}s "
               f"(events {events})  CV {cv_lib:.4f}/{cv_path:.4f}", flush=True)
     summary = dict(dataset=args.dataset, l=int(y.size), log2_C_plus=args.log2_c_plus, models=len(rows),
                    libsvm_train_cpu=lib["train"], libsvm_cv_cpu=lib["cv"], path_train_cpu=path["train"],
                    path_cv_cpu=path["cv"], ratio=sum(lib.values()) / sum(path.values()), events=events,
-                   identical_cv_errors=same_cv)
+                   path_restarts=restarts, identical_cv_errors=same_cv)
     print(json.dumps(summary, indent=1))
     return dict(summary, rows=rows)
 

@@ -103,12 +103,12 @@ def test_chunking_covers_each_grid_once_per_replicate():
 
 
 def test_chunk_size_by_data_set_pattern():
-    # first matching pattern wins; a data set no pattern matches takes the top-level size; every grid is
-    # still covered once, whatever its chunking
+    # each data set takes the size of the one pattern it matches, or the top-level size; every grid is still
+    # covered once, whatever its chunking
     raw = base_config()
     raw["chunk_size"] = 4
     raw["experiments"]["exp1"]["grid"]["log2_C_minus"] = {"values": list(range(10))}  # 3 x 10 models
-    raw["experiments"]["exp1"]["chunk_size"] = {"banana": 100, "b*": 7}
+    raw["experiments"]["exp1"]["chunk_size"] = {"banana": 100, "br*": 7}
     raw["experiments"]["exp6"]["grid"]["log2_C_minus"] = {"values": list(range(9))}  # 9 models
     raw["experiments"]["exp6"]["chunk_size"] = {"ringnorm_d40_*": 2}
     cfg = sc.validate_config(raw)
@@ -210,6 +210,14 @@ def test_loo_selection_is_seeded_and_chunk_independent():
         (lambda c: c["experiments"]["exp1"].update(chunk_size={"banana": 0}),
          "experiments.exp1.chunk_size.banana: 0 is less than the minimum of 1"),
         (lambda c: c["experiments"]["exp1"].update(chunk_size={}), "experiments.exp1.chunk_size: {} should be non-empty"),
+        (lambda c: c["experiments"]["exp1"].update(chunk_size={"b*": 2, "banana": 10}),
+         "experiments.exp1.chunk_size: data set 'banana' matches several patterns ('b*', 'banana')"),
+        (lambda c: c["experiments"]["exp1"].update(chunk_size={128: 5}),
+         "experiments.exp1.chunk_size: the key 128 must be a string (quote it)"),
+        (lambda c: c["experiments"]["exp1"].update(chunk_size={"banana": "x"}),
+         "experiments.exp1.chunk_size.banana: 'x' is not of type 'integer'"),
+        (lambda c: c["experiments"].update(exp9={"sizes": {"skin_nonskin": [8]}, "log2_C": {"values": [0]}}),
+         "experiments.exp9.sizes.skin_nonskin[0]: 8 is less than the minimum of 16"),
         (lambda c: c.update(nonsense=1), "Additional properties are not allowed ('nonsense' was unexpected)"),
         (lambda c: c["experiments"]["exp1"]["grid"].update(log2_C_plus={"start": 1, "values": [1]}),
          "a grid axis needs either start, stop and step, or values"),
@@ -281,6 +289,7 @@ def test_paper_config_plans_the_full_study():
     # sets), 33 jobs each above; exp10 one job per replicate of its tasks
     assert len(grid) == 12 * 33 + 2 * 17 + 12 * 1 + 12 * 33 + 23 + 100
     assert {j.n_models for j in grid if j.experiment == "exp6" and j.dataset.endswith(("_l128", "_l1024"))} == {1089}
+    assert {j.n_models for j in grid if j.experiment == "exp6" and j.dataset.endswith(("_l2048", "_l16384"))} == {33}
     # exp8: (5 data sets x 2 ratios + the W toy x 1) x 4 training sizes x 10 subsamples
     lupi = [j for j in jobs if j.experiment == "exp8"]
     assert len(lupi) == (5 * 2 + 1) * 4 * 10

@@ -96,9 +96,9 @@ def cmd_check_config(args) -> int:
                   f"{e['cores']} jobs at once")
             if e["training_cpu_hours"] > 0:
                 fits = ", ".join(f"{k} {v:.2f}" for k, v in e["per_experiment_training_cpu_hours"].items())
-                print(f"    of which training the models and their CV folds: {e['training_cpu_hours']:.2f} CPU-hours "
-                      f"({fits}): the solver's own work, at least {e['training_cpu_hours'] / e['cores']:.2f} h on "
-                      f"{e['cores']} cores whatever the overheads")
+                print(f"    of which training the models and their CV folds, in the experiments priced per model: "
+                      f"{e['training_cpu_hours']:.2f} CPU-hours ({fits}): the solver's own work, at least "
+                      f"{e['training_cpu_hours'] / e['cores']:.2f} h on {e['cores']} cores whatever the overheads")
             print(f"    measured data sets: {', '.join(e['measured_datasets']) or 'none'}; from their family "
                   f"at other training sizes: {', '.join(e['family_datasets']) or 'none'}; from the training size "
                   f"alone: {', '.join(e['extrapolated_datasets']) or 'none'}")

@@ -159,15 +159,20 @@ def validate_config(cfg: Mapping[str, Any], schema: str | os.PathLike | None = N
     if errors:
         lines = []
         for e in errors:
-            msg, where = e.message, e.absolute_path
-            if e.validator == "oneOf":  # only grid axes use oneOf
-                msg = "a grid axis needs either start, stop and step, or values (not both)"
-            elif e.validator == "anyOf" and e.context:  # a number or a mapping: say what is wrong inside
-                # the branch of the value's own type (a mapping's problem, not "is not of type 'integer'")
-                inner = max([c for c in e.context if c.validator != "type"] or e.context,
-                            key=lambda c: len(c.absolute_path))
-                msg, where = inner.message, inner.absolute_path
-            lines.append(f"{_where(where)}: {msg}")
+            if e.validator == "oneOf" and "grid" in e.absolute_path:
+                lines.append(f"{_where(e.absolute_path)}: a grid axis needs either start, stop and step, or "
+                             "values (not both)")
+            elif e.validator in ("oneOf", "anyOf") and e.context:
+                # alternatives (a number or a mapping, a size or "all"): what is wrong inside the branches
+                # of the value's own type, not "is not of type 'integer'" from a branch it is not
+                wrong_type = {c.schema_path[0] for c in e.context if c.validator == "type" and len(c.schema_path) == 2}
+                inner = [c for c in e.context if c.schema_path[0] not in wrong_type] or e.context
+                lines.extend(f"{_where(c.absolute_path)}: " + (
+                    f"the key {c.instance!r} must be a string (quote it)" if "propertyNames" in c.schema_path
+                    else c.message) for c in inner)
+            else:
+                lines.append(f"{_where(e.absolute_path)}: {e.message}")
+        lines = list(dict.fromkeys(lines))
         raise ConfigError("invalid config (schema " + schema_path.name + "):\n  " + "\n  ".join(lines))
     problems = list(_semantic_problems(cfg))
     if problems:

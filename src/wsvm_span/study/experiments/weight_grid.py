@@ -125,7 +125,7 @@ def loo_models(cfg: Mapping[str, Any], experiment: str, dataset: str, n_models: 
 
 def chunk_size(cfg: Mapping[str, Any], experiment: str, dataset: str) -> int:
     """Models per job of ``dataset`` in ``experiment``: the experiment's ``chunk_size``, a number or data-set
-    name patterns (shell-style, the first that matches wins), else the config's ``chunk_size``."""
+    name patterns (shell-style; at most one matches a data set), else the config's ``chunk_size``."""
     own = cfg["experiments"][experiment].get("chunk_size")
     if isinstance(own, Mapping):
         own = next((size for pattern, size in own.items() if fnmatch.fnmatchcase(dataset, pattern)), None)
@@ -133,15 +133,22 @@ def chunk_size(cfg: Mapping[str, Any], experiment: str, dataset: str) -> int:
 
 
 def config_problems(cfg: Mapping[str, Any], experiment: str):
-    """A ``chunk_size`` pattern that matches none of the experiment's data sets (a typo would otherwise
-    leave its data sets at the default size unnoticed)."""
+    """``chunk_size`` patterns that match none of the experiment's data sets (a typo would leave its data sets
+    at the default size unnoticed), and data sets that several patterns match (which size they get would
+    depend on the patterns' order, which the config hash does not see)."""
     own = cfg["experiments"][experiment].get("chunk_size")
-    if isinstance(own, Mapping):
-        names = experiment_datasets(cfg, experiment)
-        for pattern in own:
-            if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
-                yield (f"experiments.{experiment}.chunk_size: pattern {pattern!r} matches none of the "
-                       f"experiment's data sets ({', '.join(names)})")
+    if not isinstance(own, Mapping):
+        return
+    names = experiment_datasets(cfg, experiment)
+    for pattern in own:
+        if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
+            yield (f"experiments.{experiment}.chunk_size: pattern {pattern!r} matches none of the "
+                   f"experiment's data sets ({', '.join(names)})")
+    for name in names:
+        matching = [pattern for pattern in own if fnmatch.fnmatchcase(name, pattern)]
+        if len(matching) > 1:
+            yield (f"experiments.{experiment}.chunk_size: data set {name!r} matches several patterns "
+                   f"({', '.join(map(repr, matching))}); give each data set at most one")
 
 
 def plan(cfg: Mapping[str, Any], experiment: str) -> list[GridJob]:
