@@ -14,14 +14,17 @@ UV_VERSION := 0.13.9
 BIN   := $(VENV)/bin
 # The workflow's rules call the `wsvm-span` command: put the environment first on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
-STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-16)
+# the compiled module (setup.py: the SMO solver) is rebuilt whenever its sources change, like the environment
+# when the lock file does
+NATIVE_SOURCES := setup.py src/wsvm_span/_native.pyx $(wildcard src/wsvm_span/csrc/*)
+STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml $(NATIVE_SOURCES) | sha256sum | cut -c1-16)
 
 .PHONY: install run test test-slow lint report clean-results \
         cluster-start cluster-stop cluster-status test-tools test-cluster test-load
 
 install: $(STAMP)
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock pyproject.toml $(NATIVE_SOURCES)
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11 or set PYTHON=/path/to/python3.11" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"

@@ -10,7 +10,7 @@ import numpy as np
 
 from .engines import AUTO, DEFAULT_TOL, fit_svm, get_engine
 from .model import WeightedSVM
-from .resampling import FoldKernels, kfold_cv_error, leave_one_out
+from .resampling import FoldKernels, FoldStarts, kfold_cv_error, leave_one_out
 from .solution_path.uses import kfold_cv_by_path
 from .span.estimates import analyse_spans, sv_count_bound, xi_alpha_bound
 from .utils.validation import check_kernel
@@ -81,6 +81,8 @@ def evaluate_model(
     tol: float = DEFAULT_TOL,
     check_input: bool = True,
     fold_kernels: FoldKernels | None = None,
+    alpha0=None,
+    fold_starts: FoldStarts | None = None,
 ) -> ModelEvaluation:
     """Train on (K, y, C) and compute the test error, span-rule, span bound, K-fold CV, xi-alpha
     bound, SV-count bound and (optionally) the exact LOO error.
@@ -91,12 +93,16 @@ def evaluate_model(
     (costly for large l) when the caller built it, e.g. with ``KernelCache``. fold_kernels : the
     folds' training kernels sliced once for the grid (``FoldKernels(K, folds)``). An engine that
     follows the solution path (``engine="path"``) gets its CV and LOO models by paths from the model.
+    An engine that starts from a neighbouring solution ("smo") starts the model from ``alpha0`` (e.g. the
+    previous grid point's, ``engines.warm_start.rescaled_start``) and its CV and LOO retrainings from the
+    model (and the folds from ``fold_starts`` along a grid walk).
     """
     t0 = time.perf_counter()
-    model = fit_svm(K, y, C, engine=engine, tol=tol, check_input=check_input)
+    model = fit_svm(K, y, C, engine=engine, tol=tol, check_input=check_input, alpha0=alpha0)
     t_train = time.perf_counter() - t0
     return evaluate_fitted(model, K, K_test, y_test, t_train=t_train, folds=folds, D=D, R2=R2, qp_solver=qp_solver,
-                           compute_loo=compute_loo, tol=tol, check_input=check_input, fold_kernels=fold_kernels)
+                           compute_loo=compute_loo, tol=tol, check_input=check_input, fold_kernels=fold_kernels,
+                           fold_starts=fold_starts)
 
 
 def evaluate_fitted(
@@ -114,6 +120,7 @@ def evaluate_fitted(
     tol: float = DEFAULT_TOL,
     check_input: bool = True,
     fold_kernels: FoldKernels | None = None,
+    fold_starts: FoldStarts | None = None,
 ) -> ModelEvaluation:
     """``evaluate_model`` of a model obtained otherwise (e.g. the end of a solution path from a neighbouring
     grid point), ``t_train`` the seconds it took; K is its training kernel (K is not validated again: the
@@ -127,7 +134,7 @@ def evaluate_fitted(
         cv = kfold_cv_by_path(model, K, folds, check_input=False).cv_error
     else:
         cv = kfold_cv_error(K, model.y, model.C, folds=folds, engine=model.engine, tol=tol, check_input=False,
-                            fold_kernels=fold_kernels)
+                            fold_kernels=fold_kernels, model=model, fold_starts=fold_starts)
     t_cv = time.perf_counter() - t0
     loo, t_loo = math.nan, math.nan
     if compute_loo:

@@ -11,6 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
+from . import _native
 from .utils.validation import check_features, check_int
 
 #: elements of the row blocks of temporaries in ``squared_distances`` (32 MB of float64)
@@ -77,6 +78,24 @@ def rbf_kernel(X, Z=None, gamma: float = 1.0) -> np.ndarray:
     D2 *= -float(gamma)
     np.exp(D2, out=D2)
     return D2
+
+
+def kernel_expansion(K, coef, cols, rows=None, out=None) -> np.ndarray:
+    """sum_k coef_k K[cols_k, t] for the columns t of ``rows`` (all of K's columns when None): a model's f - b
+    on those points when cols are its support vectors (K symmetric: K[s, t] = K(x_s, x_t)).
+
+    Read in place, one kernel row per term: ``K[np.ix_(rows, cols)] @ coef`` would first copy the block
+    (n_SV x l doubles: 0.5 GB for a model at a small C on MNIST, more time than training it). ``out``: add
+    into this (len(rows)) array instead of a new one.
+    """
+    K = np.ascontiguousarray(K, dtype=np.float64)
+    cols = np.ascontiguousarray(cols, dtype=np.int64)
+    n = K.shape[1] if rows is None else len(rows)
+    if out is None:
+        out = np.zeros(n)
+    rows = None if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
+    _native.add_expansion(K, rows, cols, np.ascontiguousarray(coef, dtype=np.float64), out)
+    return out
 
 
 #: bytes of one kernel block in ``rbf_expansion`` (rows x expansion points doubles): large

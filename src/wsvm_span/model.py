@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .kernels import rbf_expansion
+from .kernels import kernel_expansion, rbf_expansion
 from .utils.validation import check_features
 
 #: relative tolerance for "a_i = C_i" and "a_i = 0". LIBSVM clips alphas to their
@@ -80,12 +80,14 @@ class WeightedSVM:
         return K_rows @ self.coef + self.b
 
 
-def _classify(alpha, C):
+def classify_alpha(alpha, C):
     """(alpha, support, inbound, bounded): alphas clipped to [0, C_i] and snapped to 0 and C_i
-    within BOUND_RTOL, as every engine's solution is read."""
+    within BOUND_RTOL, as every engine's solution is read (a ``WeightedSVM``'s sets, and those of the
+    retrainings that CV and leave-one-out do not build a model for)."""
     alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, C)
-    support = np.flatnonzero(alpha > BOUND_RTOL * C)
-    alpha[np.setdiff1d(np.arange(alpha.shape[0]), support)] = 0.0
+    is_sv = alpha > BOUND_RTOL * C
+    alpha[~is_sv] = 0.0
+    support = np.flatnonzero(is_sv)
     at_bound = alpha[support] >= C[support] * (1.0 - BOUND_RTOL)
     alpha[support[at_bound]] = C[support[at_bound]]
     return alpha, support, support[~at_bound], support[at_bound]
@@ -93,9 +95,8 @@ def _classify(alpha, C):
 
 def make_model(K, y, C, alpha, b, *, engine: str, tol: float, fit_time: float = 0.0) -> WeightedSVM:
     """Build a ``WeightedSVM`` from a dual solution: classify SVs and compute f on the training set."""
-    alpha, support, inbound, bounded = _classify(alpha, C)
-    # K is symmetric: f = K[:, S] c_S = c_S K[S, :], and row slices copy contiguously.
-    decision = (y[support] * alpha[support]) @ K[support] + b
+    alpha, support, inbound, bounded = classify_alpha(alpha, C)
+    decision = kernel_expansion(K, y[support] * alpha[support], support) + b
     return WeightedSVM(
         alpha=alpha, b=float(b), y=y, C=C, decision_train=decision, support=support,
         inbound=inbound, bounded=bounded, engine=engine, tol=float(tol), fit_time=fit_time,
@@ -111,7 +112,7 @@ def make_model_from_features(
 
     X, y, C must be validated already (the engines' features entry point does it).
     """
-    alpha, support, inbound, bounded = _classify(alpha, C)
+    alpha, support, inbound, bounded = classify_alpha(alpha, C)
     decision = rbf_expansion(X[support], y[support] * alpha[support], X, gamma, block_rows=block_rows) + b
     return WeightedSVM(
         alpha=alpha, b=float(b), y=y, C=C, decision_train=decision, support=support,

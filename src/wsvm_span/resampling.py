@@ -4,6 +4,11 @@ Both slice the ONE precomputed training kernel; nothing here recomputes kernel v
 retraining uses the engine (and tolerance) of the model it estimates. ``method="path"`` gets the
 same models by following the exact solution path from the full model instead (zeroing the left-out
 weights, ``wsvm_span.solution_path``); a path that fails its KKT check is replaced by LIBSVM.
+
+An engine that starts from a neighbouring solution (``Capabilities.warm_start``: "smo") starts every
+retraining from the full model's alphas without the left-out points (``warm_start.restricted_start``), and
+an engine that reads rows of a larger kernel (``Capabilities.kernel_rows``) gets the full kernel and the
+retraining's rows instead of a copy. The models are the same optima either way (to the tolerance).
 """
 from __future__ import annotations
 
@@ -11,8 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .engines import AUTO, DEFAULT_TOL, fit_svm
-from .model import WeightedSVM
+from .engines import AUTO, DEFAULT_TOL, engine_for, fit_svm, get_engine
+from .engines.warm_start import Solved, rescaled_start, restricted_start
+from .kernels import kernel_expansion
+from .model import WeightedSVM, classify_alpha
 from .utils.validation import check_kernel, check_labels, check_problem
 
 #: how the left-out models are obtained: trained from scratch, or reached by the exact solution path
@@ -74,9 +81,35 @@ class FoldKernels:
         return int(sum(8 * np.sum(folds != f) ** 2 for f in np.unique(folds)))
 
 
+class FoldStarts:
+    """The last solution of each CV fold along a grid, for engines that start from one (``warm_start``).
+
+    A fold model starts from the full model of its own grid point without the fold's points
+    (``restricted_start``), or, when the full model has the same in-bound and bounded sets as the previous
+    grid point's (the weights changed nothing that matters), from that fold's previous model with its
+    bounded alphas moved to the new weights (``rescaled_start``): then that start is nearly the answer
+    (measured on mnist_2_9 at large C-: 0.03 s against 0.3 s for the five folds). Keep one per grid walk;
+    pass it to every :func:`kfold_cv_error` call of the walk, in the walk's order.
+    """
+
+    def __init__(self):
+        self.previous: dict[int, Solved] = {}  # fold -> its last solution
+        self.sets: tuple[np.ndarray, np.ndarray] | None = None  # the previous full model's (inbound, bounded)
+
+    def start(self, fold, model: WeightedSVM, train, K, same_sets: bool):
+        if same_sets and fold in self.previous:
+            return rescaled_start(self.previous[fold], model.C[train], K)
+        return restricted_start(Solved.from_model(model), train, K)
+
+
+def _same_sets(model: WeightedSVM, sets) -> bool:
+    return sets is not None and np.array_equal(model.inbound, sets[0]) and np.array_equal(model.bounded, sets[1])
+
+
 def kfold_cv_error(
     K, y, C, k: int = 5, seed: int = 0, *, folds=None, engine: str = AUTO, tol: float = DEFAULT_TOL,
     check_input: bool = True, fold_kernels: FoldKernels | None = None, method: str = "retrain",
+    model: WeightedSVM | None = None, fold_starts: FoldStarts | None = None,
 ) -> float:
     """Stratified k-fold CV error: each fold model trained with the instance weights of
     its training part, errors counted on the held-out part (f = 0 counts as an error).
@@ -85,6 +118,9 @@ def kfold_cv_error(
     ``fold_kernels`` (built from K and the same folds) saves slicing the fold kernels again.
     ``method="path"``: the model on all l points (``engine``, ``tol``), then each fold model by
     the exact path that zeroes the fold's weights (``fold_kernels`` is not needed then).
+    ``model``: the model of (K, y, C) on all l points, when the caller has it; an engine with
+    ``warm_start`` starts each fold from it (and from ``fold_starts``, the folds' previous models along a
+    grid walk). Without it such an engine trains each fold from zero.
     """
     K, y, C = check_problem(K, y, C, check_input=check_input)
     l = K.shape[0]
@@ -101,23 +137,40 @@ def kfold_cv_error(
 
         model = fit_svm(K, y, C, engine=engine, tol=tol, check_input=False)
         return kfold_cv_by_path(model, K, folds, check_input=False).cv_error
+    solver = engine_for(engine, y, C)
+    warm = solver.capabilities.warm_start and model is not None
+    if warm and (model.y.shape != y.shape or not np.array_equal(model.C, C)):
+        raise ValueError("model must be the model of (K, y, C) on all points (its weights differ from C)")
+    same_sets = warm and fold_starts is not None and _same_sets(model, fold_starts.sets)
     if fold_kernels is not None:
         parts = fold_kernels.parts
     else:
         parts = ((fold, np.flatnonzero(folds == fold), np.flatnonzero(folds != fold), None)
                  for fold in np.unique(folds))
     errors = 0
+    starts = fold_starts if fold_starts is not None else FoldStarts()
     for fold, held, train, K_train in parts:
         y_tr = y[train]
         if np.all(y_tr == y_tr[0]):
             raise ValueError(f"fold {fold}'s training part holds a single class; use fewer folds")
-        if K_train is None:
+        options = {}
+        if K_train is None and solver.capabilities.kernel_rows:
+            options["rows"] = train  # read in place: no (0.8 l)^2 copy
+            K_train = K
+        elif K_train is None:
             K_train = K[np.ix_(train, train)]
-        model = fit_svm(K_train, y_tr, C[train], engine=engine, tol=tol, check_input=False)
-        sv = model.support
-        # only the SV columns of the held-out rows: f = K[held, train_SV] (y a)_SV + b
-        f = K[np.ix_(held, train[sv])] @ model.coef[sv] + model.b
+        if warm:
+            options["alpha0"] = starts.start(fold, model, train, K, same_sets)
+            alpha, b, grad = solver.solve_warm(K_train, y_tr, C[train], tol, **options)
+            starts.previous[fold] = Solved(train, y_tr, C[train], alpha, y_tr * (grad + 1.0))
+        else:
+            alpha, b = solver.solve(K_train, y_tr, C[train], tol, **options)
+        alpha, sv, _, _ = classify_alpha(alpha, C[train])
+        # only the SV rows, at the held-out columns: f = (y a)_SV K[train_SV, held] + b
+        f = kernel_expansion(K, y_tr[sv] * alpha[sv], train[sv], rows=held) + b
         errors += int(np.sum(-y[held] * f >= 0))
+    if warm:
+        starts.sets = (model.inbound, model.bounded)
     return errors / l
 
 
@@ -156,6 +209,8 @@ def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: st
     unchanged = np.empty(sv.size, dtype=bool)
     inbound, bounded = set(model.inbound.tolist()), set(model.bounded.tolist())
     everyone = np.arange(l)
+    solver = get_engine(model.engine)
+    neighbour = Solved.from_model(model) if solver.capabilities.warm_start else None
     for t, p in enumerate(sv):
         rest = np.delete(everyone, p)
         if np.all(y[rest] == y[rest][0]):
@@ -163,11 +218,21 @@ def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: st
             f_loo[t] = -y[p]
             unchanged[t] = False
             continue
-        sub = fit_svm(K[np.ix_(rest, rest)], y[rest], C[rest], engine=model.engine, tol=model.tol,
-                      check_input=False)
-        f_loo[t] = float(K[p, rest][sub.support] @ sub.coef[sub.support] + sub.b)
-        unchanged[t] = (set(rest[sub.inbound].tolist()) == inbound - {p}
-                        and set(rest[sub.bounded].tolist()) == bounded - {p})
+        options = {}
+        if solver.capabilities.warm_start:
+            # the full model without p is the start (Lee et al. 2004): most alphas do not move, and its
+            # gradient is the model's less p's kernel row (and the repair's few)
+            options["alpha0"] = restricted_start(neighbour, rest, K)
+        if solver.capabilities.kernel_rows:
+            options["rows"] = rest
+            K_rest = K
+        else:
+            K_rest = K[np.ix_(rest, rest)]
+        alpha, b = solver.solve(K_rest, y[rest], C[rest], model.tol, **options)
+        alpha, sub_sv, sub_in, sub_bd = classify_alpha(alpha, C[rest])
+        f_loo[t] = float(K[p, rest[sub_sv]] @ (y[rest][sub_sv] * alpha[sub_sv]) + b)
+        unchanged[t] = (set(rest[sub_in].tolist()) == inbound - {p}
+                        and set(rest[sub_bd].tolist()) == bounded - {p})
     error = float(np.sum(-y[sv] * f_loo >= 0)) / l
     return LeaveOneOut(support=sv, decision_loo=f_loo, sets_unchanged=unchanged, loo_error=error)
 

@@ -22,6 +22,7 @@ from .path import PathEngine
 from .sampling import Sampling
 from .sklearn_libsvm import SklearnLibsvm
 from .sklearn_rbf import SklearnRbf
+from .smo import Smo
 
 __all__ = [
     "AUTO", "Capabilities", "DEFAULT_TOL", "ENGINE_NAMES", "Engine", "FEATURE_ENGINE_NAMES", "engine_for",
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 _ENGINES: dict[str, Engine] = {
-    e.name: e for e in (SklearnLibsvm(), OfficialLibsvm(), PathEngine(), SklearnRbf(), Sampling())
+    e.name: e for e in (SklearnLibsvm(), OfficialLibsvm(), Smo(), PathEngine(), SklearnRbf(), Sampling())
 }
 
 #: "auto" picks scikit-learn's LIBSVM: it handles every weighting and is the faster route
@@ -73,7 +74,8 @@ def engine_for(name: str, y, C, *, precomputed_kernel: bool = True) -> Engine:
     return engine
 
 
-def fit_svm(K, y, C, engine: str = AUTO, tol: float = DEFAULT_TOL, *, check_input: bool = True) -> WeightedSVM:
+def fit_svm(K, y, C, engine: str = AUTO, tol: float = DEFAULT_TOL, *, check_input: bool = True,
+            alpha0=None) -> WeightedSVM:
     """Train a weighted SVM on a precomputed training kernel.
 
     Parameters
@@ -88,13 +90,29 @@ def fit_svm(K, y, C, engine: str = AUTO, tol: float = DEFAULT_TOL, *, check_inpu
         Internal callers that train on slices of an already validated problem (CV
         folds, leave-one-out, a grid over one kernel) skip it: on a 12k x 12k kernel the
         checks cost more than a LIBSVM run.
+    alpha0 : (l,) a start for the dual, e.g. a neighbouring model's alpha (engines with
+        ``capabilities.warm_start``: "smo"), made feasible first (``engines.warm_start.feasible_start``) and
+        refused when it holds NaN or inf; or an ``engines.warm_start.Start`` (built from a solved neighbour,
+        with the gradient there). The optimum reached is the one a cold start reaches (to tol).
+
+    Raises
+    ------
+    ValueError
+        a bad problem (see ``check_problem``), tol <= 0, an unknown engine, weights the engine cannot
+        express, or alpha0 with an engine that cannot start from it
     """
     K, y, C = check_problem(K, y, C, check_input=check_input)
     if not tol > 0:
         raise ValueError(f"tol must be positive, got {tol!r}")
     solver = engine_for(engine, y, C)
+    options = {}
+    if alpha0 is not None:
+        if not solver.capabilities.warm_start:
+            able = [n for n, e in _ENGINES.items() if e.capabilities.warm_start]
+            raise ValueError(f"engine={solver.name!r} cannot start from alpha0; engines that can: {able}")
+        options["alpha0"] = alpha0
     t0 = time.perf_counter()
-    alpha, b = solver.solve(K, y, C, tol)
+    alpha, b = solver.solve(K, y, C, tol, **options)
     fit_time = time.perf_counter() - t0
     return make_model(K, y, C, alpha, b, engine=solver.name, tol=tol, fit_time=fit_time)
 

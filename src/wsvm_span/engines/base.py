@@ -37,16 +37,21 @@ class Capabilities:
     """What an engine supports.
 
     per_instance_weights : any C_i > 0 (False: one weight per class, C+ and C-)
-    warm_start : can start from an earlier solution
+    warm_start : ``solve`` takes ``alpha0=``, a start from a neighbouring solution (a vector, or an
+        ``engines.warm_start.Start`` with its gradient), and ``solve_warm`` returns the gradient at the
+        solution too, from which the next start's gradient is built (``engines.warm_start``)
     solution_path : can follow the exact path of (alpha, b) when the weights change
     precomputed_kernel : trains on a precomputed kernel (``solve``, ``fit_svm``); False: from
         features only (``fit_features``), never holding the l x l kernel
+    kernel_rows : ``solve`` takes ``rows=``, the problem on K[rows][:, rows] read in place (CV folds and
+        leave-one-out retrainings need no copy of their kernel)
     """
 
     per_instance_weights: bool
     warm_start: bool = False
     solution_path: bool = False
     precomputed_kernel: bool = True
+    kernel_rows: bool = False
 
 
 class Engine(Protocol):
@@ -60,7 +65,8 @@ class Engine(Protocol):
 
     def solve(self, K: np.ndarray, y: np.ndarray, C: np.ndarray, tol: float) -> tuple[np.ndarray, float]:
         """Dual solution (alpha (l,), b) for the validated problem (K, y, C) at stopping tolerance tol.
-        Only engines with ``capabilities.precomputed_kernel``."""
+        Only engines with ``capabilities.precomputed_kernel``; those with ``warm_start`` also take
+        ``alpha0=``, those with ``kernel_rows`` also ``rows=``."""
         ...
 
     def fit_features(self, X: np.ndarray, y: np.ndarray, C: np.ndarray, gamma: float, tol: float | None,
