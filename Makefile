@@ -16,7 +16,7 @@ BIN   := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-16)
 
-.PHONY: install run test test-slow lint report clean-results \
+.PHONY: install lock run test test-slow lint report clean-results docs check-package test-sklearn-oldest \
         cluster-start cluster-stop cluster-status test-tools test-cluster test-load
 
 install: $(STAMP)
@@ -29,6 +29,11 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
 	rm -f $(VENV)/.installed-*
 	touch $@
+
+# requirements.lock pins every extra of pyproject.toml (the study, the cluster, MOSEK, tests, docs); after an
+# edit of pyproject.toml's requirements this re-solves it, keeping every pin that still fits
+lock:
+	$(BIN)/uv pip compile --quiet pyproject.toml --all-extras --python-version 3.11 -o requirements.lock
 
 run: install
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
@@ -44,6 +49,29 @@ test-slow: install
 
 lint: install
 	$(BIN)/snakemake --lint --configfile $(CONFIG)
+
+# --- packaging and documentation (docs/packaging.md); CI runs all three ---------------------------------
+# the user guide and API reference, warnings as errors (docstrings are checked by numpydoc's validation)
+docs: install
+	$(BIN)/sphinx-build -q -W --keep-going -b html docs docs/_build/html
+
+# build the sdist and wheel, install the wheel into fresh venvs (core only; then [study]) and run the
+# library, `wsvm-span select` and `wsvm-span check-config` outside the repository
+check-package: install
+	PYTHON=$(PYTHON) scripts/check-package
+
+# the model-selection tests against the oldest scikit-learn that pyproject.toml allows, in a venv of its own
+SKLEARN_OLDEST := $(shell sed -n 's/^ *"scikit-learn>=\([0-9.]*\),.*/\1/p' pyproject.toml)
+OLDEST := .venv-sklearn-oldest
+test-sklearn-oldest: install
+	@test -n "$(SKLEARN_OLDEST)" || { echo "error: no scikit-learn lower bound found in pyproject.toml" >&2; exit 1; }
+	rm -rf $(OLDEST)
+	$(BIN)/uv venv --quiet --python $(PYTHON) $(OLDEST)
+	echo "scikit-learn==$(SKLEARN_OLDEST)" > $(OLDEST)/override.txt
+	$(BIN)/uv pip install --quiet --python $(OLDEST)/bin/python -r requirements.lock --override $(OLDEST)/override.txt
+	$(BIN)/uv pip install --quiet --python $(OLDEST)/bin/python --no-deps -e .
+	$(OLDEST)/bin/python -c "import sklearn; print('scikit-learn', sklearn.__version__)"
+	$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider tests/test_model_selection*.py
 
 # --- cluster (README.md, "Running on a cluster"); these need root on Debian -----------------------------
 # A one-node SLURM cluster (munge, slurmctld, slurmd, slurmdbd + MariaDB) and an MLflow tracking server

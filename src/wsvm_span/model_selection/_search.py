@@ -31,27 +31,26 @@ from copy import deepcopy
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv
-from sklearn.model_selection._search import BaseSearchCV
-from sklearn.model_selection._validation import _warn_or_raise_about_fit_failures
 from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, check_X_y
+from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
 import wsvm_span as ws
 from wsvm_span.kernels import rbf_from_squared_distances, squared_distances
 from wsvm_span.model import make_model
-from wsvm_span.study.tables import TIE_ATOL, TIE_RTOL, TIE_RULES
+from wsvm_span.tie_rules import TIE_ATOL, TIE_RTOL, TIE_RULES
 from wsvm_span.utils.validation import check_kernel
 
+from . import _sklearn_compat as compat
 from ._grid import CRITERIA, FREE_CRITERIA, gridpy_param_grid
 from ._nadaraya_watson import nadaraya_watson_label_probability, nadaraya_watson_weights
+from ._sklearn_compat import BaseSearchCV, HasMethods, StrOptions
 
 __all__ = ["SpanSearchCV", "TieRule", "WholeTrainingSet", "estimate_errors", "make_span_scorer"]
 
@@ -65,7 +64,7 @@ GRID_KEYS = SVC_KEYS + SCHEME_KEYS
 #: 28/28 points of splice, adult, spambase and skin_nonskin (same selection, 10-25% less CPU); at
 #: 1e-4 on 28, 28, 27 and 28; SVC's default 1e-3 only on 21, 25, 21 and 26.
 DEFAULT_TOL = 1e-5
-#: the study's tie rules (study.tables.TIE_RULES), in the order its CLI lists them
+#: the study's tie rules (wsvm_span.tie_rules.TIE_RULES), in the order its CLI lists them
 TIE_RULE_NAMES = tuple(TIE_RULES)
 
 
@@ -73,7 +72,7 @@ TIE_RULE_NAMES = tuple(TIE_RULES)
 class TieRule:
     """A ``refit`` callable: among the candidates tied at the best ``score_key``, the one whose ``key``
     (an error, lower is better) is the worst, the best or the lower median (the study's tie rules,
-    method.md section 6; ``study.tables.TIE_RULES``).
+    method.md section 6; ``wsvm_span.tie_rules.TIE_RULES``).
 
     With ``key="test_error"`` (SpanSearchCV's column when fit gets ``heldout=(X_test, y_test)``) it reproduces
     the study's reporting rule; any other numeric cv_results_ column works too, in plain GridSearchCV
@@ -303,7 +302,7 @@ class SpanSearchCV(BaseSearchCV):
         return getattr(self.estimator, "kernel", "rbf") == "precomputed"
 
     # ------------------------------------------------------------------------------------------ fit
-    @_fit_context(prefer_skip_nested_validation=False)
+    @compat.fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None, *, scores=None, heldout=None):
         """Search the grid.
 
@@ -332,7 +331,7 @@ class SpanSearchCV(BaseSearchCV):
         folds = self._folds(prob) if "cv_error" in wanted else None
 
         n = len(candidates)
-        root = self._init_callback_context(max_subtasks=n + bool(self.refit))
+        root = compat.init_callback_context(self, max_subtasks=n + bool(self.refit))
         contexts = [root.subcontext(task_name="candidate-evaluation") for _ in range(n)]
         groups: dict[float, list[int]] = {}
         for i, (_, _, gamma) in enumerate(resolved):
@@ -365,7 +364,7 @@ class SpanSearchCV(BaseSearchCV):
             )
             for i, res in zip(members, group_out):
                 out[i] = res
-        _warn_or_raise_about_fit_failures(out, self.error_score)
+        compat.warn_or_raise_about_fit_failures(out, self.error_score)
 
         # the span bound's analysis yields the span-rule too (estimate_errors)
         reported = wanted | ({"span_rule"} if "span_bound" in wanted else set())
@@ -375,11 +374,11 @@ class SpanSearchCV(BaseSearchCV):
         more["kernel_time"] = kernel_time
         if prob["y_held"] is not None:
             more["test_error"] = [o["test_error"] for o in out]
-        results = self._format_results(candidates, 1, out, more)
+        results = compat.format_results(self, candidates, out, more)
 
         chooser = TieRule(self.tie_rule) if self.tie_rule is not None else self.refit
         if callable(chooser):
-            self.best_index_ = int(self._select_best_index(chooser, "score", results))
+            self.best_index_ = compat.select_best_index(chooser, results)
         else:
             self.best_index_ = int(results["rank_test_score"].argmin())
         if not callable(self.refit):
@@ -416,7 +415,7 @@ class SpanSearchCV(BaseSearchCV):
         if self.precomputed and X.shape[0] != X.shape[1]:
             raise ValueError(f"with kernel='precomputed', X must be the square (n, n) training kernel, "
                              f"got shape {X.shape}")
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sw = compat.check_sample_weight(sample_weight, X)
         keep = sw > 0
         if scores is not None:
             scores = check_array(scores, ensure_2d=False, dtype=np.float64, input_name="scores")
@@ -581,7 +580,7 @@ def make_span_scorer(criterion: str = "span_rule"):
         if svc.kernel == "precomputed":
             K = check_kernel(X.toarray() if sp.issparse(X) else X, name="X (precomputed training kernel)")
         else:
-            K = ws.rbf_kernel(X.toarray() if sp.issparse(X) else X, gamma=svc._gamma)
+            K = ws.rbf_kernel(X.toarray() if sp.issparse(X) else X, gamma=compat.svc_gamma(svc))
         y_pm = np.where(np.asarray(y) == svc.classes_[1], 1.0, -1.0)
         sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         if sw.shape != (n,) or not np.all(sw > 0):
