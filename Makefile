@@ -73,7 +73,7 @@ test-sklearn-oldest: install
 	$(OLDEST)/bin/python -c "import sklearn; print('scikit-learn', sklearn.__version__)"
 	$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider tests/test_model_selection*.py
 
-# --- cluster (README.md, "Running on a cluster"); these need root on Debian -----------------------------
+# --- cluster (docs/cluster.md); these need root on Debian -----------------------------------------------
 # A one-node SLURM cluster (munge, slurmctld, slurmd, slurmdbd + MariaDB) and an MLflow tracking server
 # (PostgreSQL, artifacts served) on 127.0.0.1, installed from Debian's packages and started by
 # scripts/local-cluster; `cluster-stop` stops them (their data are kept).
@@ -100,6 +100,6 @@ test-tools:
 test-cluster: install test-tools
 	$(BIN)/python -m pytest -m "cluster and not slow" -p no:cacheprovider
 
-# 16 concurrent writers x 1000 child runs on the server, and on SQLite (long: see README.md)
+# 16 concurrent writers x 1000 child runs on the server, and on SQLite (long: see docs/cluster.md)
 test-load: install
 	$(BIN)/python -m pytest -m "cluster and slow" -p no:cacheprovider -s

@@ -78,16 +78,46 @@ def fit_svm(K, y, C, engine: str = AUTO, tol: float = DEFAULT_TOL, *, check_inpu
 
     Parameters
     ----------
-    K : (l, l) symmetric kernel matrix of the training set
-    y : (l,) labels in {-1, +1}, both classes present
-    C : scalar or (l,) positive instance weights
-    engine : a name of :data:`ENGINE_NAMES`; "auto" is scikit-learn's LIBSVM
-    tol : the engine's stopping tolerance (LIBSVM ``-e``); keep it tight, the estimators read the
-        computed y_p f(x_p) and the in-bound/bounded split from the solution
-    check_input : validate K, y, C (shapes, labels, finiteness, symmetry, C_i > 0).
-        Internal callers that train on slices of an already validated problem (CV
-        folds, leave-one-out, a grid over one kernel) skip it: on a 12k x 12k kernel the
-        checks cost more than a LIBSVM run.
+    K : ndarray of shape (l, l)
+        Symmetric kernel matrix of the training set.
+    y : ndarray of shape (l,)
+        Labels in {-1, +1}, both classes present.
+    C : float or ndarray of shape (l,)
+        Positive instance weights C_i (a scalar: the same C for every point).
+    engine : str, default="auto"
+        A name of :data:`ENGINE_NAMES`; "auto" is scikit-learn's LIBSVM, the only one that takes
+        per-instance weights besides "path".
+    tol : float, default=1e-7
+        The engine's stopping tolerance (LIBSVM ``-e``). Keep it tight: the estimators read the computed
+        y_p f(x_p) and the in-bound/bounded split from the solution.
+    check_input : bool, default=True
+        Validate K, y, C (shapes, labels, finiteness, symmetry, C_i > 0). Internal callers that train on
+        slices of an already validated problem (CV folds, leave-one-out, a grid over one kernel) skip it:
+        on a 12k x 12k kernel the checks cost more than a LIBSVM run.
+
+    Returns
+    -------
+    WeightedSVM
+        The trained model; it remembers its engine, which the estimates that retrain (K-fold CV, exact
+        LOO) use too.
+
+    Raises
+    ------
+    ValueError
+        If the inputs are invalid (the message says what to fix), ``tol`` is not positive, the engine
+        is unknown, trains from features only, or cannot express weights that vary within a class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> model.engine, model.support.size, model.inbound.size, model.bounded.size
+    ('sklearn', 22, 7, 15)
     """
     K, y, C = check_problem(K, y, C, check_input=check_input)
     if not tol > 0:
@@ -104,15 +134,46 @@ def fit_features(X, y, C, *, gamma: float, engine: str = AUTO, tol: float | None
 
     Parameters
     ----------
-    X : (l, d) features;  y : (l,) labels in {-1, +1};  C : scalar or (l,) weights C_i > 0
-    gamma : RBF parameter
-    engine : a name of :data:`FEATURE_ENGINE_NAMES`. "sklearn" and "libsvm" build the l x l kernel and
-        give exactly ``fit_svm(rbf_kernel(X, None, gamma), ...)``; "sklearn-rbf" is scikit-learn's LIBSVM
+    X : ndarray of shape (l, d)
+        Training features.
+    y : ndarray of shape (l,)
+        Labels in {-1, +1}, both classes present.
+    C : float or ndarray of shape (l,)
+        Positive instance weights C_i.
+    gamma : float
+        RBF parameter.
+    engine : str, default="auto"
+        A name of :data:`FEATURE_ENGINE_NAMES`. "sklearn" and "libsvm" build the l x l kernel and give
+        exactly ``fit_svm(rbf_kernel(X, None, gamma), ...)``; "sklearn-rbf" is scikit-learn's LIBSVM
         evaluating the RBF itself (option ``cache_mb``); "sampling" is ``engines.sampling.fit_sampling``
         (its options; the ``SamplingRecord`` is dropped).
-    tol : the engine's tolerance (LIBSVM ``-e``; for "sampling" the KKT certificate's); None: its default
+    tol : float or None, default=None
+        The engine's tolerance (LIBSVM ``-e``; for "sampling" the KKT certificate's); None: its default.
+    **options
+        Options of the engine ("sklearn-rbf": ``cache_mb``; "sampling": those of ``fit_sampling``).
 
-    The model's fit_time counts everything from the features (for the kernel engines, the kernel too).
+    Returns
+    -------
+    WeightedSVM
+        The trained model. Its ``fit_time`` counts everything from the features (for the kernel
+        engines, the kernel too).
+
+    Raises
+    ------
+    ValueError
+        If the inputs are invalid, ``gamma`` is not positive, or the engine is unknown or cannot express
+        the weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> model = ws.fit_features(X, y, 1.0, gamma=0.5, engine="sklearn-rbf")
+    >>> ws.span_rule_from_svs(model, X, gamma=0.5)
+    0.175
     """
     X, y, C, gamma = check_features_problem(X, y, C, gamma)
     return engine_for(engine, y, C, precomputed_kernel=False).fit_features(X, y, C, gamma, tol, **options)

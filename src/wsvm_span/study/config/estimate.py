@@ -47,7 +47,7 @@ CHUNK_SPREAD = 3.0
 #: the cost's exponent grows with l (LIBSVM's iterations and SV count, CV's fold trainings), and a straight
 #: line through the largest sizes underestimated the next doubling by 6-41% on Experiment 6's ringnorm
 #: families (the parabola: -7% to +25%; benchmarks/cost_model_error.py, issue 8). It overshoots where the
-#: grid's rows grow at different rates (about 2.5x at l = 16384 by the one job measured there; README)
+#: grid's rows grow at different rates (about 2.5x at l = 16384 by the one job measured there; docs/study.md)
 FAMILY_POINTS = 3
 _SIZE_SUFFIX = re.compile(r"_l\d+$")
 
