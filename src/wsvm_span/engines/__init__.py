@@ -43,7 +43,30 @@ FEATURE_ENGINE_NAMES: tuple[str, ...] = (AUTO, *_ENGINES)
 
 
 def get_engine(name: str) -> Engine:
-    """The engine registered under ``name`` ("auto" resolves to the default engine)."""
+    """The engine registered under a name.
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`FEATURE_ENGINE_NAMES`; "auto" resolves to the default engine (scikit-learn's
+        LIBSVM).
+
+    Returns
+    -------
+    Engine
+        The engine.
+
+    Raises
+    ------
+    ValueError
+        If no engine has that name (the message lists every engine with its description).
+
+    Examples
+    --------
+    >>> from wsvm_span.engines import get_engine
+    >>> get_engine("auto").name
+    'sklearn'
+    """
     if name == AUTO:
         name = _AUTO_CHOICE
     try:
@@ -54,8 +77,42 @@ def get_engine(name: str) -> Engine:
 
 
 def engine_for(name: str, y, C, *, precomputed_kernel: bool = True) -> Engine:
-    """The engine ``name``, checked to be able to train the weights C on labels y, and on a
-    precomputed kernel unless ``precomputed_kernel`` is False (training from features)."""
+    """The engine ``name``, checked to be able to train the weights C on labels y.
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`FEATURE_ENGINE_NAMES`.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    C : float or array-like of shape (l,)
+        Instance weights.
+    precomputed_kernel : bool, default=True
+        The caller trains on a precomputed kernel (False: from features).
+
+    Returns
+    -------
+    Engine
+        The engine.
+
+    Raises
+    ------
+    ValueError
+        If the engine is unknown, trains from features only while ``precomputed_kernel`` is True, or supports
+        class weights only while C varies within a class (the message names the engines that can).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.engines import engine_for
+    >>> y = np.array([1.0, 1.0, -1.0])
+    >>> engine_for("libsvm", y, np.array([2.0, 2.0, 1.0])).name
+    'libsvm'
+    >>> engine_for("libsvm", y, np.array([2.0, 3.0, 1.0]))
+    Traceback (most recent call last):
+    ...
+    ValueError: engine='libsvm' supports class weights only and these weights vary within a class; use one of ['sklearn', 'path'] or 'auto'
+    """
     engine = get_engine(name)
     usable = {n: e for n, e in _ENGINES.items() if e.capabilities.precomputed_kernel or not precomputed_kernel}
     if engine.name not in usable:
