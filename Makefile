@@ -32,7 +32,7 @@ $(STAMP): requirements.lock pyproject.toml
 
 # requirements.lock pins every extra of pyproject.toml (the study, the cluster, MOSEK, tests, docs); after an
 # edit of pyproject.toml's requirements this re-solves it, keeping every pin that still fits
-lock:
+lock: install
 	$(BIN)/uv pip compile --quiet pyproject.toml --all-extras --python-version 3.11 -o requirements.lock
 
 run: install
