@@ -338,6 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The `wsvm-span` command: parse ``argv`` (default: the process arguments), run the subcommand and return
+    its exit status (2 for a config error, or a study command without the study extra).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     _setup_logging(args.verbose)

@@ -114,6 +114,8 @@ def make_ringnorm_variant(
 
 
 def ringnorm_name(d: int, l: int) -> str:
+    """``ringnorm_d<d>_l<l>``: the registry name of the synthetic set of dimension d and training size l.
+    """
     return f"ringnorm_d{int(d)}_l{int(l)}"
 
 

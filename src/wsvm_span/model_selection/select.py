@@ -116,6 +116,9 @@ class _Progress:
 
 
 def run(args) -> int:
+    """Run `wsvm-span select` with parsed arguments; a ValueError (bad file, grid or option) is printed and
+    gives exit status 2.
+    """
     try:
         return _run(args)
     except ValueError as exc:
