@@ -20,20 +20,56 @@ BOUND_RTOL = 1e-9
 
 @dataclass(frozen=True)
 class WeightedSVM:
-    """A trained weighted SVM.
+    """A trained weighted SVM: f(x) = sum_i alpha_i y_i K(x_i, x) + b.
+
+    Every engine returns one (``fit_svm``, ``fit_features``); it is built from an engine's dual solution,
+    not by hand. Frozen: its fields are the solution.
+
+    Parameters
+    ----------
+    alpha : ndarray of shape (l,)
+        Dual variables, 0 for non-support vectors.
+    b : float
+        The bias.
+    y : ndarray of shape (l,)
+        Training labels in {-1, +1}.
+    C : ndarray of shape (l,)
+        Instance weights C_i.
+    decision_train : ndarray of shape (l,)
+        f(x_i) on the training points, as computed from the solution.
+    support, inbound, bounded : ndarray of int
+        Sorted index arrays: the support vectors, the in-bound ones (0 < a_i < C_i) and the bounded
+        ones (a_i = C_i).
+    engine : str
+        Name of the engine that trained it (``wsvm_span.engines``); estimators that retrain (CV, exact
+        LOO) use the same engine.
+    tol : float
+        The engine's stopping tolerance.
+    fit_time : float, default=0.0
+        Seconds spent in the engine (a precomputed kernel is not counted).
 
     Attributes
     ----------
-    alpha : (l,) dual variables, 0 for non-support vectors
-    b : bias of f(x) = sum_i alpha_i y_i K(x_i, x) + b
-    y : (l,) training labels in {-1, +1}
-    C : (l,) instance weights C_i
-    decision_train : (l,) f(x_i) on the training points, as computed from the solution
-    support, inbound, bounded : sorted index arrays (in-bound: 0 < a_i < C_i; bounded: a_i = C_i)
-    engine : name of the engine that trained it (``wsvm_span.engines``); estimators that retrain
-        (CV, exact LOO) use the same engine
-    tol : the engine's stopping tolerance
-    fit_time : seconds spent in the engine (the kernel is precomputed and not counted)
+    n_train : int
+        l, the number of training points.
+    coef : ndarray of shape (l,)
+        y_i alpha_i.
+    margins : ndarray of shape (l,)
+        y_i f(x_i) on the training set.
+    slacks : ndarray of shape (l,)
+        xi_i = max(0, 1 - y_i f(x_i)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> model = ws.fit_svm(ws.rbf_kernel(X, gamma=0.5), y, C=1.0)
+    >>> f = model.decision_function(ws.rbf_kernel(X[:3], X, gamma=0.5))
+    >>> bool(np.allclose(f, model.decision_train[:3]))
+    True
     """
 
     alpha: np.ndarray
@@ -68,7 +104,23 @@ class WeightedSVM:
         return np.maximum(0.0, 1.0 - self.margins)
 
     def decision_function(self, K_rows) -> np.ndarray:
-        """f(x) for new points. K_rows: (m, l) kernel block between them and the training set."""
+        """f(x) for new points.
+
+        Parameters
+        ----------
+        K_rows : array-like of shape (m, l)
+            Kernel block between the new points and the training set.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The decision values; the predicted label is their sign.
+
+        Raises
+        ------
+        ValueError
+            If ``K_rows`` is not (m, l).
+        """
         K_rows = np.asarray(K_rows, dtype=float)
         if K_rows.ndim != 2 or K_rows.shape[1] != self.n_train:
             raise ValueError(

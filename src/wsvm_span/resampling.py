@@ -35,9 +35,35 @@ def _check_method(method: str) -> str:
 def stratified_folds(y, k: int = 5, seed: int = 0) -> np.ndarray:
     """Fold id in 0..k-1 for every point, stratified by class and fixed by ``seed``.
 
-    Within each class the points are shuffled and dealt round-robin, so the fold sizes of
-    a class differ by at most one. Returns an (l,) int array; the same (y, k, seed) gives
-    the same folds on any machine (numpy's PCG64 generator).
+    Within each class the points are shuffled and dealt round-robin, so the fold sizes of a class differ by at
+    most one; the same (y, k, seed) gives the same folds on any machine (numpy's PCG64 generator).
+
+    Parameters
+    ----------
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    k : int, default=5
+        Number of folds.
+    seed : int, default=0
+        Seed of the shuffle.
+
+    Returns
+    -------
+    ndarray of int, shape (l,)
+        The fold of every point.
+
+    Raises
+    ------
+    ValueError
+        If k is not an integer >= 2 or there are fewer than k points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> folds = ws.stratified_folds(np.repeat([-1.0, 1.0], 10), k=5, seed=0)
+    >>> np.bincount(folds).tolist()
+    [4, 4, 4, 4, 4]
     """
     y = check_labels(y)
     if not (isinstance(k, (int, np.integer)) and k >= 2):
@@ -56,12 +82,33 @@ def stratified_folds(y, k: int = 5, seed: int = 0) -> np.ndarray:
 
 
 class FoldKernels:
-    """The training kernel of every CV fold, ``K[np.ix_(train, train)]``, sliced once and shared by every
-    model of a grid.
+    """The training kernel of every CV fold, ``K[np.ix_(train, train)]``, sliced once and shared by every model
+    of a grid.
 
-    Slicing a fold's kernel copies (0.8 l)^2 values: on MNIST (l = 11907) that is 0.7 GB per fold and
-    costs more than training the fold model, so a grid job slices the folds once when they fit in its
-    memory (:meth:`nbytes` tells how much they take: about 3.2 l^2 doubles for 5 folds).
+    Slicing a fold's kernel copies (0.8 l)^2 values: on MNIST (l = 11907) that is 0.7 GB per fold and costs
+    more than training the fold model, so a grid job slices the folds once when they fit in its memory
+    (:meth:`nbytes` tells how much they take: about 3.2 l^2 doubles for 5 folds).
+
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        The training kernel.
+    folds : array-like of int, shape (l,)
+        Fold id of every point (e.g. from :func:`stratified_folds`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> folds = ws.stratified_folds(y, k=5, seed=0)
+    >>> shared = ws.FoldKernels(K, folds)
+    >>> ws.kfold_cv_error(K, y, 1.0, folds=folds, fold_kernels=shared) == ws.kfold_cv_error(K, y, 1.0, folds=folds)
+    True
     """
 
     def __init__(self, K, folds):
@@ -111,16 +158,62 @@ def kfold_cv_error(
     check_input: bool = True, fold_kernels: FoldKernels | None = None, method: str = "retrain",
     model: WeightedSVM | None = None, fold_starts: FoldStarts | None = None,
 ) -> float:
-    """Stratified k-fold CV error: each fold model trained with the instance weights of
-    its training part, errors counted on the held-out part (f = 0 counts as an error).
+    """Stratified k-fold CV error with the instance weights: each fold model is trained with the weights of
+    its training part, and its errors are counted on the held-out part (f = 0 counts as an error).
 
-    ``folds`` ((l,) fold ids) overrides ``k``/``seed`` so a grid can share one split;
-    ``fold_kernels`` (built from K and the same folds) saves slicing the fold kernels again.
-    ``method="path"``: the model on all l points (``engine``, ``tol``), then each fold model by
-    the exact path that zeroes the fold's weights (``fold_kernels`` is not needed then).
-    ``model``: the model of (K, y, C) on all l points, when the caller has it; an engine with
-    ``warm_start`` starts each fold from it (and from ``fold_starts``, the folds' previous models along a
-    grid walk). Without it such an engine trains each fold from zero.
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        The training kernel.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    C : float or array-like of shape (l,)
+        Positive instance weights.
+    k : int, default=5
+        Number of folds (with ``seed``; not used when ``folds`` is given).
+    seed : int, default=0
+        Seed of :func:`stratified_folds`.
+    folds : array-like of int, shape (l,), optional
+        Fold ids, overriding k and seed, so that a grid can share one split.
+    engine : str, default="auto"
+        The engine that trains the fold models (``ENGINE_NAMES``).
+    tol : float, default=1e-7
+        Its stopping tolerance.
+    check_input : bool, default=True
+        Validate K, y, C.
+    fold_kernels : FoldKernels, optional
+        The folds' kernels, built from K and the same folds, to save slicing them again.
+    method : {"retrain", "path"}, default="retrain"
+        "path": the model on all l points (``engine``, ``tol``), then each fold model by the exact path
+        that zeroes the fold's weights (``fold_kernels`` is not needed then).
+    model : WeightedSVM, optional
+        The model of (K, y, C) on all l points, when the caller has it: an engine with ``warm_start``
+        ("smo") starts each fold from it (without it, from zero).
+    fold_starts : FoldStarts, optional
+        The folds' previous models along a grid walk (the same object for every point of the walk, in its
+        order): a fold starts from its previous model when the full model's sets did not change.
+
+    Returns
+    -------
+    float
+        The CV error, a fraction of l.
+
+    Raises
+    ------
+    ValueError
+        If the inputs are invalid, the folds do not fit y, or ``method`` is unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> ws.kfold_cv_error(K, y, 1.0, k=5, seed=0)
+    0.15
     """
     K, y, C = check_problem(K, y, C, check_input=check_input)
     l = K.shape[0]
@@ -178,11 +271,30 @@ def kfold_cv_error(
 class LeaveOneOut:
     """Exact leave-one-out of a trained model, SV by SV (non-SVs are never LOO errors).
 
-    support : (n,) the SVs of the full model
-    decision_loo : (n,) f^p(x_p), the decision value of the model trained without x_p
-    sets_unchanged : (n,) True where, without x_p, the in-bound and bounded sets are those
-        of the full model minus p (the premise of Theorem 2)
-    loo_error : fraction of l with y_p f^p(x_p) <= 0
+    Parameters
+    ----------
+    support : ndarray of int, shape (n,)
+        The SVs of the full model.
+    decision_loo : ndarray of shape (n,)
+        f^p(x_p), the decision value of the model trained without x_p.
+    sets_unchanged : ndarray of bool, shape (n,)
+        True where, without x_p, the in-bound and bounded sets are those of the full model minus p (the
+        premise of Theorem 2).
+    loo_error : float
+        Fraction of l with y_p f^p(x_p) <= 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> loo = ws.leave_one_out(model, K)
+    >>> loo.loo_error, loo.support.size
+    (0.15, 22)
     """
 
     support: np.ndarray
@@ -194,8 +306,40 @@ class LeaveOneOut:
 def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: str = "retrain") -> LeaveOneOut:
     """Retrain without each SV of ``model`` (same weights, engine and tolerance) and classify it.
 
-    ``method="path"``: each model without x_p is the end of the exact path c_p -> 0 from ``model``
-    (a ``solution_path.PathLeaveOneOut``: the same fields plus the paths' events and fallbacks).
+    Parameters
+    ----------
+    model : WeightedSVM
+        The model trained on all l points.
+    K : array-like of shape (l, l)
+        Its training kernel.
+    check_input : bool, default=True
+        Validate K.
+    method : {"retrain", "path"}, default="retrain"
+        "path": each model without x_p is the end of the exact path c_p -> 0 from ``model`` (a
+        ``solution_path.PathLeaveOneOut``: the same fields plus the paths' events and fallbacks).
+
+    Returns
+    -------
+    LeaveOneOut
+        Per-SV decision values without that SV, and the LOO error.
+
+    Raises
+    ------
+    ValueError
+        If K does not match the model or ``method`` is unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> loo = ws.leave_one_out(model, K)
+    >>> loo.loo_error, int(loo.sets_unchanged.sum())
+    (0.15, 2)
     """
     if _check_method(method) == "path":
         from .solution_path.uses import loo_by_path  # imported on use: it builds on this module
@@ -238,6 +382,43 @@ def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: st
 
 
 def loo_error(K, y, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL, method: str = "retrain") -> float:
-    """Exact leave-one-out error of the weighted SVM (K: (l, l), y: (l,), C: scalar or (l,));
-    ``method``: as in :func:`leave_one_out`."""
+    """Exact leave-one-out error of the weighted SVM: trains on all l points, then without each SV.
+
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        The training kernel.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    C : float or array-like of shape (l,)
+        Positive instance weights.
+    engine : str, default="auto"
+        The engine (``ENGINE_NAMES``).
+    tol : float, default=1e-7
+        Its stopping tolerance.
+    method : {"retrain", "path"}, default="retrain"
+        As in :func:`leave_one_out`.
+
+    Returns
+    -------
+    float
+        The LOO error, a fraction of l.
+
+    Raises
+    ------
+    ValueError
+        If the inputs are invalid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> ws.loo_error(K, y, 1.0)
+    0.15
+    """
     return leave_one_out(fit_svm(K, y, C, engine=engine, tol=tol), K, method=method).loo_error

@@ -82,6 +82,9 @@ class GridJob(JobIdentity):
 
 # -------------------------------------------------------------------------------------------- planning
 def experiment_datasets(cfg: Mapping[str, Any], experiment: str) -> list[str]:
+    """The data sets an experiment of the config runs on (the ringnorm family expanded over its d and l);
+    empty when the config leaves the experiment out.
+    """
     spec = cfg["experiments"].get(experiment)
     if spec is None:
         return []
