@@ -127,15 +127,24 @@ def test_the_lock_file_installs_every_extra():
 
 
 # ---------------------------------------------------------------------------------------- package data
+#: the compiled module's sources (setup.py): built from the sdist (MANIFEST.in), not carried by the wheel
+COMPILED_SOURCES = ("src/wsvm_span/_native.pyx", "src/wsvm_span/csrc/")
+
+
 def test_every_data_file_of_the_package_is_declared_package_data():
     """Every non-Python file under src/wsvm_span (the schema, the checksums, the cost calibration) is in
-    pyproject.toml's package-data, so the wheel carries it."""
+    pyproject.toml's package-data, so the wheel carries it; the compiled module's sources are in MANIFEST.in
+    instead, so the sdist carries them."""
     declared = PYPROJECT["tool"]["setuptools"]["package-data"]
     files = subprocess.run(["git", "ls-files", "src/wsvm_span"], cwd=ROOT, capture_output=True, text=True,
                            check=True).stdout.split()
+    manifest = (ROOT / "MANIFEST.in").read_text()
     for f in files:
         path = Path(f)
         if path.suffix == ".py":
+            continue
+        if f.startswith(COMPILED_SOURCES):
+            assert any(f.startswith(p.rstrip("/")) and p.rstrip("/") in manifest for p in COMPILED_SOURCES), f
             continue
         package = ".".join(path.parent.relative_to("src").parts)
         assert path.name in declared.get(package, []), f"{f} is not package data of {package} in pyproject.toml"

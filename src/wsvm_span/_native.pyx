@@ -2,8 +2,8 @@
 """The package's compiled code (``csrc/``), arrays in, the GIL released while it runs:
 
 - ``solve``: the SMO solver of the weighted C-SVM dual (``csrc/smo.c``) behind ``engines.smo``;
-- ``add_expansion``: a kernel expansion over a few points, read in place (``csrc/expansion.c``), behind
-  ``kernels.kernel_expansion``.
+- ``add_expansion``, ``add_row_products``: kernel expansions read in place, along the terms' rows or along
+  the rows of the points they are evaluated at (``csrc/expansion.c``), behind ``kernels.kernel_expansion``.
 
 A leaf module (it imports nothing from the package), so that every layer can use it. It checks shapes and
 index ranges; its callers check the problem.
@@ -33,6 +33,8 @@ cdef extern from "smo.h":
 cdef extern from "expansion.h":
     void c_add_expansion "add_expansion" (const double *K, Py_ssize_t ld, const int64_t *rows, int64_t n,
                                           const int64_t *cols, int64_t m, const double *coef, double *out) nogil
+    void c_add_row_products "add_row_products" (const double *K, Py_ssize_t ld, const int64_t *rows, int64_t n,
+                                                int64_t width, const double *coef, double *out) nogil
 
 
 # The solver's row cache, one per thread and kept between calls: a fresh buffer costs a page fault per 4 KB
@@ -117,3 +119,18 @@ def add_expansion(const double[:, ::1] K, const int64_t[::1] rows, const int64_t
         return
     with nogil:
         c_add_expansion(&K[0, 0], K.shape[1], rows_ptr, n, &cols[0], m, &coef[0], &out[0])
+
+
+def add_row_products(const double[:, ::1] K, const int64_t[::1] rows, const double[::1] coef, double[::1] out):
+    """out[t] += K[rows[t], :] . coef (coef dense over K's columns), in place."""
+    cdef int64_t n = out.shape[0]
+    if rows.shape[0] != n:
+        raise ValueError("rows must have the length of out")
+    if coef.shape[0] != K.shape[1]:
+        raise ValueError("coef must have one entry per column of K")
+    if n and (np.min(rows) < 0 or np.max(rows) >= K.shape[0]):
+        raise ValueError(f"rows must hold rows of K (0..{K.shape[0] - 1})")
+    if n == 0:
+        return
+    with nogil:
+        c_add_row_products(&K[0, 0], K.shape[1], &rows[0], n, K.shape[1], &coef[0], &out[0])

@@ -108,17 +108,24 @@ def kernel_expansion(K, coef, cols, rows=None, out=None) -> np.ndarray:
     """sum_k coef_k K[cols_k, t] for the columns t of ``rows`` (all of K's columns when None): a model's f - b
     on those points when cols are its support vectors (K symmetric: K[s, t] = K(x_s, x_t)).
 
-    Read in place, one kernel row per term: ``K[np.ix_(rows, cols)] @ coef`` would first copy the block
-    (n_SV x l doubles: 0.5 GB for a model at a small C on MNIST, more time than training it). ``out``: add
+    Read in place: ``K[np.ix_(rows, cols)] @ coef`` would first copy the block (n_SV x l doubles: 0.5 GB for a
+    model at a small C on MNIST, more time than training it). Each term reads one kernel row, or, when there are
+    fewer points than terms, each point does (a kernel row touches as much memory either way). ``out``: add
     into this (len(rows)) array instead of a new one.
     """
     K = np.ascontiguousarray(K, dtype=np.float64)
     cols = np.ascontiguousarray(cols, dtype=np.int64)
+    coef = np.ascontiguousarray(coef, dtype=np.float64)
     n = K.shape[1] if rows is None else len(rows)
     if out is None:
         out = np.zeros(n)
+    if rows is not None and len(rows) < cols.size and K.shape[0] == K.shape[1]:
+        dense = np.zeros(K.shape[1])
+        np.add.at(dense, cols, coef)
+        _native.add_row_products(K, np.ascontiguousarray(rows, dtype=np.int64), dense, out)
+        return out
     rows = None if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
-    _native.add_expansion(K, rows, cols, np.ascontiguousarray(coef, dtype=np.float64), out)
+    _native.add_expansion(K, rows, cols, coef, out)
     return out
 
 

@@ -145,10 +145,22 @@ def classify_alpha(alpha, C):
     return alpha, support, support[~at_bound], support[at_bound]
 
 
-def make_model(K, y, C, alpha, b, *, engine: str, tol: float, fit_time: float = 0.0) -> WeightedSVM:
-    """Build a ``WeightedSVM`` from a dual solution: classify SVs and compute f on the training set."""
-    alpha, support, inbound, bounded = classify_alpha(alpha, C)
-    decision = kernel_expansion(K, y[support] * alpha[support], support) + b
+def make_model(K, y, C, alpha, b, *, engine: str, tol: float, fit_time: float = 0.0,
+               expansion=None) -> WeightedSVM:
+    """Build a ``WeightedSVM`` from a dual solution: classify SVs and compute f on the training set.
+
+    ``expansion``: h = K (y alpha) on the training points when the engine has it already (SMO's gradient G
+    gives h = y (G + 1)): f = h + b then costs no kernel pass, only a correction for the alphas that
+    ``classify_alpha`` snapped to their bounds.
+    """
+    raw = np.asarray(alpha, dtype=float)
+    alpha, support, inbound, bounded = classify_alpha(raw, C)
+    if expansion is None:
+        decision = kernel_expansion(K, y[support] * alpha[support], support) + b
+    else:
+        snapped = np.flatnonzero(alpha != raw)
+        decision = kernel_expansion(K, y[snapped] * (alpha[snapped] - raw[snapped]), snapped,
+                                    out=np.array(expansion, dtype=float)) + b
     return WeightedSVM(
         alpha=alpha, b=float(b), y=y, C=C, decision_train=decision, support=support,
         inbound=inbound, bounded=bounded, engine=engine, tol=float(tol), fit_time=fit_time,

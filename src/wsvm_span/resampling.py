@@ -259,8 +259,17 @@ def kfold_cv_error(
         else:
             alpha, b = solver.solve(K_train, y_tr, C[train], tol, **options)
         alpha, sv, _, _ = classify_alpha(alpha, C[train])
-        # only the SV rows, at the held-out columns: f = (y a)_SV K[train_SV, held] + b
-        f = kernel_expansion(K, y_tr[sv] * alpha[sv], train[sv], rows=held) + b
+        if warm:
+            # from the full model's f - b on the held-out points, changed by the alphas that differ (the
+            # held-out support vectors, which the fold model lacks, and those that moved): fewer kernel rows
+            full = np.zeros(l)
+            full[train] = alpha
+            changed = np.flatnonzero(full != model.alpha)
+            f = kernel_expansion(K, y[changed] * (full[changed] - model.alpha[changed]), changed, rows=held,
+                                 out=model.decision_train[held] - model.b) + b
+        else:
+            # only the SV rows, at the held-out columns: f = (y a)_SV K[train_SV, held] + b
+            f = kernel_expansion(K, y_tr[sv] * alpha[sv], train[sv], rows=held) + b
         errors += int(np.sum(-y[held] * f >= 0))
     if warm:
         starts.sets = (model.inbound, model.bounded)

@@ -16,9 +16,12 @@
  * [0, n_active) is the active set, in ascending kernel index order, so that reading a kernel row over the
  * active set walks forward through memory. Shrinking moves the variables that are at a bound and beyond
  * [M, m] on the side they cannot move to behind the prefix (a stable partition). Their gradient is not
- * updated while they are shrunk; it is recomputed from the support vectors when they come back. (LIBSVM
- * instead keeps G_bar = sum over the variables at C of C_s Q_s up to date, an O(n) row pass every time a
- * variable reaches or leaves its bound: most steps at a small C, where it costs more than the steps.)
+ * updated while they are shrunk. Each shrinking pass that sets variables aside keeps a copy of alpha (a
+ * snapshot); when they come back, their gradient is brought up to date from the alphas that changed since
+ * their snapshot, one kernel row per changed alpha: after the first passes these are the few variables that
+ * are still moving. (LIBSVM instead keeps G_bar = sum over the variables at C of C_s Q_s up to date, an O(n)
+ * row pass every time a variable reaches or leaves its bound: most steps at a small C, where it costs more
+ * than the steps; and recomputing the gradient from every support vector costs a row per support vector.)
  */
 #include "smo.h"
 
@@ -34,6 +37,9 @@ enum { UP = 1, LOW = 2 };
 #define TAU 1e-12
 /* iterations between two shrinking passes (LIBSVM's choice) */
 #define SHRINK_EVERY 1000
+/* snapshots of alpha kept for the shrunk variables; with more passes than this the shrunk variables' gradient
+ * is brought up to date and the snapshots start over */
+#define MAX_SNAPSHOTS 32
 
 typedef struct {
     const double *K;
@@ -66,6 +72,15 @@ typedef struct {
     int64_t *owner;         /* per slot: the position whose row it holds, or -1 */
     int64_t *last_used;     /* per slot: the clock of its last use */
     int64_t step_work, gradient_work;  /* SmoResult's counters */
+    /* the shrunk variables' snapshots: alpha in the caller's order at each pass that shrank some, and per
+     * caller's index the snapshot its variable was shrunk at (-1: active) */
+    const int64_t *idx0;    /* the caller's idx (NULL: 0..n-1) */
+    const double *y0;       /* the caller's y */
+    double *snapshots[MAX_SNAPSHOTS];
+    int n_snapshots;
+    int *shrunk_at;
+    double *alpha_home;     /* scratch: alpha in the caller's order */
+    int64_t *members;       /* scratch: positions grouped by snapshot */
 } Smo;
 
 /* cond ? a : b by bit masks: compilers turn a ternary on unpredictable data into a branch, and its
@@ -140,22 +155,21 @@ static const double *active_row(Smo *s, int64_t p, double *spare) {
     return dst;
 }
 
-/* v_t = -y_t G_t = y_t - sum_p a_p y_p K_pt for the positions t in [from, n): one pass over the support
- * vectors' kernel rows. The start's gradient (from = 0) and the shrunk variables' when they come back. */
-static void recompute_gradient(Smo *s, int64_t from) {
+/* v_t = -y_t G_t = y_t - sum_p a_p y_p K_pt for every t: one pass over the start's support vectors' kernel
+ * rows (when the caller did not give the start's gradient). */
+static void start_gradient(Smo *s) {
     const int64_t n = s->n;
-    if (from >= n) return;
     double *h = s->work;
-    memset(h + from, 0, (size_t)(n - from) * sizeof(double));
+    memset(h, 0, (size_t)n * sizeof(double));
     const int64_t *kidx = s->kidx;
     for (int64_t p = 0; p < n; ++p) {
         if (s->status[p] == AT_LOWER) continue;
         const double *Kp = kernel_row(s, p);
         const double c = s->alpha[p] * s->y[p];
-        for (int64_t t = from; t < n; ++t) h[t] += c * Kp[kidx[t]];
-        s->gradient_work += n - from;
+        for (int64_t t = 0; t < n; ++t) h[t] += c * Kp[kidx[t]];
+        s->gradient_work += n;
     }
-    for (int64_t t = from; t < n; ++t) s->v[t] = s->y[t] - h[t];
+    for (int64_t t = 0; t < n; ++t) s->v[t] = s->y[t] - h[t];
 }
 
 /* Move the variables of `order` (a permutation of the positions) to positions 0..n-1. */
@@ -187,10 +201,42 @@ static void permute(Smo *s, const int64_t *order) {
     s->next_valid = 0;
 }
 
+/* The shrunk variables' v brought up to date: for the variables shrunk at snapshot e,
+ * v_t -= sum_h (a_h - snapshot_e[h]) y_h K_ht over the alphas that changed since (one kernel row each). */
+static void bring_shrunk_up_to_date(Smo *s) {
+    const int64_t n = s->n, na = s->n_active;
+    if (na == n || s->n_snapshots == 0) return;
+    for (int64_t p = 0; p < n; ++p) s->alpha_home[s->home[p]] = s->alpha[p];
+    /* the shrunk positions grouped by snapshot (counting sort) */
+    int64_t start[MAX_SNAPSHOTS + 1] = {0};
+    for (int64_t t = na; t < n; ++t) ++start[s->shrunk_at[s->home[t]] + 1];
+    for (int e = 0; e < s->n_snapshots; ++e) start[e + 1] += start[e];
+    int64_t fill[MAX_SNAPSHOTS];
+    memcpy(fill, start, sizeof fill);
+    for (int64_t t = na; t < n; ++t) s->members[fill[s->shrunk_at[s->home[t]]]++] = t;
+    const int64_t *kidx = s->kidx;
+    for (int e = 0; e < s->n_snapshots; ++e) {
+        const int64_t *group = s->members + start[e];
+        const int64_t size = start[e + 1] - start[e];
+        if (size == 0) continue;
+        const double *snap = s->snapshots[e];
+        for (int64_t h = 0; h < n; ++h) {
+            const double delta = s->alpha_home[h] - snap[h];
+            if (delta == 0.0) continue;
+            const double *Kh = s->K + (s->idx0 ? s->idx0[h] : h) * s->ld;
+            const double c = delta * s->y0[h];
+            for (int64_t k = 0; k < size; ++k) s->v[group[k]] -= c * Kh[kidx[group[k]]];
+            s->gradient_work += size;
+        }
+    }
+}
+
 /* Every variable active again with its true gradient, in the caller's order. */
 static void unshrink(Smo *s) {
     if (s->n_active == s->n) return;
-    recompute_gradient(s, s->n_active);
+    bring_shrunk_up_to_date(s);
+    for (int64_t h = 0; h < s->n; ++h) s->shrunk_at[h] = -1;
+    s->n_snapshots = 0;
     int64_t *order = s->iwork;
     for (int64_t p = 0; p < s->n; ++p) order[s->home[p]] = p;
     permute(s, order);
@@ -231,10 +277,24 @@ static void do_shrinking(Smo *s, double eps, int *unshrunk) {
     for (int64_t t = 0; t < na; ++t)
         if (!be_shrunk(s, t, m_up, minus_M)) order[kept++] = t;
     if (kept == na) return;
+    if (s->n_snapshots == MAX_SNAPSHOTS) {
+        /* the variables shrunk so far brought up to date: they start over with the snapshot taken below */
+        bring_shrunk_up_to_date(s);
+        for (int64_t t = na; t < n; ++t) s->shrunk_at[s->home[t]] = 0;
+        s->n_snapshots = 0;
+    }
+    double *snap = s->snapshots[s->n_snapshots];
+    if (!snap) snap = s->snapshots[s->n_snapshots] = malloc((size_t)n * sizeof(double));
+    if (!snap) return;  /* no memory for a snapshot: no shrinking this time (correct, only slower) */
+    for (int64_t p = 0; p < n; ++p) snap[s->home[p]] = s->alpha[p];
     int64_t q = kept;
     for (int64_t t = 0; t < na; ++t)
-        if (be_shrunk(s, t, m_up, minus_M)) order[q++] = t;
+        if (be_shrunk(s, t, m_up, minus_M)) {
+            s->shrunk_at[s->home[t]] = s->n_snapshots;
+            order[q++] = t;
+        }
     for (int64_t t = na; t < n; ++t) order[q++] = t;
+    ++s->n_snapshots;
     permute(s, order);
     s->n_active = kept;
     check_contiguous(s);
@@ -392,12 +452,17 @@ int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, cons
     s.spare_j = malloc(nd);
     s.status = malloc((size_t)n);
     s.flags = malloc((size_t)n);
+    s.shrunk_at = malloc((size_t)n * sizeof(int));
+    s.alpha_home = malloc(nd);
+    s.members = malloc(ni);
+    s.idx0 = idx;
+    s.y0 = y;
     s.owner = malloc((size_t)(s.n_slots + 1) * sizeof(int64_t));
     s.last_used = malloc((size_t)(s.n_slots + 1) * sizeof(int64_t));
     s.cache = s.n_slots ? cache : NULL;
     int rc = 0;
     if (!s.kidx || !s.home || !s.slot_of || !s.iwork || !s.y || !s.C || !s.alpha || !s.v || !s.Kdiag || !s.work
-        || !s.spare_i || !s.spare_j || !s.status || !s.flags || !s.owner || !s.last_used) {
+        || !s.spare_i || !s.spare_j || !s.status || !s.flags || !s.shrunk_at || !s.alpha_home || !s.members || !s.owner || !s.last_used) {
         rc = -1;
         goto done;
     }
@@ -409,6 +474,7 @@ int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, cons
         s.kidx[p] = idx ? idx[p] : p;
         s.home[p] = p;
         s.slot_of[p] = -1;
+        s.shrunk_at[p] = -1;
         s.y[p] = y[p];
         s.C[p] = C[p];
         set_alpha(&s, p, alpha[p]);
@@ -420,7 +486,7 @@ int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, cons
     if (grad0)
         for (int64_t p = 0; p < n; ++p) s.v[p] = -s.y[p] * grad0[p];
     else
-        recompute_gradient(&s, 0);
+        start_gradient(&s);
 
     int64_t iter = 0;
     /* A start from zero shrinks after its first SHRINK_EVERY steps, as LIBSVM does: until then its gradient says
@@ -475,6 +541,10 @@ done:
     free(s.spare_j);
     free(s.status);
     free(s.flags);
+    free(s.shrunk_at);
+    free(s.alpha_home);
+    free(s.members);
+    for (int e = 0; e < MAX_SNAPSHOTS; ++e) free(s.snapshots[e]);
     free(s.owner);
     free(s.last_used);
     return rc;

@@ -112,7 +112,7 @@ def engine_for(name: str, y, C, *, precomputed_kernel: bool = True) -> Engine:
     >>> engine_for("libsvm", y, np.array([2.0, 3.0, 1.0]))
     Traceback (most recent call last):
     ...
-    ValueError: engine='libsvm' supports class weights only and these weights vary within a class; use one of ['sklearn', 'path'] or 'auto'
+    ValueError: engine='libsvm' supports class weights only and these weights vary within a class; use one of ['sklearn', 'smo', 'path'] or 'auto'
     """
     engine = get_engine(name)
     usable = {n: e for n, e in _ENGINES.items() if e.capabilities.precomputed_kernel or not precomputed_kernel}
@@ -195,9 +195,15 @@ def fit_svm(K, y, C, engine: str = AUTO, tol: float = DEFAULT_TOL, *, check_inpu
             raise ValueError(f"engine={solver.name!r} cannot start from alpha0; engines that can: {able}")
         options["alpha0"] = alpha0
     t0 = time.perf_counter()
-    alpha, b = solver.solve(K, y, C, tol, **options)
+    expansion = None
+    if solver.capabilities.warm_start:
+        # its gradient G at the solution gives f on the training points without a kernel pass: h = y (G + 1)
+        alpha, b, grad = solver.solve_warm(K, y, C, tol, **options)
+        expansion = y * (grad + 1.0)
+    else:
+        alpha, b = solver.solve(K, y, C, tol, **options)
     fit_time = time.perf_counter() - t0
-    return make_model(K, y, C, alpha, b, engine=solver.name, tol=tol, fit_time=fit_time)
+    return make_model(K, y, C, alpha, b, engine=solver.name, tol=tol, fit_time=fit_time, expansion=expansion)
 
 
 def fit_features(X, y, C, *, gamma: float, engine: str = AUTO, tol: float | None = None, **options) -> WeightedSVM:
