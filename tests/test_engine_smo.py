@@ -282,6 +282,41 @@ def test_loo_with_warm_retrainings_equals_retraining_without_each_point(seed, l,
     assert loo.loo_error == errors / l
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_loo_on_the_margin_system_equals_retraining_without_each_point(seed):
+    """Many in-bound SVs (a narrow kernel, a large C): the retrainings start from the margin system's active-set
+    solution (resampling._MarginSystemStarts), which must be each retraining's exact solution."""
+    from wsvm_span.resampling import _MarginSystemStarts
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((120, 4))
+    y = np.where(X[:, 0] + X[:, 1] ** 2 - 1.0 + 0.3 * rng.standard_normal(120) > 0, 1.0, -1.0)
+    K = ws.rbf_kernel(X, None, 1.0)
+    C = np.full(120, 1000.0)
+    model = ws.fit_svm(K, y, C, engine="smo", tol=TOL)
+    assert _MarginSystemStarts.of(model, K) is not None  # the path under test
+    starts = _MarginSystemStarts.of(model, K)
+    solved = 0
+    for i in model.support:  # the loop's solution meets the retraining's KKT conditions (checked here)
+        rest = np.flatnonzero(np.arange(120) != i)
+        start = starts.start(i, rest, TOL)
+        if start is not None:
+            solved += 1
+            assert max_violation(K[np.ix_(rest, rest)], y[rest], C[rest], start.alpha) <= 2 * TOL
+            assert np.allclose(start.grad, y[rest] * (K[np.ix_(rest, rest)] @ (y[rest] * start.alpha)) - 1.0,
+                               atol=1e-9)
+    assert solved >= 0.9 * model.support.size
+    loo = ws.leave_one_out(model, K)
+    errors = 0
+    for t, i in enumerate(loo.support):
+        rest = np.arange(120) != i
+        svc = SVC(C=1.0, kernel="precomputed", tol=TOL).fit(K[np.ix_(rest, rest)], y[rest], sample_weight=C[rest])
+        f = svc.decision_function(K[i:i + 1, rest])[0]
+        errors += int(y[i] * f <= 0)
+        assert loo.decision_loo[t] == pytest.approx(f, abs=1e-4)
+    assert loo.loo_error == errors / 120
+
+
 def test_fold_starts_along_a_grid_walk_give_the_same_cv():
     """A grid walk reuses each fold's previous model when the full model's sets did not change: the CV
     errors equal those of cold fold trainings at every point."""

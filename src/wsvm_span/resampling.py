@@ -292,36 +292,46 @@ def kfold_cv_error(
     return errors / l
 
 
-class _UnchangedSets:
-    """Starts for the leave-one-out retrainings from Theorem 2's premise (the in-bound and bounded sets do not
-    change), from one inverse of the bordered kernel matrix of the in-bound SVs [[K_MM, 1], [1', 0]] (H): the
-    margin system K_MM beta_M + b 1 = y_M - K_MB beta_B, 1'beta_M = -1'beta_B (beta = y alpha) with p left
-    out, solved by a rank-one change of the model's solution x = [beta_M; b] (O(n*) per SV, given H):
+class _MarginSystemStarts:
+    """Starts for the leave-one-out retrainings of a warm-starting engine, solved on the margin system.
 
-    - in-bound p (row k of the system): x' = x - H[:, k] x_k / H[k, k], without row k;
-    - bounded p (its term leaves the right-hand side): x' = x + beta_p H [K_Mp; 1].
-
-    When the sets do not change this is the optimum, and SMO confirms it in no step. When some in-bound alpha
-    leaves its box (the sets change), the solution clipped to the box and made feasible is still a better
-    start than the model without p (measured on mnist_0to4_5to9, C = 2^10: 20-25% fewer steps). Each start
-    carries its gradient (one kernel row per changed alpha). Not built (``of`` gives None) when the in-bound SVs
-    have coincident points or K_MM needs a ridge: H is not the margin system's inverse then.
+    The model's in-bound SVs M satisfy K_MM beta_M + b 1 = y_M - K_MB beta_B, 1'beta_M = -1'beta_B (beta = y
+    alpha, B the bounded SVs). Without p this system changes by one row (in-bound p) or one right-hand side
+    term (bounded p); from one inverse H of its bordered matrix [[0, 1'], [1, K_MM]] the solution without p is a
+    rank-one change away (Theorem 2's premise: the sets do not change). Where the sets do change, an active-set
+    loop moves the in-bound alphas that leave their box to their bound (a row of H out) and the points that
+    violate their margin into M (a row of H in, by its Schur complement), until the KKT conditions hold to tol:
+    the retraining's exact solution, which SMO confirms in no step. On Experiment 10's hard cases (mnist_0to4_5to9
+    at C = 2^10, most points in-bound SVs) this is where SMO from any start spends most of its steps: the margin
+    system is ill-conditioned. Each change costs O(n*^2); after MAX_CHANGES, or at a singular pivot, the loop
+    gives up and the start is the model without p (SMO finishes). Not built (``of`` gives None) when the
+    in-bound SVs have coincident points or K_MM needs a ridge: H is not the margin system's inverse then.
     """
 
-    def __init__(self, model: WeightedSVM, K, H):
-        self.model, self.K, self.H = model, K, H
-        M = model.inbound
-        self.x = np.append(model.y[M] * model.alpha[M], model.b)
-        self.row = np.full(model.n_train, -1)
-        self.row[M] = np.arange(M.size)
+    #: changes of the active set before the loop gives up on a retraining
+    MAX_CHANGES = 200
+    #: fewer in-bound SVs than this: SMO's steps on so small a margin system cost less than the loop's Python
+    #: (measured on breast_cancer_wisconsin_200_77, n* = 12-18: the loop 0.4-0.6x LIBSVM, SMO 3-6x)
+    MIN_INBOUND = 64
+    #: a pivot (H[k, k] or a Schur complement) below this is singular: the loop gives up
+    PIVOT_ATOL = 1e-12
+
+    def __init__(self, model: WeightedSVM, K, H_border_last):
+        self.model, self.K = model, K
+        n = model.inbound.size
+        order = np.r_[n, np.arange(n)]
+        self.H = H_border_last[np.ix_(order, order)]  # border first: points are appended at the end
         self.expansion = model.decision_train - model.b
 
     @classmethod
     def of(cls, model: WeightedSVM, K):
+        """The starts of ``model``'s retrainings, or None where they are not worth it: fewer than MIN_INBOUND
+        in-bound SVs, or fewer in-bound than bounded ones (a small C: SMO's steps from the model without p are
+        few and cheap there, and the loop's changes of the sets many), or no usable inverse."""
         from .span.geometry import bordered_inverse
 
         M = model.inbound
-        if M.size == 0:
+        if M.size < max(cls.MIN_INBOUND, model.bounded.size):
             return None
         try:
             inverse = bordered_inverse(K[np.ix_(M, M)])
@@ -331,26 +341,76 @@ class _UnchangedSets:
             return None
         return cls(model, K, inverse.inverse)
 
-    def start(self, p: int, rest):
-        from .engines.warm_start import Start, feasible_start
+    @classmethod
+    def _without(cls, H, k):
+        """H of the system without its row/column k (a rank-one change), or None at a singular pivot."""
+        if not abs(H[k, k]) > cls.PIVOT_ATOL:
+            return None
+        H = H - np.outer(H[:, k], H[k]) / H[k, k]
+        return np.delete(np.delete(H, k, 0), k, 1)
 
-        model, M, x, H = self.model, self.model.inbound, self.x, self.H
-        k = self.row[p]
-        if k >= 0:
-            new = x - H[:, k] * (x[k] / H[k, k])
-            keep = np.arange(M.size) != k
-        else:
-            v = np.append(self.K[M, p], 1.0)
-            new = x + (model.y[p] * model.alpha[p]) * (H @ v)
-            keep = np.ones(M.size, dtype=bool)
-        alpha = model.alpha.copy()
-        alpha[M[keep]] = model.y[M[keep]] * new[:-1][keep]
-        alpha[rest] = feasible_start(alpha[rest], model.y[rest], model.C[rest])
-        alpha[p] = 0.0
-        changed = np.flatnonzero(alpha != model.alpha)
-        coef = model.y[changed] * (alpha[changed] - model.alpha[changed])
-        h = kernel_expansion(self.K, coef, changed, rows=rest, out=self.expansion[rest].copy())
-        return Start(alpha[rest], model.y[rest] * h - 1.0)
+    @classmethod
+    def _with(cls, H, v, d):
+        """H of the system with a row/column appended (v: its entries against the border and M; d: its
+        diagonal entry), by the Schur complement s = d - v'Hv; None when s is singular."""
+        u = H @ v
+        s = d - v @ u
+        if not abs(s) > cls.PIVOT_ATOL:
+            return None
+        n = H.shape[0]
+        out = np.empty((n + 1, n + 1))
+        out[:n, :n] = H + np.outer(u, u) / s
+        out[:n, n] = out[n, :n] = -u / s
+        out[n, n] = 1.0 / s
+        return out
+
+    def start(self, p: int, rest, tol: float):
+        """The retraining without p: its exact solution (a ``Start`` with its gradient), or None."""
+        from .engines.warm_start import Start
+
+        model, K = self.model, self.K
+        y, C, alpha = model.y, model.C, model.alpha
+        M, H = list(model.inbound), self.H
+        if 0.0 < alpha[p] < C[p]:
+            H = self._without(H, M.index(p) + 1)
+            M.remove(p)
+        bounded = alpha >= C
+        bounded[p] = False
+        changes = 0
+        while H is not None and changes <= self.MAX_CHANGES:
+            Mi = np.asarray(M, dtype=int)
+            B = np.flatnonzero(bounded)
+            beta_B = y[B] * C[B]
+            rhs = np.empty(Mi.size + 1)
+            rhs[0] = -beta_B.sum()
+            rhs[1:] = y[Mi] - (beta_B @ K[np.ix_(B, Mi)] if B.size else 0.0)
+            x = H @ rhs
+            alpha_M = y[Mi] * x[1:]
+            out = np.flatnonzero((alpha_M <= 0.0) | (alpha_M >= C[Mi]))
+            if out.size:  # in-bound alphas that leave the box go to their bound
+                for k in out[::-1]:
+                    H = self._without(H, k + 1) if H is not None else None
+                    bounded[Mi[k]] = alpha_M[k] >= C[Mi[k]]
+                    del M[k]
+                changes += out.size
+                continue
+            new = np.zeros(y.size)
+            new[Mi] = alpha_M
+            new[bounded] = C[bounded]
+            changed = np.flatnonzero(new != alpha)
+            h = kernel_expansion(K, y[changed] * (new[changed] - alpha[changed]), changed,
+                                 out=self.expansion.copy())
+            margin = y * (h + x[0])
+            violate = np.flatnonzero(((new == 0.0) & (margin < 1.0 - tol)) | (bounded & (margin > 1.0 + tol)))
+            violate = violate[violate != p]
+            if violate.size == 0:
+                return Start(new[rest], y[rest] * h[rest] - 1.0)
+            for i in violate:  # points that violate their margin join it
+                H = self._with(H, np.append(1.0, K[i, M]), K[i, i]) if H is not None else None
+                M.append(int(i))
+                bounded[i] = False
+            changes += violate.size
+        return None
 
 
 @dataclass(frozen=True)
@@ -441,7 +501,7 @@ def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: st
     everyone = np.arange(l)
     solver = get_engine(model.engine)
     neighbour = Solved.from_model(model) if solver.capabilities.warm_start else None
-    unchanged_sets = _UnchangedSets.of(model, K) if solver.capabilities.warm_start else None
+    margin_starts = _MarginSystemStarts.of(model, K) if solver.capabilities.warm_start else None
     for t, p in enumerate(sv):
         rest = np.delete(everyone, p)
         if np.all(y[rest] == y[rest][0]):
@@ -451,11 +511,10 @@ def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: st
             continue
         options = {}
         if solver.capabilities.warm_start:
-            # the model without p as Theorem 2 has it (the in-bound SVs stay on the margin: the exact answer
-            # when the sets do not change, and SMO then takes no step), else the full model without p (Lee et
-            # al. 2004): most alphas do not move; with their gradients from the model's
-            options["alpha0"] = (unchanged_sets.start(p, rest) if unchanged_sets is not None
-                                 else restricted_start(neighbour, rest, K))
+            # the retraining solved on the margin system (_MarginSystemStarts: SMO then takes no step), else
+            # the full model without p (Lee et al. 2004): most alphas do not move; with their gradients
+            start = margin_starts.start(p, rest, model.tol) if margin_starts is not None else None
+            options["alpha0"] = start if start is not None else restricted_start(neighbour, rest, K)
         if solver.capabilities.kernel_rows:
             options["rows"] = rest
             K_rest = K
