@@ -82,6 +82,10 @@ def code_version() -> str:
     return git("rev-parse", "HEAD") + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
+def output_name(args) -> str:
+    return args.cmd + (f"-{args.tag}" if args.tag else "")
+
+
 def write(name: str, payload: dict) -> None:
     out = ROOT / "benchmarks" / "out"
     out.mkdir(parents=True, exist_ok=True)
@@ -380,7 +384,7 @@ def run_ratios(args) -> dict:
                    cpu=cpu, wall=wall, identical_cv_errors=int(same_cv), identical_loo_errors=int(same_loo),
                    load=dict(min=min(loads), mean=float(np.mean(loads)), max=max(loads)))
         measured.append(row)
-        write(f"ratios-{args.tag}.partial" if args.tag else "ratios.partial", dict(measurements=measured))
+        write(f"{output_name(args)}.partial", dict(measurements=measured))  # what a run cut short leaves
         per = {c: (cpu["smo"][c] / counts["smo"]) / (cpu["sklearn"][c] / counts["sklearn"])
                for c in RATIO_COMPONENTS if cpu["sklearn"][c] > 0}
         print(f"{args.dataset} {label} (models {start}..{stop - 1}, LIBSVM on {counts['sklearn']}, "
@@ -431,7 +435,8 @@ def main(argv=None) -> int:
     payload["started"] = started
     payload["load_average"] = dict(before=list(load_before), after=list(os.getloadavg()))
     payload["code_version"] = code_version()
-    write(args.cmd + (f"-{args.tag}" if args.tag else ""), payload)
+    write(output_name(args), payload)
+    (ROOT / "benchmarks" / "out" / f"smo-{output_name(args)}.partial.json").unlink(missing_ok=True)
     return 0
 
 
