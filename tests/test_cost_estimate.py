@@ -310,3 +310,30 @@ def test_calibrate_cost_cli_adds_ratios_to_a_base(tmp_path):
                  "--output", str(again)]) == 0
     assert json.loads(again.read_text()) == json.loads(out.read_text())
     assert main(["calibrate-cost", "--output", str(out)]) == 2  # neither rows nor a base
+
+
+def test_check_config_estimates_the_chosen_experiments_by_the_chosen_engine(tmp_path, capsys):
+    import dataclasses
+    import json
+
+    from wsvm_span.cli import main
+    from wsvm_span.study import config as sc
+    from wsvm_span.study import experiments as ex
+    from test_workflow_helpers import REPO
+
+    config = REPO / "config" / "test.yaml"
+    jobs = [j for j in ex.plan_jobs(sc.load_config(config)) if j.experiment == "exp1"]
+    per = {"t_train": 0.5, "t_span_bound": 0.25, "t_cv": 2.0, "t_loo": 7.0}
+    cal = _smo_calibration({j.dataset: {"l": 100.0, **per} for j in jobs},
+                           {"t_train": 0.5, "t_cv": 0.25, "t_loo": 0.125})
+    (tmp_path / "cal.json").write_text(json.dumps(cal.as_dict()))
+    hours = {}
+    for engine in ("smo", "auto"):
+        assert main(["check-config", str(config), "--estimate", "--json", "--calibration", str(tmp_path / "cal.json"),
+                     "--experiments", "exp1", "--engine", engine]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert list(out["experiments"]) == ["exp1"] and out["jobs"] == len(jobs)
+        hours[engine] = out["estimate"]["cpu_hours"]
+        expected = sum(job_seconds(dataclasses.replace(j, engine=engine), cal) for j in jobs) / 3600
+        assert hours[engine] == pytest.approx(expected)
+    assert hours["smo"] < hours["auto"]

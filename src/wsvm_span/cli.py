@@ -42,7 +42,8 @@ def cmd_check_config(args) -> int:
     from .study.experiments import experiment_datasets, plan_jobs
 
     cfg = sc.load_config(args.config, schema=args.schema)
-    jobs = plan_jobs(cfg)
+    only = tuple(args.experiments) if args.experiments else None
+    jobs = plan_jobs(cfg, only)
     summary = {
         "config": str(args.config),
         "config_hash": sc.config_hash(cfg),
@@ -50,7 +51,7 @@ def cmd_check_config(args) -> int:
         "jobs": len(jobs),
         "models": sum(j.n_models for j in jobs),
     }
-    for exp in catalog.grid_experiments():
+    for exp in only or catalog.grid_experiments():
         if exp in cfg["experiments"]:
             ej = [j for j in jobs if j.experiment == exp]
             datasets = experiment_datasets(cfg, exp)
@@ -294,6 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="project CPU-hours, wall time and peak memory from the calibrated cost model")
     p.add_argument("--cores", type=int, default=2, help="cores for the wall-time projection (default 2)")
     p.add_argument("--calibration", help="cost calibration JSON (default: the one shipped with wsvm-span)")
+    p.add_argument("--experiments", nargs="+", choices=list(catalog.grid_experiments()), metavar="EXP",
+                   help="plan (and estimate) only these experiments of the config")
     p.add_argument("--engine", choices=list(ENGINE_NAMES),
                    help="price the jobs as trained by this engine instead of the config's svm.engine "
                         "(e.g. auto: LIBSVM)")
