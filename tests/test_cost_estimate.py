@@ -250,6 +250,11 @@ def test_job_priced_by_its_engine():
     assert job_seconds(lib, cal, engine="smo") == pytest.approx(by_smo)
     est = estimate([smo, smo], cal)
     assert est.cpu_s == pytest.approx(2 * by_smo)
+    n, n_loo = lib.n_models, len(lib.loo_models)
+    assert est.per_part_cpu_s == pytest.approx(
+        {"t_train": 2 * n * 0.25, "t_span_bound": 2 * n * 0.25, "t_cv": 2 * n * 0.5, "t_loo": 2 * n_loo * 0.875,
+         "tracking": 2 * (n * 0.125 + 3.0), "setup": 2 * 0.01 * _l(lib.dataset), "process_start": 2 * 4.5,
+         "own_pricing": 0.0})
     assert est.engines == {"exp1": {"engine": "smo", "priced_as": "smo", "by": "ratios"}}
     assert est.ratio_basis == {"measured": [lib.dataset], "family": [], "size": []}
     est = estimate([smo], cal, engine="auto")

@@ -104,6 +104,11 @@ def cmd_check_config(args) -> int:
                   f"at other training sizes: {', '.join(e['family_datasets']) or 'none'}; from the training size "
                   f"alone: {', '.join(e['extrapolated_datasets']) or 'none'}")
             _print_engine_pricing(e)
+            names = {"t_train": "training", "t_cv": "CV", "t_span_bound": "span bound", "t_loo": "exact LOO",
+                     "tracking": "MLflow", "setup": "set-up", "process_start": "process starts",
+                     "own_pricing": "kinds priced as a whole"}
+            parts = ", ".join(f"{names[k]} {v:.2f}" for k, v in e["per_part_cpu_hours"].items() if v > 0)
+            print(f"    CPU-hours by part: {parts}")
         if args.jobs:
             for j in jobs:
                 print(f"  {j.path}\t{j.slot}\tmodels {j.model_start}..{j.model_stop - 1}")

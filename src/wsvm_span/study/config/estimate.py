@@ -38,8 +38,8 @@ import numpy as np
 from .cost import approx_sizes, memory_mb
 
 __all__ = ["CALIBRATION_FILE", "Calibration", "EngineRatios", "Estimate", "benchmark_wall_s", "calibrate",
-           "engine_ratios", "estimate", "family", "job_seconds", "job_training_seconds", "load_calibration",
-           "process_start_seconds"]
+           "engine_ratios", "estimate", "family", "job_cost", "job_seconds", "job_training_seconds",
+           "load_calibration", "process_start_seconds"]
 
 #: the calibration shipped with the package
 CALIBRATION_FILE = Path(__file__).with_name("cost_calibration.json")
@@ -400,6 +400,8 @@ class Estimate:
     engines: dict[str, dict[str, str]] = field(default_factory=dict)
     # the data sets priced by an engine's ratios: "measured", "family", "size" (as for the seconds)
     ratio_basis: dict[str, list[str]] = field(default_factory=dict)
+    # cpu_s by part of the jobs' cost (PARTS): where the time goes, and so which lever is next
+    per_part_cpu_s: dict[str, float] = field(default_factory=dict)
 
     @property
     def training_cpu_s(self) -> float:
@@ -421,7 +423,8 @@ class Estimate:
                 "peak_memory_mb": self.peak_memory_mb, "jobs": self.jobs,
                 "measured_datasets": self.measured_datasets, "family_datasets": self.family_datasets,
                 "extrapolated_datasets": self.extrapolated_datasets, "engines": self.engines,
-                "ratio_basis": self.ratio_basis}
+                "ratio_basis": self.ratio_basis,
+                "per_part_cpu_hours": {k: v / 3600 for k, v in self.per_part_cpu_s.items()}}
 
 
 def _components(job) -> tuple[str, ...]:
@@ -429,32 +432,41 @@ def _components(job) -> tuple[str, ...]:
     return PER_MODEL if getattr(job, "cv_folds", None) else tuple(c for c in PER_MODEL if c != "t_cv")
 
 
-def job_seconds(job, cal: Calibration, engine: str | None = None) -> float:
-    """Projected one-core seconds of one job (any kind with ``n_models`` and ``loo_models``; a job kind with
-    its own ``calibrated_seconds(job, cal)`` prices its jobs itself), its process's start included; trained
-    by its own engine, or by ``engine`` where given (:meth:`Calibration.pricing`)."""
+#: the parts of a job's projected seconds (:func:`job_cost`): the per-model components, exact LOO, MLflow's
+#: cost per child run and per job, the job's set-up (data, kernels, D, folds), its process's start, and
+#: ``own_pricing`` for a kind that prices its jobs itself (no split of its time)
+PARTS = (*PER_MODEL, PER_LOO_MODEL, "tracking", "setup", "process_start", "own_pricing")
+
+
+def job_cost(job, cal: Calibration, engine: str | None = None) -> dict[str, float]:
+    """Projected one-core seconds of one job by part (:data:`PARTS`; any kind with ``n_models`` and
+    ``loo_models``, or a kind with its own ``calibrated_seconds(job, cal)``), trained by its own engine, or
+    by ``engine`` where given (:meth:`Calibration.pricing`)."""
     from ..experiments import kind_of
 
     own = getattr(kind_of(job), "calibrated_seconds", None)
     if own is not None:
-        return float(own(job, cal)) + cal.process_start_s
+        return {"own_pricing": float(own(job, cal)), "process_start": cal.process_start_s}
     l, _ = approx_sizes(job.dataset)
     a, b = cal.setup_law
     priced_as = cal.pricing(job, engine)
-    per_model = sum(cal.per_model(job.dataset, c, priced_as) for c in _components(job)) + cal.model_overhead_s
-    return (job.n_models * per_model + len(job.loo_models) * cal.per_model(job.dataset, PER_LOO_MODEL, priced_as)
-            + a * l ** b + cal.job_overhead_s + cal.process_start_s)
+    cost = {c: job.n_models * cal.per_model(job.dataset, c, priced_as) for c in _components(job)}
+    cost[PER_LOO_MODEL] = len(job.loo_models) * cal.per_model(job.dataset, PER_LOO_MODEL, priced_as)
+    cost.update(tracking=job.n_models * cal.model_overhead_s + cal.job_overhead_s, setup=a * l ** b,
+                process_start=cal.process_start_s)
+    return cost
+
+
+def job_seconds(job, cal: Calibration, engine: str | None = None) -> float:
+    """Projected one-core seconds of one job, its process's start included: the sum of :func:`job_cost`."""
+    return float(sum(job_cost(job, cal, engine).values()))
 
 
 def job_training_seconds(job, cal: Calibration, engine: str | None = None) -> float:
     """Of :func:`job_seconds`, the TRAINING components (the models' and their CV folds' training); 0 for a
     job whose kind prices its jobs itself (no per-model split of its time)."""
-    from ..experiments import kind_of
-
-    if getattr(kind_of(job), "calibrated_seconds", None) is not None:
-        return 0.0
-    priced_as = cal.pricing(job, engine)
-    return job.n_models * sum(cal.per_model(job.dataset, c, priced_as) for c in _components(job) if c in TRAINING)
+    cost = job_cost(job, cal, engine)
+    return float(sum(cost.get(c, 0.0) for c in TRAINING))
 
 
 def job_memory_mb(job) -> float:
@@ -482,12 +494,16 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
     training: dict[str, float] = {}
     engines: dict[str, dict[str, str]] = {}
     by_ratios: set[tuple[str, str]] = set()
+    parts = dict.fromkeys(PARTS, 0.0)
     times, mems = [], []
     for job in jobs:
-        t = job_seconds(job, cal, engine)
+        cost = job_cost(job, cal, engine)
+        for part, seconds in cost.items():
+            parts[part] += seconds
+        t = float(sum(cost.values()))
         per_exp[job.experiment] = per_exp.get(job.experiment, 0.0) + t
-        if (t_fit := job_training_seconds(job, cal, engine)) > 0:
-            training[job.experiment] = training.get(job.experiment, 0.0) + t_fit
+        if "own_pricing" not in cost:
+            training[job.experiment] = training.get(job.experiment, 0.0) + sum(cost.get(c, 0.0) for c in TRAINING)
         times.append(t)
         mems.append(job_memory_mb(job))
         if hasattr(job, "engine"):  # a kind whose jobs train with the config's svm.engine
@@ -509,4 +525,4 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
                     peak_memory_mb=float(sum(sorted(mems, reverse=True)[:max(1, cores)])), cores=cores,
                     jobs=len(jobs), measured_datasets=basis["measured"], family_datasets=basis["family"],
                     extrapolated_datasets=basis["size"], engines=engines,
-                    ratio_basis=ratio_basis if by_ratios else {})
+                    ratio_basis=ratio_basis if by_ratios else {}, per_part_cpu_s=parts)
