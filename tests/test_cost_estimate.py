@@ -295,6 +295,23 @@ def test_calibration_with_engines_round_trips_and_old_files_read_as_libsvm():
     assert old.engine == "sklearn" and old.engines == {}
 
 
+def test_shipped_smo_ratios_rebuild_from_their_measurements():
+    """calibrate-cost reproduces the shipped engine ratios from the measurement files they keep."""
+    import json
+
+    from wsvm_span.study.config.estimate import engine_ratios, load_calibration
+
+    cal = load_calibration()
+    smo = cal.engines["smo"]
+    assert cal.engine == smo.baseline == "sklearn" and smo.kind == "weight_grid"
+    rebuilt = engine_ratios(smo.measurements)["smo"].as_dict()
+    assert json.dumps(rebuilt, sort_keys=True) == json.dumps(smo.as_dict(), sort_keys=True)  # NaN: no LOO there
+    # every data set of Experiments 1, 2 and 6 in the paper config is measured but one l = 16384 set
+    for name, r in smo.datasets.items():
+        assert 0 < r["t_train"] < 2 and 0 < r["t_cv"] < 2, name
+    assert "ringnorm_d20_l16384" in smo.datasets and smo.basis("ringnorm_d40_l16384") == "family"
+
+
 def test_calibrate_cost_cli_adds_ratios_to_a_base(tmp_path):
     import json
 
