@@ -15,6 +15,13 @@ Subcommands:
           warm starts from the full model (smo), on the paper config's exp10 tasks. Goal: at least 5x.
   search  ``SpanSearchCV`` (criterion span_rule, cv_error beside) on the 7 x 4 C x gamma grid of splice and
           on mnist_2_9, engine against engine. Goal: at least 2x.
+  ratios  the cost model's smo / LIBSVM ratios (``check-config --estimate`` with ``svm.engine: smo``): sample
+          rows of one data set's grid in the paper config (a class grid's rows by log2 C+, a sigmoid grid's
+          jobs by chunk), each model as ``weight_grid.evaluate`` computes it, the two engines alternating model
+          by model: CPU seconds of training (t_train), 5-fold CV (t_cv) and exact LOO (t_loo, the models the
+          job gives it), with the load average beside. ``--libsvm-every k`` times LIBSVM on every k-th model
+          only (its models start from zero, so a systematic sample prices the row; smo runs the whole chain).
+          ``wsvm-span calibrate-cost --engine-ratios`` turns the output files into the calibration's ratios.
 
 Usage:
   python benchmarks/bench_smo.py cold
@@ -22,6 +29,9 @@ Usage:
   python benchmarks/bench_smo.py row --dataset ringnorm_d20_l8192 --log2-c-plus 2
   python benchmarks/bench_smo.py loo
   python benchmarks/bench_smo.py search
+  python benchmarks/bench_smo.py ratios --dataset splice --log2-c-plus -4 2 8 --tag splice
+  python benchmarks/bench_smo.py ratios --dataset parkinson_speech --chunks 0 8 --tag parkinson_speech
+  python benchmarks/bench_smo.py ratios --dataset ringnorm_d20_l16384 --log2-c-plus -4 --libsvm-every 4
 Each writes benchmarks/out/smo-<subcommand>[-<tag>].json (--tag).
 """
 from __future__ import annotations
@@ -43,11 +53,16 @@ from wsvm_span.data import load_dataset  # noqa: E402
 from wsvm_span.engines import get_engine  # noqa: E402
 from wsvm_span.engines.smo import smo_solve  # noqa: E402
 from wsvm_span.solution_path.reference import CpuClock as Clock  # noqa: E402
+from wsvm_span.study.provenance import code_version  # noqa: E402
 from wsvm_span.utils.environment import machine_info, single_threaded  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = os.environ.get("WSVM_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
 TOL = 1e-7
+
+
+def output_name(args) -> str:
+    return args.cmd + (f"-{args.tag}" if args.tag else "")
 
 
 def write(name: str, payload: dict) -> None:
@@ -251,6 +266,117 @@ def run_search(args) -> dict:
     return dict(rows=results)
 
 
+# ---------------------------------------------------------------------------------------- ratios ---
+
+#: the components the ratios are measured for: the solver's own work (``config.estimate.SOLVER``)
+RATIO_COMPONENTS = ("t_train", "t_cv", "t_loo")
+
+
+def planned_jobs(config: str, dataset: str, engine: str) -> list:
+    """The first replicate's weight-grid jobs of ``dataset`` in ``config`` with svm.engine = engine."""
+    from wsvm_span.study import config as sc
+    from wsvm_span.study.experiments import weight_grid
+
+    raw = sc.load_config(config)
+    raw["svm"]["engine"] = engine
+    cfg = sc.validate_config(raw)
+    for experiment in ("exp1", "exp2", "exp6"):
+        if dataset in weight_grid.experiment_datasets(cfg, experiment):
+            jobs = [j for j in weight_grid.plan(cfg, experiment) if j.dataset == dataset]
+            return [j for j in jobs if (j.seed, j.realization) == (jobs[0].seed, jobs[0].realization)]
+    raise SystemExit(f"{dataset} is in none of the weight-grid experiments of {config}")
+
+
+def sample_ranges(jobs, log2_c_plus, chunks) -> list[tuple[str, int, int]]:
+    """(label, first model, stop) of each sample: a class grid's row log2 C+ = v (its C- axis, which may be
+    part of a larger job), or a planned job by its chunk index."""
+    axes = jobs[0].axes
+    if chunks:
+        by_chunk = {j.chunk: j for j in jobs}
+        return [(f"chunk {c}", by_chunk[c].model_start, by_chunk[c].model_stop) for c in chunks]
+    if "log2_C_plus" not in axes:
+        raise SystemExit(f"{jobs[0].dataset}: not a class grid; choose its jobs by --chunks")
+    width = len(axes["log2_C_minus"])
+    return [(f"log2_C_plus {v:g}", axes["log2_C_plus"].index(v) * width, (axes["log2_C_plus"].index(v) + 1) * width)
+            for v in log2_c_plus]
+
+
+def run_ratios(args) -> dict:
+    from wsvm_span.study.config import RuntimeSettings
+    from wsvm_span.study.experiments import weight_grid
+
+    settings = RuntimeSettings(data_dir=str(ROOT / "resources" / "data"), data_mirror=MIRROR)
+    jobs = {engine: planned_jobs(args.config, args.dataset, engine) for engine in ("auto", "smo")}
+    samples = sample_ranges(jobs["auto"], args.log2_c_plus, args.chunks)
+    job_of = {engine: (lambda i, js=js: next(j for j in js if j.model_start <= i < j.model_stop))
+              for engine, js in jobs.items()}
+    # the job's own set-up (the split, kernels, folds and their cached kernels, a warm-up), once for all samples
+    problem = weight_grid.prepare(job_of["auto"](samples[0][1]), settings)
+    K, y = problem.K, problem.split.y_train
+    measured = []
+    for label, start, stop in samples:
+        job = job_of["smo"](start)
+        if job is not job_of["smo"](stop - 1):
+            raise SystemExit(f"{label} spans two jobs of {args.dataset}")
+        loo = [i for i in job.loo_models if start <= i < stop]
+        if loo and args.libsvm_every > 1:
+            raise SystemExit(f"{label} has models with exact LOO: time LIBSVM on every model (--libsvm-every 1)")
+        cpu = {e: dict.fromkeys(RATIO_COMPONENTS, 0.0) for e in ("sklearn", "smo")}
+        wall = {e: dict.fromkeys(RATIO_COMPONENTS, 0.0) for e in ("sklearn", "smo")}
+        counts = {"sklearn": 0, "smo": 0}
+        loads, same_cv, same_loo = [], 0, 0
+        warm = weight_grid._WarmChain()  # the job's chain: the models of a chunk, each from the previous one
+        for index in range(start, stop):
+            loads.append(os.getloadavg()[0])
+            C = weight_grid.model_weights(job, problem.split, weight_grid.grid_point(job.axes, index))
+            errors = {}
+            for engine in ("sklearn", "smo"):
+                if engine == "sklearn" and (index - start) % args.libsvm_every:
+                    continue
+                with Clock() as t:  # as weight_grid.evaluate: the start is part of the model's training
+                    alpha0 = warm.start(K, C) if engine == "smo" else None
+                    model = ws.fit_svm(K, y, C, engine=engine, tol=job.tol, check_input=False, alpha0=alpha0)
+                cpu[engine]["t_train"] += t.cpu
+                wall[engine]["t_train"] += t.wall
+                if engine == "smo":
+                    warm.previous = model
+                with Clock() as t:  # as evaluation.evaluate_fitted
+                    cv = ws.kfold_cv_error(K, y, model.C, folds=problem.folds, engine=engine, tol=job.tol,
+                                           check_input=False, fold_kernels=problem.fold_kernels, model=model,
+                                           fold_starts=warm.fold_starts if engine == "smo" else None)
+                cpu[engine]["t_cv"] += t.cpu
+                wall[engine]["t_cv"] += t.wall
+                loo_error = None
+                if index in loo:
+                    with Clock() as t:
+                        loo_error = ws.leave_one_out(model, K, check_input=False).loo_error
+                    cpu[engine]["t_loo"] += t.cpu
+                    wall[engine]["t_loo"] += t.wall
+                counts[engine] += 1
+                errors[engine] = (cv, loo_error)
+            if "sklearn" in errors:
+                same_cv += errors["sklearn"][0] == errors["smo"][0]
+                same_loo += index in loo and errors["sklearn"][1] == errors["smo"][1]
+        loads.append(os.getloadavg()[0])
+        row = dict(dataset=args.dataset, experiment=job.experiment, l=problem.l, sample=label, model_start=start,
+                   model_stop=stop, libsvm_every=args.libsvm_every, models=counts, loo_models=len(loo),
+                   cpu=cpu, wall=wall, identical_cv_errors=int(same_cv), identical_loo_errors=int(same_loo),
+                   load=dict(min=min(loads), mean=float(np.mean(loads)), max=max(loads)))
+        measured.append(row)
+        write(f"{output_name(args)}.partial", dict(measurements=measured))  # what a run cut short leaves
+        per = {c: (cpu["smo"][c] / counts["smo"]) / (cpu["sklearn"][c] / counts["sklearn"])
+               for c in RATIO_COMPONENTS if cpu["sklearn"][c] > 0}
+        print(f"{args.dataset} {label} (models {start}..{stop - 1}, LIBSVM on {counts['sklearn']}, "
+              f"LOO on {len(loo)}): CPU s per model LIBSVM / smo "
+              + ", ".join(f"{c} {cpu['sklearn'][c] / counts['sklearn']:.3f}/{cpu['smo'][c] / counts['smo']:.3f}"
+                          for c in RATIO_COMPONENTS)
+              + "; smo/LIBSVM " + ", ".join(f"{c} {r:.3f}" for c, r in per.items())
+              + f"; CV errors identical on {same_cv} of {counts['sklearn']}; load {row['load']['min']:.1f}-"
+                f"{row['load']['max']:.1f}", flush=True)
+    return dict(engine="smo", baseline="sklearn", kind=weight_grid.KIND, config=str(args.config), tol=TOL,
+                clock="process CPU seconds, one BLAS thread", measurements=measured)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -269,15 +395,27 @@ def main(argv=None) -> int:
     p = sub.add_parser("search")
     p.add_argument("--datasets", nargs="+", default=["splice", "mnist_2_9"])
     p.add_argument("--repeats", type=int, default=1)
+    p = sub.add_parser("ratios")
+    p.add_argument("--config", default=str(ROOT / "config" / "paper.yaml"))
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--log2-c-plus", type=float, nargs="+", default=[-4.0, 2.0, 8.0],
+                   help="the class grid's rows (default: a small, a middle and a large C+)")
+    p.add_argument("--chunks", type=int, nargs="+", help="the planned jobs, by chunk index (any grid)")
+    p.add_argument("--libsvm-every", type=int, default=1, help="time LIBSVM on every k-th model of a sample")
     for p in sub.choices.values():
         p.add_argument("--tag", default="", help="suffix of the output file name")
     args = ap.parse_args(argv)
-    run = dict(cold=run_cold, row=run_row, loo=run_loo, search=run_search)[args.cmd]
+    run = dict(cold=run_cold, row=run_row, loo=run_loo, search=run_search, ratios=run_ratios)[args.cmd]
+    started, load_before = time.strftime("%Y-%m-%dT%H:%M:%S%z"), os.getloadavg()
     with single_threaded():
         payload = run(args)
     payload["machine"] = machine_info()
-    payload["command"] = " ".join(sys.argv)
-    write(args.cmd + (f"-{args.tag}" if args.tag else ""), payload)
+    payload["command"] = " ".join(["python", "benchmarks/bench_smo.py", *(sys.argv[1:] if argv is None else argv)])
+    payload["started"] = started
+    payload["load_average"] = dict(before=list(load_before), after=list(os.getloadavg()))
+    payload["code_version"] = code_version()
+    write(output_name(args), payload)
+    (ROOT / "benchmarks" / "out" / f"smo-{output_name(args)}.partial.json").unlink(missing_ok=True)
     return 0
 
 

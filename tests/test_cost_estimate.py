@@ -136,3 +136,226 @@ def test_benchmark_file_of_a_chunk_file():
     assert (benchmark_path("results/exp6/ringnorm_d20_l128/class/chunk-3.parquet")
             == "results/benchmarks/exp6/ringnorm_d20_l128/class/chunk-3.tsv")
     assert benchmark_path("results/exp6/rows.parquet") is None and benchmark_path("") is None
+
+
+# ---------------------------------------------------------------------------------------- engines ---
+
+def _measurement(dataset, l, start, stop, lib, own, every=1, loo_models=0):
+    """One sample row of ``bench_smo.py ratios``: CPU seconds per engine and component (sums over the models
+    each engine was timed on: LIBSVM on every ``every``-th model, smo on all)."""
+    n = stop - start
+    return {"dataset": dataset, "l": l, "model_start": start, "model_stop": stop, "libsvm_every": every,
+            "models": {"sklearn": -(-n // every), "smo": n}, "loo_models": loo_models,
+            "cpu": {"sklearn": dict(zip(("t_train", "t_cv", "t_loo"), lib)),
+                    "smo": dict(zip(("t_train", "t_cv", "t_loo"), own))}}
+
+
+def _payload(*measurements, kind="weight_grid"):
+    return {"engine": "smo", "baseline": "sklearn", "kind": kind, "measurements": list(measurements),
+            "command": "python benchmarks/bench_smo.py ratios ...", "machine": {"cpu_count": "2"}}
+
+
+def test_engine_ratios_are_ratios_of_totals_over_the_sample_rows():
+    from wsvm_span.study.config.estimate import engine_ratios
+
+    # banana: a full row (33 models) and a row whose LIBSVM was timed on every 4th model (8 of 32); LOO
+    # compared over the models that had it. By hand: t_train smo 2 + 1 = 3 against LIBSVM 10 + 2/8 * 32 = 18
+    rows = [_measurement("banana", 400, 0, 33, (10.0, 40.0, 8.0), (2.0, 8.0, 1.0), loo_models=3),
+            _measurement("banana", 400, 33, 65, (2.0, 9.0, 0.0), (1.0, 4.0, 0.0), every=4)]
+    (name, r), = engine_ratios([_payload(*rows)]).items()
+    assert name == "smo" and r.baseline == "sklearn" and r.kind == "weight_grid"
+    assert r.datasets["banana"]["t_train"] == pytest.approx(3.0 / 18.0)
+    assert r.datasets["banana"]["t_cv"] == pytest.approx(12.0 / (40.0 + 9.0 / 8 * 32))
+    assert r.datasets["banana"]["t_loo"] == pytest.approx(1.0 / 8.0)
+    assert r.ratio("banana", "t_cv") == r.datasets["banana"]["t_cv"] and r.basis("banana") == "measured"
+    assert r.measurements == [_payload(*rows)]
+
+
+def test_engine_ratio_laws_and_families():
+    import numpy as np
+
+    from wsvm_span.study.config.estimate import engine_ratios
+
+    # ratio = 3 l^-0.25 on every measured data set: the all-data-set law is recovered exactly and prices a
+    # data set with no family; ringnorm_d40 at l = 16384 follows its family's power law through its largest
+    # sizes (0.5 (l/2048)^-0.5 there, and l = 512 off the law does not count)
+    law = {l: 3.0 * l ** -0.25 for l in (100, 400, 1000)}
+    rows = [_measurement(ds, l, 0, 10, (1.0, 1.0, 0.0), (law[l], law[l], 0.0))
+            for ds, l in (("breast_cancer", 100), ("banana", 400), ("splice", 1000))]
+    r = engine_ratios([_payload(*rows)])["smo"]
+    a, b = r.laws["t_train"]
+    assert a == pytest.approx(3.0) and b == pytest.approx(-0.25)
+    assert r.ratio("mnist_2_9", "t_cv") == pytest.approx(3.0 * _l("mnist_2_9") ** -0.25)
+    assert r.basis("mnist_2_9") == "size"
+    fam = {l: 0.5 * (l / 2048) ** -0.5 for l in (2048, 4096, 8192)}
+    fam[512] = 5.0
+    rows = [_measurement(f"ringnorm_d40_l{l}", l, 0, 10, (1.0, 1.0, 0.0), (v, v, 0.0)) for l, v in fam.items()]
+    r = engine_ratios([_payload(*rows)])["smo"]
+    assert r.ratio("ringnorm_d40_l16384", "t_train") == pytest.approx(0.5 * (16384 / 2048) ** -0.5)
+    assert r.basis("ringnorm_d40_l16384") == "family"
+    assert np.isnan(r.datasets["ringnorm_d40_l2048"]["t_loo"])  # no LOO measured: no ratio
+
+
+def test_engine_ratios_refuse_mixed_baselines_and_a_calibration_of_another_engine():
+    from wsvm_span.study.config.estimate import engine_ratios
+
+    row = _measurement("banana", 400, 0, 33, (1.0, 1.0, 0.0), (1.0, 1.0, 0.0))
+    with pytest.raises(ValueError, match="several baselines"):
+        engine_ratios([_payload(row), dict(_payload(row), baseline="libsvm")])
+    ratios = engine_ratios([_payload(row)])
+    cal = _calibration({})
+    cal.engine = "libsvm"
+    with pytest.raises(ValueError, match="measured against 'sklearn'"):
+        cal.with_ratios(ratios)
+
+
+def _smo_calibration(per, ratio, kind="weight_grid", **kw):
+    """A calibration of LIBSVM seconds ``per`` on every data set, smo at ``ratio[c]`` of them."""
+    from wsvm_span.study.config.estimate import EngineRatios
+
+    cal = _calibration({}, **kw)
+    datasets = {}
+    for name, entry in per.items():
+        cal.datasets[name] = dict(entry)
+        datasets[name] = {"l": entry["l"], **ratio}
+    smo = EngineRatios(engine="smo", baseline="sklearn", kind=kind, datasets=datasets,
+                       laws={c: (1.0, 0.0) for c in ("t_train", "t_cv", "t_loo")})
+    return cal.with_ratios({"smo": smo})
+
+
+def test_job_priced_by_its_engine():
+    import dataclasses
+
+    from wsvm_span.study import config as sc
+    from wsvm_span.study import experiments as ex
+    from test_workflow_helpers import REPO
+
+    cfg = sc.load_config(REPO / "config" / "test.yaml")
+    lib = next(j for j in ex.plan_jobs(cfg) if j.experiment == "exp1" and j.loo_models)
+    lib = dataclasses.replace(lib, engine="auto")
+    smo = dataclasses.replace(lib, engine="smo")
+    per = {"t_train": 0.5, "t_span_bound": 0.25, "t_cv": 2.0, "t_loo": 7.0}
+    cal = _smo_calibration({lib.dataset: {"l": float(_l(lib.dataset)), **per}},
+                           {"t_train": 0.5, "t_cv": 0.25, "t_loo": 0.125}, setup=(0.01, 1.0), job_s=3.0,
+                           model_s=0.125, start_s=4.5)
+    fixed = 0.01 * _l(lib.dataset) + 3.0 + 4.5
+    by_libsvm = lib.n_models * (0.5 + 0.25 + 2.0 + 0.125) + len(lib.loo_models) * 7.0 + fixed
+    # smo: training x 0.5, CV x 0.25, LOO x 0.125; the span bound, tracking, set-up and start unchanged
+    by_smo = lib.n_models * (0.25 + 0.25 + 0.5 + 0.125) + len(lib.loo_models) * 0.875 + fixed
+    assert job_seconds(lib, cal) == pytest.approx(by_libsvm)
+    assert job_seconds(smo, cal) == pytest.approx(by_smo)
+    assert job_training_seconds(smo, cal) == pytest.approx(lib.n_models * (0.25 + 0.5))
+    # the engine of the estimate overrides the jobs' ("auto" is LIBSVM, the calibration's own engine)
+    assert job_seconds(smo, cal, engine="auto") == pytest.approx(by_libsvm)
+    assert job_seconds(lib, cal, engine="smo") == pytest.approx(by_smo)
+    est = estimate([smo, smo], cal)
+    assert est.cpu_s == pytest.approx(2 * by_smo)
+    n, n_loo = lib.n_models, len(lib.loo_models)
+    assert est.per_part_cpu_s == pytest.approx(
+        {"t_train": 2 * n * 0.25, "t_span_bound": 2 * n * 0.25, "t_cv": 2 * n * 0.5, "t_loo": 2 * n_loo * 0.875,
+         "tracking": 2 * (n * 0.125 + 3.0), "setup": 2 * 0.01 * _l(lib.dataset), "process_start": 2 * 4.5,
+         "own_pricing": 0.0})
+    assert est.engines == {"exp1": {"engine": "smo", "priced_as": "smo", "by": "ratios"}}
+    assert est.ratio_basis == {"measured": [lib.dataset], "family": [], "size": []}
+    est = estimate([smo], cal, engine="auto")
+    assert est.cpu_s == pytest.approx(by_libsvm) and est.ratio_basis == {}
+    assert est.engines == {"exp1": {"engine": "sklearn", "priced_as": "sklearn", "by": "calibration"}}
+
+
+def test_engine_without_ratios_for_the_job_kind_is_priced_as_the_calibration():
+    import dataclasses
+
+    from wsvm_span.study import config as sc
+    from wsvm_span.study import experiments as ex
+    from test_workflow_helpers import REPO
+
+    cfg = sc.load_config(REPO / "config" / "test.yaml")
+    job = dataclasses.replace(next(j for j in ex.plan_jobs(cfg) if j.experiment == "exp1"), engine="smo")
+    per = {"t_train": 0.5, "t_span_bound": 0.25, "t_cv": 2.0, "t_loo": 7.0}
+    cal = _smo_calibration({job.dataset: {"l": 100.0, **per}}, {"t_train": 0.5, "t_cv": 0.5, "t_loo": 0.5},
+                           kind="standard_span")
+    assert cal.pricing(job) == "sklearn"
+    assert job_seconds(job, cal) == pytest.approx(job_seconds(job, cal, engine="auto"))
+    assert estimate([job], cal).engines == {"exp1": {"engine": "smo", "priced_as": "sklearn", "by": "calibration"}}
+    # a path job (no ratios for that engine) likewise
+    assert cal.pricing(dataclasses.replace(job, engine="path")) == "sklearn"
+
+
+def test_calibration_with_engines_round_trips_and_old_files_read_as_libsvm():
+    from wsvm_span.study.config.estimate import engine_ratios
+
+    row = _measurement("banana", 400, 0, 33, (1.0, 2.0, 0.0), (0.5, 0.5, 0.0))
+    cal = _calibration({"banana": {"l": 400.0, "t_train": 1.0, "t_span_bound": 1.0, "t_cv": 1.0, "t_loo": 1.0}})
+    cal = cal.with_ratios(engine_ratios([_payload(row)]))
+    back = Calibration.from_dict(cal.as_dict())
+    assert back.as_dict() == cal.as_dict() and back.engines["smo"].ratio("banana", "t_cv") == 0.25
+    old = _calibration({}).as_dict()
+    del old["engine"], old["engines"]  # a calibration file written before engines were priced
+    old = Calibration.from_dict(old)
+    assert old.engine == "sklearn" and old.engines == {}
+
+
+def test_shipped_smo_ratios_rebuild_from_their_measurements():
+    """calibrate-cost reproduces the shipped engine ratios from the measurement files they keep."""
+    import json
+
+    from wsvm_span.study.config.estimate import engine_ratios, load_calibration
+
+    cal = load_calibration()
+    smo = cal.engines["smo"]
+    assert cal.engine == smo.baseline == "sklearn" and smo.kind == "weight_grid"
+    rebuilt = engine_ratios(smo.measurements)["smo"].as_dict()
+    assert json.dumps(rebuilt, sort_keys=True) == json.dumps(smo.as_dict(), sort_keys=True)  # NaN: no LOO there
+    # every data set of Experiments 1, 2 and 6 in the paper config is measured but one l = 16384 set
+    for name, r in smo.datasets.items():
+        assert 0 < r["t_train"] < 2 and 0 < r["t_cv"] < 2, name
+    assert "ringnorm_d20_l16384" in smo.datasets and smo.basis("ringnorm_d40_l16384") == "family"
+
+
+def test_calibrate_cost_cli_adds_ratios_to_a_base(tmp_path):
+    import json
+
+    from wsvm_span.cli import main
+
+    base = _calibration({"banana": {"l": 400.0, "t_train": 1.0, "t_span_bound": 1.0, "t_cv": 1.0, "t_loo": 1.0}})
+    (tmp_path / "base.json").write_text(json.dumps(base.as_dict()))
+    row = _measurement("banana", 400, 0, 33, (1.0, 2.0, 0.0), (0.5, 0.5, 0.0))
+    (tmp_path / "smo.json").write_text(json.dumps(_payload(row)))
+    out = tmp_path / "cal.json"
+    assert main(["calibrate-cost", "--base", str(tmp_path / "base.json"), "--engine-ratios",
+                 str(tmp_path / "smo.json"), "--output", str(out)]) == 0
+    cal = Calibration.from_dict(json.loads(out.read_text()))
+    assert cal.datasets == base.datasets and cal.engines["smo"].datasets["banana"]["t_cv"] == 0.25
+    # again from its own output: the same file (the ratios are replaced, not added twice)
+    again = tmp_path / "again.json"
+    assert main(["calibrate-cost", "--base", str(out), "--engine-ratios", str(tmp_path / "smo.json"),
+                 "--output", str(again)]) == 0
+    assert json.loads(again.read_text()) == json.loads(out.read_text())
+    assert main(["calibrate-cost", "--output", str(out)]) == 2  # neither rows nor a base
+
+
+def test_check_config_estimates_the_chosen_experiments_by_the_chosen_engine(tmp_path, capsys):
+    import dataclasses
+    import json
+
+    from wsvm_span.cli import main
+    from wsvm_span.study import config as sc
+    from wsvm_span.study import experiments as ex
+    from test_workflow_helpers import REPO
+
+    config = REPO / "config" / "test.yaml"
+    jobs = [j for j in ex.plan_jobs(sc.load_config(config)) if j.experiment == "exp1"]
+    per = {"t_train": 0.5, "t_span_bound": 0.25, "t_cv": 2.0, "t_loo": 7.0}
+    cal = _smo_calibration({j.dataset: {"l": 100.0, **per} for j in jobs},
+                           {"t_train": 0.5, "t_cv": 0.25, "t_loo": 0.125})
+    (tmp_path / "cal.json").write_text(json.dumps(cal.as_dict()))
+    hours = {}
+    for engine in ("smo", "auto"):
+        assert main(["check-config", str(config), "--estimate", "--json", "--calibration", str(tmp_path / "cal.json"),
+                     "--experiments", "exp1", "--engine", engine]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert list(out["experiments"]) == ["exp1"] and out["jobs"] == len(jobs)
+        hours[engine] = out["estimate"]["cpu_hours"]
+        expected = sum(job_seconds(dataclasses.replace(j, engine=engine), cal) for j in jobs) / 3600
+        assert hours[engine] == pytest.approx(expected)
+    assert hours["smo"] < hours["auto"]

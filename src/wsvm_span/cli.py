@@ -42,7 +42,8 @@ def cmd_check_config(args) -> int:
     from .study.experiments import experiment_datasets, plan_jobs
 
     cfg = sc.load_config(args.config, schema=args.schema)
-    jobs = plan_jobs(cfg)
+    only = tuple(args.experiments) if args.experiments else None
+    jobs = plan_jobs(cfg, only)
     summary = {
         "config": str(args.config),
         "config_hash": sc.config_hash(cfg),
@@ -50,7 +51,7 @@ def cmd_check_config(args) -> int:
         "jobs": len(jobs),
         "models": sum(j.n_models for j in jobs),
     }
-    for exp in catalog.grid_experiments():
+    for exp in only or catalog.grid_experiments():
         if exp in cfg["experiments"]:
             ej = [j for j in jobs if j.experiment == exp]
             datasets = experiment_datasets(cfg, exp)
@@ -71,8 +72,8 @@ def cmd_check_config(args) -> int:
         from .study.config.estimate import estimate, load_calibration
 
         cal = load_calibration(args.calibration)
-        summary["estimate"] = estimate(jobs, cal, cores=args.cores).as_dict()
-        summary["estimate"]["calibration"] = cal.source
+        summary["estimate"] = estimate(jobs, cal, cores=args.cores, engine=args.engine).as_dict()
+        summary["estimate"]["calibration"] = dict(cal.source, engine=cal.engine, engine_ratios=sorted(cal.engines))
     if args.json:
         out = dict(summary, config_resolved=cfg) if args.show else summary
         print(json.dumps(out, indent=2, sort_keys=True))
@@ -102,6 +103,12 @@ def cmd_check_config(args) -> int:
             print(f"    measured data sets: {', '.join(e['measured_datasets']) or 'none'}; from their family "
                   f"at other training sizes: {', '.join(e['family_datasets']) or 'none'}; from the training size "
                   f"alone: {', '.join(e['extrapolated_datasets']) or 'none'}")
+            _print_engine_pricing(e)
+            names = {"t_train": "training", "t_cv": "CV", "t_span_bound": "span bound", "t_loo": "exact LOO",
+                     "tracking": "MLflow", "setup": "set-up", "process_start": "process starts",
+                     "own_pricing": "kinds priced as a whole"}
+            parts = ", ".join(f"{names[k]} {v:.2f}" for k, v in e["per_part_cpu_hours"].items() if v > 0)
+            print(f"    CPU-hours by part: {parts}")
         if args.jobs:
             for j in jobs:
                 print(f"  {j.path}\t{j.slot}\tmodels {j.model_start}..{j.model_stop - 1}")
@@ -160,6 +167,25 @@ def cmd_table(args) -> int:
     return 0
 
 
+def _print_engine_pricing(e: dict) -> None:
+    """Which engine's seconds priced each experiment, and where an engine's ratios came from."""
+    by: dict[tuple[str, str, str], list[str]] = {}
+    for exp, d in e["engines"].items():
+        by.setdefault((d["engine"], d["priced_as"], d["by"]), []).append(exp)
+    for (engine, priced_as, how), exps in by.items():
+        if engine != priced_as:
+            how = f"priced as {priced_as} (the calibration has no {engine} ratios for their job kind)"
+        elif how == "ratios":
+            how = f"priced by {engine}'s measured ratios to the calibration's seconds"
+        else:
+            how = f"priced by the calibration's seconds ({engine}'s)"
+        print(f"    trained by {engine}: {', '.join(exps)}: {how}")
+    if e["ratio_basis"]:
+        b = e["ratio_basis"]
+        print(f"    ratios measured on: {', '.join(b['measured']) or 'none'}; from their family at other training "
+              f"sizes: {', '.join(b['family']) or 'none'}; from the training size alone: {', '.join(b['size']) or 'none'}")
+
+
 def cmd_figure(args) -> int:
     from .study import catalog
     from .study.figures import DRAWINGS
@@ -173,17 +199,26 @@ def cmd_figure(args) -> int:
 
 def cmd_calibrate_cost(args) -> int:
     from .study.collect import write_json_atomic
-    from .study.config.estimate import calibrate
+    from .study.config.estimate import calibrate, engine_ratios, load_calibration
 
     from .study.results_schema import SchemaError
 
+    if bool(args.rows) == bool(args.base):
+        print("wsvm-span calibrate-cost: give either rows files or --base (a calibration to start from)",
+              file=sys.stderr)
+        return 2
     try:
-        cal = calibrate(args.rows, exclude=args.exclude)
-    except (OSError, SchemaError, ValueError) as exc:
+        cal = calibrate(args.rows, exclude=args.exclude) if args.rows else load_calibration(args.base)
+        if args.engine_ratios:
+            cal = cal.with_ratios(engine_ratios(json.loads(Path(f).read_text(encoding="utf-8"))
+                                                for f in args.engine_ratios))
+    except (OSError, SchemaError, ValueError, KeyError) as exc:
         print(f"wsvm-span calibrate-cost: {exc}", file=sys.stderr)
         return 2
     write_json_atomic(cal.as_dict(), args.output)
-    log.info("cost calibration from %d models of %d data sets -> %s", cal.source["models"], len(cal.datasets),
+    log.info("cost calibration of %s from %s models of %d data sets%s -> %s", cal.engine,
+             cal.source.get("models", "?"), len(cal.datasets),
+             "".join(f"; {name}: ratios measured on {len(r.datasets)} data sets" for name, r in cal.engines.items()),
              args.output)
     return 0
 
@@ -246,6 +281,7 @@ def _runtime(args):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .engines import ENGINE_NAMES
     from .study import catalog
     from .tie_rules import TIE_RULES
 
@@ -264,6 +300,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="project CPU-hours, wall time and peak memory from the calibrated cost model")
     p.add_argument("--cores", type=int, default=2, help="cores for the wall-time projection (default 2)")
     p.add_argument("--calibration", help="cost calibration JSON (default: the one shipped with wsvm-span)")
+    p.add_argument("--experiments", nargs="+", choices=list(catalog.grid_experiments()), metavar="EXP",
+                   help="plan (and estimate) only these experiments of the config")
+    p.add_argument("--engine", choices=list(ENGINE_NAMES),
+                   help="price the jobs as trained by this engine instead of the config's svm.engine "
+                        "(e.g. auto: LIBSVM)")
     p.set_defaults(func=cmd_check_config)
 
     p = sub.add_parser("init-tracking", help="create the MLflow store and experiments (optional)")
@@ -314,7 +355,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exclude", action="append", default=[], metavar="PATTERN",
                    help="leave out the data sets matching this shell pattern (e.g. 'ringnorm_*_l4096': a hold-out "
                         "check); repeatable")
-    p.add_argument("rows", nargs="+", help="rows files of finished experiments (results/<experiment>/rows.parquet)")
+    p.add_argument("--base", help="start from this calibration instead of rows files (its seconds are kept)")
+    p.add_argument("--engine-ratios", nargs="+", default=[], metavar="FILE",
+                   help="measurement files of another engine against the calibration's "
+                        "(benchmarks/bench_smo.py ratios): that engine is then priced by its ratios")
+    p.add_argument("rows", nargs="*", help="rows files of finished experiments (results/<experiment>/rows.parquet)")
     p.set_defaults(func=cmd_calibrate_cost)
 
     p = sub.add_parser("export-results", help="copy a finished study's tables and figures with their provenance")

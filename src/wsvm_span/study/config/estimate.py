@@ -12,6 +12,14 @@ means; one whose family was measured at other training sizes (``ringnorm_d20_l16
 power laws of all measured data sets, from its training size alone. The calibration shipped with the
 package (``cost_calibration.json``) is written by ``wsvm-span calibrate-cost`` from real runs, and
 names the machine they were measured on.
+
+Engines: the per-model seconds are those of the engine the calibrated runs used (``Calibration.engine``,
+LIBSVM). Another engine is priced by :class:`EngineRatios`: per data set, its seconds over that engine's for
+the solver's components (:data:`SOLVER`: training, CV, exact LOO), measured on sample rows with the two
+engines alternating model by model in one process (``benchmarks/bench_smo.py ratios``). A ratio measured in
+one run is robust where absolute seconds are not: on a shared machine the load inflates both engines alike.
+A job is priced by its own engine (``svm.engine`` of the config) where the calibration has ratios for it and
+its job kind, else as the calibration's engine (and :class:`Estimate` says so).
 """
 
 from __future__ import annotations
@@ -29,8 +37,9 @@ import numpy as np
 
 from .cost import approx_sizes, memory_mb
 
-__all__ = ["CALIBRATION_FILE", "Calibration", "Estimate", "benchmark_wall_s", "calibrate", "estimate", "family",
-           "job_seconds", "job_training_seconds", "load_calibration", "process_start_seconds"]
+__all__ = ["CALIBRATION_FILE", "Calibration", "EngineRatios", "Estimate", "benchmark_wall_s", "calibrate",
+           "engine_ratios", "estimate", "family", "job_cost", "job_seconds", "job_training_seconds",
+           "load_calibration", "process_start_seconds"]
 
 #: the calibration shipped with the package
 CALIBRATION_FILE = Path(__file__).with_name("cost_calibration.json")
@@ -41,6 +50,12 @@ PER_LOO_MODEL = "t_loo"
 #: the components that are the SVM solver's own work: training each model and its CV folds. Their sum is the
 #: floor of a projection: no saving on process starts, tracking or kernels takes a run below it
 TRAINING = ("t_train", "t_cv")
+#: the components that are the solver's work in every model: training, CV folds, exact-LOO retrainings. An
+#: engine's ratios apply to these; the span bound, tracking, set-up and process start do not depend on it
+SOLVER = ("t_train", "t_cv", "t_loo")
+#: the engine the calibrated runs used where a calibration file does not say (files written before engines
+#: were priced: all of them were LIBSVM runs)
+DEFAULT_ENGINE = "sklearn"
 #: the per-job and per-model tracking costs are told apart only from jobs whose sizes differ this much
 CHUNK_SPREAD = 3.0
 #: a family's law is fitted over its this many largest measured training sizes, as a parabola in log-log:
@@ -58,9 +73,121 @@ def family(dataset: str) -> str | None:
     return _SIZE_SUFFIX.sub("", dataset) if _SIZE_SUFFIX.search(dataset) else None
 
 
+def _family_points(datasets: Mapping[str, Mapping[str, float]], dataset: str, component: str
+                   ) -> list[tuple[float, float]]:
+    """(l, value) of the measured data sets of ``dataset``'s family (itself left out), by size."""
+    fam = family(dataset)
+    if fam is None:
+        return []
+    pts = [(float(e["l"]), float(e[component])) for name, e in datasets.items()
+           if family(name) == fam and name != dataset and math.isfinite(e.get(component, math.nan))
+           and e[component] > 0]
+    return sorted(pts)
+
+
+def _priced(datasets, laws, dataset: str, component: str, family_law) -> float:
+    """A data set's value of ``component``: its own where measured; else from its family's measured sizes
+    (``family_law(ls, ts, l)`` through the FAMILY_POINTS largest, or one sibling scaled by the all-data-set
+    law's exponent); else the all-data-set law ``a * l^b``."""
+    measured = datasets.get(dataset, {}).get(component)
+    if measured is not None and math.isfinite(measured):
+        return float(measured)
+    l = approx_sizes(dataset)[0]
+    siblings = _family_points(datasets, dataset, component)
+    if len(siblings) >= 2:
+        return family_law(*map(np.array, zip(*siblings[-FAMILY_POINTS:])), l)
+    if siblings:
+        (l_sib, t_sib), b = siblings[0], laws[component][1]
+        return t_sib * (l / l_sib) ** b
+    a, b = laws[component]
+    return a * l ** b
+
+
+def _basis(datasets, dataset: str, component: str = "t_train") -> str:
+    if dataset in datasets:
+        return "measured"
+    return "family" if _family_points(datasets, dataset, component) else "size"
+
+
+@dataclass
+class EngineRatios:
+    """An engine's per-model seconds over the calibration's engine's, per SOLVER component: per measured data
+    set (a ratio of totals over its sample rows) and a power law ``a * l^b`` over all of them, from the
+    measurement files of ``benchmarks/bench_smo.py ratios`` (kept in ``measurements``, with their command,
+    machine and load, so that :func:`engine_ratios` rebuilds the ratios from them)."""
+
+    engine: str  # the engine priced
+    baseline: str  # the engine it was measured against: the calibration's engine
+    kind: str  # the job kind it was measured on (its chain of warm starts is that kind's)
+    datasets: dict[str, dict[str, float]]  # dataset -> {"l": l, component: ratio}
+    laws: dict[str, tuple[float, float]]  # component -> (a, b) of ratio = a * l^b
+    measurements: list[dict[str, Any]] = field(default_factory=list)  # the measurement files' contents
+
+    def ratio(self, dataset: str, component: str) -> float:
+        """The ratio of a data set: measured; else along its family's measured sizes, a power law through the
+        largest (a ratio varies slowly with l, and a parabola through three measured ratios would turn their
+        noise into a trend); else the all-data-set law."""
+        return _priced(self.datasets, self.laws, dataset, component,
+                       lambda ls, ts, l: (lambda a, b: a * l ** b)(*_power_law(ls, ts)))
+
+    def basis(self, dataset: str) -> str:
+        """How a data set's ratios are found: "measured", "family" or "size"."""
+        return _basis(self.datasets, dataset)
+
+    def as_dict(self) -> dict:
+        return {"engine": self.engine, "baseline": self.baseline, "kind": self.kind, "datasets": self.datasets,
+                "laws": {k: list(v) for k, v in self.laws.items()}, "measurements": self.measurements}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "EngineRatios":
+        return cls(engine=d["engine"], baseline=d["baseline"], kind=d["kind"], datasets=dict(d["datasets"]),
+                   laws={k: tuple(v) for k, v in d["laws"].items()}, measurements=list(d.get("measurements", [])))
+
+
+def engine_ratios(payloads: Iterable[Mapping[str, Any]]) -> dict[str, EngineRatios]:
+    """Per engine, its ratios from measurement files' contents (``bench_smo.py ratios``: the engine, its
+    baseline, the job kind, and per sample row the CPU seconds of each SOLVER component by each engine).
+
+    A data set's ratio of a component is the engine's total over its sample rows divided by the baseline's:
+    the baseline's total of a row is its mean per model times the row's models where it was timed on every
+    k-th model only (``libsvm_every``; its models start from zero, so a systematic sample prices the row),
+    and exact LOO is compared over the models that had it (both engines ran all of them).
+    """
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for p in payloads:
+        grouped.setdefault(str(p["engine"]), []).append(p)
+    out = {}
+    for engine, files in grouped.items():
+        baselines, kinds = {str(p["baseline"]) for p in files}, {str(p["kind"]) for p in files}
+        if len(baselines) > 1 or len(kinds) > 1:
+            raise ValueError(f"ratios of {engine!r} measured against several baselines {sorted(baselines)} or job "
+                             f"kinds {sorted(kinds)}: calibrate each pair on its own")
+        (baseline,), (kind,) = baselines, kinds
+        totals: dict[str, dict[str, Any]] = {}
+        for p in files:
+            for m in p["measurements"]:
+                entry = totals.setdefault(m["dataset"], {"l": float(m["l"]), **{c: [0.0, 0.0] for c in SOLVER}})
+                models = m["model_stop"] - m["model_start"]
+                for c in SOLVER:
+                    base, own = float(m["cpu"][baseline][c]), float(m["cpu"][engine][c])
+                    if c != PER_LOO_MODEL:
+                        base = base / m["models"][baseline] * models
+                        own = own / m["models"][engine] * models
+                    entry[c][0] += own
+                    entry[c][1] += base
+        datasets = {ds: {"l": e["l"], **{c: e[c][0] / e[c][1] if e[c][1] > 0 else math.nan for c in SOLVER}}
+                    for ds, e in sorted(totals.items())}
+        ls = np.array([d["l"] for d in datasets.values()])
+        laws = {c: _power_law(ls, np.array([d[c] for d in datasets.values()])) for c in SOLVER}
+        out[engine] = EngineRatios(engine=engine, baseline=baseline, kind=kind, datasets=datasets, laws=laws,
+                                   measurements=[dict(p) for p in files])
+    return out
+
+
 @dataclass
 class Calibration:
-    """Per-data-set means and power laws per component, and the overheads."""
+    """Per-data-set means and power laws per component, and the overheads, of one engine's runs; other
+    engines by their ratios to it."""
 
     datasets: dict[str, dict[str, float]]  # dataset -> {"l": l, component: mean seconds per model}
     laws: dict[str, tuple[float, float]]  # component -> (a, b) of a * l^b
@@ -69,50 +196,63 @@ class Calibration:
     model_overhead_s: float  # per-model tracking seconds (one child run)
     source: dict[str, Any] = field(default_factory=dict)  # where and on what machine it was measured
     process_start_s: float = 0.0  # per-job seconds before the job's own clock starts (interpreter, imports)
+    engine: str = DEFAULT_ENGINE  # the engine of the calibrated runs
+    engines: dict[str, EngineRatios] = field(default_factory=dict)  # other engines: their ratios to it
 
     def as_dict(self) -> dict:
         return {"datasets": self.datasets, "laws": {k: list(v) for k, v in self.laws.items()},
                 "setup_law": list(self.setup_law), "job_overhead_s": self.job_overhead_s,
                 "model_overhead_s": self.model_overhead_s, "process_start_s": self.process_start_s,
-                "source": self.source}
+                "source": self.source, "engine": self.engine,
+                "engines": {k: v.as_dict() for k, v in self.engines.items()}}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Calibration":
         return cls(datasets=dict(d["datasets"]), laws={k: tuple(v) for k, v in d["laws"].items()},
                    setup_law=tuple(d["setup_law"]), job_overhead_s=float(d["job_overhead_s"]),
                    model_overhead_s=float(d["model_overhead_s"]), source=dict(d.get("source", {})),
-                   process_start_s=float(d.get("process_start_s", 0.0)))
+                   process_start_s=float(d.get("process_start_s", 0.0)),
+                   engine=str(d.get("engine", DEFAULT_ENGINE)),
+                   engines={k: EngineRatios.from_dict(v) for k, v in d.get("engines", {}).items()})
 
-    def per_model(self, dataset: str, component: str) -> float:
-        measured = self.datasets.get(dataset, {}).get(component)
-        if measured is not None and math.isfinite(measured):
-            return float(measured)
-        l = approx_sizes(dataset)[0]
-        siblings = self.family_points(dataset, component)
-        if len(siblings) >= 2:
-            return _family_law(*map(np.array, zip(*siblings[-FAMILY_POINTS:])), l)
-        if siblings:  # one sibling: its value, scaled by the all-data-set law's exponent
-            (l_sib, t_sib), b = siblings[0], self.laws[component][1]
-            return t_sib * (l / l_sib) ** b
-        a, b = self.laws[component]
-        return a * l ** b
+    def with_ratios(self, ratios: Mapping[str, EngineRatios]) -> "Calibration":
+        """This calibration with the given engines' ratios (replacing theirs); each must have been measured
+        against this calibration's engine."""
+        for name, r in ratios.items():
+            if r.baseline != self.engine:
+                raise ValueError(f"the ratios of {name!r} were measured against {r.baseline!r}, but this "
+                                 f"calibration's seconds are {self.engine!r}'s")
+        return Calibration(**{**self.__dict__, "engines": {**self.engines, **ratios}})
+
+    def pricing(self, job, engine: str | None = None) -> str:
+        """The engine whose seconds price ``job`` trained by ``engine`` (default: the job's own ``engine``,
+        the config's ``svm.engine``): that engine where this calibration is its or has its ratios for the
+        job's kind; else this calibration's engine."""
+        from wsvm_span.engines import get_engine
+
+        name = engine or getattr(job, "engine", None)
+        if name is None:
+            return self.engine
+        name = get_engine(name).name
+        ratios = self.engines.get(name)
+        return name if ratios is not None and ratios.kind == getattr(job, "kind", None) else self.engine
+
+    def per_model(self, dataset: str, component: str, engine: str | None = None) -> float:
+        """Seconds per model of a component on a data set, by this calibration's engine or, for an ``engine``
+        with ratios, times that engine's ratio (SOLVER components only)."""
+        seconds = _priced(self.datasets, self.laws, dataset, component, _family_law)
+        if engine is not None and engine != self.engine and component in SOLVER:
+            seconds *= self.engines[engine].ratio(dataset, component)
+        return seconds
 
     def family_points(self, dataset: str, component: str) -> list[tuple[float, float]]:
         """(l, seconds per model) of the measured data sets of ``dataset``'s family, by size."""
-        fam = family(dataset)
-        if fam is None:
-            return []
-        pts = [(float(e["l"]), float(e[component])) for name, e in self.datasets.items()
-               if family(name) == fam and name != dataset and math.isfinite(e.get(component, math.nan))
-               and e[component] > 0]
-        return sorted(pts)
+        return _family_points(self.datasets, dataset, component)
 
     def basis(self, dataset: str) -> str:
-        """How a data set is priced: "measured", "family" (its family at other sizes) or "size" (the
+        """How a data set is priced: "measured", "family" (its family at other training sizes) or "size" (the
         all-data-set laws)."""
-        if dataset in self.datasets:
-            return "measured"
-        return "family" if self.family_points(dataset, "t_train") else "size"
+        return _basis(self.datasets, dataset)
 
 
 def _family_law(ls: np.ndarray, ts: np.ndarray, l: float) -> float:
@@ -219,6 +359,7 @@ def calibrate(rows_files: Iterable[str | Path], exclude: Iterable[str] = ()) -> 
         per_job = 0.0
     starts = [s for f, ps in prov_by_file.items() for s in process_start_seconds(f, ps)]
     machines = sorted({json.dumps(p.get("machine", {}), sort_keys=True) for p in prov})
+    engine = str(df["engine"].mode().iloc[0]) if "engine" in df and df["engine"].notna().any() else DEFAULT_ENGINE
     return Calibration(
         datasets=datasets, laws=laws, setup_law=_power_law(np.array(setup_l), np.array(setup_t)),
         job_overhead_s=max(0.0, float(per_job)), model_overhead_s=max(0.0, float(per_model)),
@@ -226,6 +367,7 @@ def calibrate(rows_files: Iterable[str | Path], exclude: Iterable[str] = ()) -> 
         source={"rows": rows_files, "excluded": exclude, "jobs": len(prov), "models": int(len(df)),
                 "machines": [json.loads(m) for m in machines] or [machine_info()],
                 "python": platform.python_version()},
+        engine=engine,
     )
 
 
@@ -253,6 +395,13 @@ class Estimate:
     extrapolated_datasets: list[str]  # priced from the training size alone
     # of per_experiment_cpu_s: the TRAINING components, for the experiments whose jobs are priced per model
     per_experiment_training_cpu_s: dict[str, float] = field(default_factory=dict)
+    # per experiment, the engine its jobs are trained by ("engine") and the engine whose seconds price them
+    # ("priced_as"), "by" the calibration's own seconds or by that engine's ratios to them
+    engines: dict[str, dict[str, str]] = field(default_factory=dict)
+    # the data sets priced by an engine's ratios: "measured", "family", "size" (as for the seconds)
+    ratio_basis: dict[str, list[str]] = field(default_factory=dict)
+    # cpu_s by part of the jobs' cost (PARTS): where the time goes, and so which lever is next
+    per_part_cpu_s: dict[str, float] = field(default_factory=dict)
 
     @property
     def training_cpu_s(self) -> float:
@@ -273,7 +422,9 @@ class Estimate:
                 "longest_job_hours": self.longest_job_s / 3600, "peak_job_memory_mb": self.peak_job_memory_mb,
                 "peak_memory_mb": self.peak_memory_mb, "jobs": self.jobs,
                 "measured_datasets": self.measured_datasets, "family_datasets": self.family_datasets,
-                "extrapolated_datasets": self.extrapolated_datasets}
+                "extrapolated_datasets": self.extrapolated_datasets, "engines": self.engines,
+                "ratio_basis": self.ratio_basis,
+                "per_part_cpu_hours": {k: v / 3600 for k, v in self.per_part_cpu_s.items()}}
 
 
 def _components(job) -> tuple[str, ...]:
@@ -281,29 +432,41 @@ def _components(job) -> tuple[str, ...]:
     return PER_MODEL if getattr(job, "cv_folds", None) else tuple(c for c in PER_MODEL if c != "t_cv")
 
 
-def job_seconds(job, cal: Calibration) -> float:
-    """Projected one-core seconds of one job (any kind with ``n_models`` and ``loo_models``; a job kind with
-    its own ``calibrated_seconds(job, cal)`` prices its jobs itself), its process's start included."""
+#: the parts of a job's projected seconds (:func:`job_cost`): the per-model components, exact LOO, MLflow's
+#: cost per child run and per job, the job's set-up (data, kernels, D, folds), its process's start, and
+#: ``own_pricing`` for a kind that prices its jobs itself (no split of its time)
+PARTS = (*PER_MODEL, PER_LOO_MODEL, "tracking", "setup", "process_start", "own_pricing")
+
+
+def job_cost(job, cal: Calibration, engine: str | None = None) -> dict[str, float]:
+    """Projected one-core seconds of one job by part (:data:`PARTS`; any kind with ``n_models`` and
+    ``loo_models``, or a kind with its own ``calibrated_seconds(job, cal)``), trained by its own engine, or
+    by ``engine`` where given (:meth:`Calibration.pricing`)."""
     from ..experiments import kind_of
 
     own = getattr(kind_of(job), "calibrated_seconds", None)
     if own is not None:
-        return float(own(job, cal)) + cal.process_start_s
+        return {"own_pricing": float(own(job, cal)), "process_start": cal.process_start_s}
     l, _ = approx_sizes(job.dataset)
     a, b = cal.setup_law
-    per_model = sum(cal.per_model(job.dataset, c) for c in _components(job)) + cal.model_overhead_s
-    return (job.n_models * per_model + len(job.loo_models) * cal.per_model(job.dataset, PER_LOO_MODEL)
-            + a * l ** b + cal.job_overhead_s + cal.process_start_s)
+    priced_as = cal.pricing(job, engine)
+    cost = {c: job.n_models * cal.per_model(job.dataset, c, priced_as) for c in _components(job)}
+    cost[PER_LOO_MODEL] = len(job.loo_models) * cal.per_model(job.dataset, PER_LOO_MODEL, priced_as)
+    cost.update(tracking=job.n_models * cal.model_overhead_s + cal.job_overhead_s, setup=a * l ** b,
+                process_start=cal.process_start_s)
+    return cost
 
 
-def job_training_seconds(job, cal: Calibration) -> float:
+def job_seconds(job, cal: Calibration, engine: str | None = None) -> float:
+    """Projected one-core seconds of one job, its process's start included: the sum of :func:`job_cost`."""
+    return float(sum(job_cost(job, cal, engine).values()))
+
+
+def job_training_seconds(job, cal: Calibration, engine: str | None = None) -> float:
     """Of :func:`job_seconds`, the TRAINING components (the models' and their CV folds' training); 0 for a
     job whose kind prices its jobs itself (no per-model split of its time)."""
-    from ..experiments import kind_of
-
-    if getattr(kind_of(job), "calibrated_seconds", None) is not None:
-        return 0.0
-    return job.n_models * sum(cal.per_model(job.dataset, c) for c in _components(job) if c in TRAINING)
+    cost = job_cost(job, cal, engine)
+    return float(sum(cost.get(c, 0.0) for c in TRAINING))
 
 
 def job_memory_mb(job) -> float:
@@ -319,27 +482,47 @@ def job_memory_mb(job) -> float:
     return memory_mb(l, m, getattr(job, "cv_folds", None))
 
 
-def estimate(jobs: Iterable, cal: Calibration, cores: int = 2) -> Estimate:
+def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | None = None) -> Estimate:
     """Project the CPU-hours, wall time on ``cores`` cores, longest job and peak memory of ``jobs`` from the
-    cost calibration ``cal`` (what `check-config --estimate` prints).
+    cost calibration ``cal`` (what `check-config --estimate` prints); every job trained by its own engine (the
+    config's ``svm.engine``), or by ``engine`` where given.
     """
+    from wsvm_span.engines import get_engine
+
     jobs = list(jobs)
     per_exp: dict[str, float] = {}
     training: dict[str, float] = {}
+    engines: dict[str, dict[str, str]] = {}
+    by_ratios: set[tuple[str, str]] = set()
+    parts = dict.fromkeys(PARTS, 0.0)
     times, mems = [], []
     for job in jobs:
-        t = job_seconds(job, cal)
+        cost = job_cost(job, cal, engine)
+        for part, seconds in cost.items():
+            parts[part] += seconds
+        t = float(sum(cost.values()))
         per_exp[job.experiment] = per_exp.get(job.experiment, 0.0) + t
-        if (t_fit := job_training_seconds(job, cal)) > 0:
-            training[job.experiment] = training.get(job.experiment, 0.0) + t_fit
+        if "own_pricing" not in cost:
+            training[job.experiment] = training.get(job.experiment, 0.0) + sum(cost.get(c, 0.0) for c in TRAINING)
         times.append(t)
         mems.append(job_memory_mb(job))
+        if hasattr(job, "engine"):  # a kind whose jobs train with the config's svm.engine
+            trained_by = engine or job.engine
+            priced_as = cal.pricing(job, engine)
+            engines.setdefault(job.experiment, {"engine": get_engine(trained_by).name, "priced_as": priced_as,
+                                                "by": "calibration" if priced_as == cal.engine else "ratios"})
+            if priced_as != cal.engine:
+                by_ratios.add((priced_as, job.dataset))
     basis: dict[str, list[str]] = {"measured": [], "family": [], "size": []}
     for name in sorted({j.dataset for j in jobs}):
         basis[cal.basis(name)].append(name)
+    ratio_basis: dict[str, list[str]] = {"measured": [], "family": [], "size": []}
+    for priced_as, name in sorted(by_ratios):
+        ratio_basis[cal.engines[priced_as].basis(name)].append(name)
     return Estimate(cpu_s=float(sum(times)), per_experiment_cpu_s=per_exp, longest_job_s=max(times, default=0.0),
                     per_experiment_training_cpu_s=training,
                     peak_job_memory_mb=max(mems, default=0.0),
                     peak_memory_mb=float(sum(sorted(mems, reverse=True)[:max(1, cores)])), cores=cores,
                     jobs=len(jobs), measured_datasets=basis["measured"], family_datasets=basis["family"],
-                    extrapolated_datasets=basis["size"])
+                    extrapolated_datasets=basis["size"], engines=engines,
+                    ratio_basis=ratio_basis if by_ratios else {}, per_part_cpu_s=parts)
