@@ -106,9 +106,19 @@ def test_span_bound_recomputed_from_theorem_1(solved):
     qp = np.array([box_span_qp(model, p.K, i).objective for i in M[ok]])
     S = np.sqrt(qp.max())
     D = 2 * np.sqrt(full_enclosing_ball_radius2(p.K))
-    expected = (S * np.sum(np.maximum(D, 1 / np.sqrt(model.C[M[ok]])) * model.alpha[M[ok]])
+
+    def theorem1(size):
+        return (S * np.sum(np.maximum(size, 1 / np.sqrt(model.C[M[ok]])) * model.alpha[M[ok]])
                 + (~ok).sum() + model.bounded.size) / model.n_train
-    assert spans.span_bound == pytest.approx(expected, rel=1e-6)
+
+    assert spans.span_bound == pytest.approx(theorem1(D), rel=1e-6)
+    # the study's variant (issue 22): the radius D/2 in place of D, only where it is asked for
+    assert spans.span_bound_radius == pytest.approx(theorem1(D / 2), rel=1e-6)
+    assert ws.span_bound(model, p.K) == pytest.approx(theorem1(D), rel=1e-6)
+    assert ws.span_bound(model, p.K, ball="radius") == pytest.approx(theorem1(D / 2), rel=1e-6)
+    assert spans.span_bound_radius < spans.span_bound  # this model has terms where D/2 > 1/sqrt(C_p)
+    with pytest.raises(ValueError, match="diameter"):
+        ws.span_bound(model, p.K, ball="half")
 
 
 def test_pruned_box_qps_give_the_same_bound(solved):

@@ -181,6 +181,30 @@ def test_infinite_span_bound_does_not_blank_the_selection():
     assert build_table("table2", df).data["span_bound"].iloc[0] == pytest.approx(expected)
 
 
+def test_selection_tables_show_the_study_radius_variant_beside_the_span_bound(tmp_path):
+    """Issue 22: the span bound with the diameter selects a one-class model (its value m/l is the lowest),
+    the study's radius variant a good one; Tables 2 and 3 show both, the radius labelled as no bound."""
+    rows = make_rows("a", n=2)
+    # model 0: every point of one class bounded (test error 50%); models 1-3 good ones (10, 20, 30%)
+    for r, te, diameter, radius in zip(rows, (0.5, 0.1, 0.2, 0.3), (0.30, 0.35, 0.40, 0.45), (0.30, 0.20, 0.25, 0.28)):
+        r.update(test_error=te, span_bound=diameter, span_bound_radius=radius)
+    df = rows_to_table(rows).to_pandas()
+    for name in ("table2", "table3"):
+        t = build_table(name, df)
+        row = t.data.iloc[0]
+        assert row["span_bound"] == pytest.approx(50.0) and row["span_bound_radius"] == pytest.approx(10.0)
+        assert t.columns.index("span_bound_radius") == t.columns.index("span_bound") + 1
+        assert "not a bound" in t.caption
+        header = next(line for line in to_markdown(t).splitlines() if line.startswith("| Data set"))
+        assert "Span bound with D/2 (study's variant, not a bound)" in header
+    # rows written before the column existed read as "not computed": an empty cell, not an error
+    old = rows_to_table(rows).drop_columns(["span_bound_radius"])
+    path = tmp_path / "old.parquet"
+    pq.write_table(old, path)
+    t = build_table("table2", read_rows(path))
+    assert math.isnan(t.data["span_bound_radius"].iloc[0]) and t.data["span_bound"].iloc[0] == pytest.approx(50.0)
+
+
 def test_models_without_inbound_svs_are_reported_apart():
     """Table 4 and the LOO agreement: share of n* = 0 models and the RMSE over n* >= 1 (issue 8)."""
     df = rows_to_table(make_rows("a")).to_pandas()
