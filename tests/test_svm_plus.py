@@ -5,6 +5,8 @@ SVM+ retrained without each point, hand-written Nadaraya-Watson sums and finite
 differences."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -330,6 +332,44 @@ def test_nadaraya_watson_against_hand_written_sums():
     best = max(nadaraya_watson(X, y, bandwidth=median * f).log_likelihood for f in BANDWIDTH_FACTORS)
     assert chosen.log_likelihood == pytest.approx(best)
     assert np.isclose(chosen.bandwidth / median, BANDWIDTH_FACTORS).any()
+
+
+def test_probability_round_off_is_clipped_and_real_errors_refused():
+    """Issue 22: a Nadaraya-Watson p_i of 1 + 2.2e-16 (round-off) crashed Experiment 8's job; a p that is
+    really outside [0, 1] is still refused."""
+    one_ulp = np.nextafter(1.0, 2.0)
+    p = np.array([0.25, one_ulp, 1.0, -1e-17, 0.0])
+    c = probability_weights(p, 2.0, 1.0)
+    np.testing.assert_array_equal(c, 2.0 * np.maximum([0.25, 1.0, 1.0, 0.0, 0.0], P_FLOOR))
+    for bad in (1.0 + 1e-9, -1e-9, 1.5, np.nan, np.inf):
+        with pytest.raises(ValueError, match="probabilities in \\[0, 1\\]"):
+            probability_weights(np.array([0.5, bad]), 2.0, 1.0)
+
+
+def test_nadaraya_watson_probabilities_stay_in_the_unit_interval(shared_data, tmp_path):
+    """The subsample on which Experiment 8's job exp8/breast_cancer_wisconsin_351/1to2/s0-r1/chunk-3 (paper
+    configuration) crashed: its leave-one-out estimate had p_i = 1 + 2.2e-16 before eta was clipped."""
+    from wsvm_span.data import load_dataset
+    from wsvm_span.study import config as sc
+    from wsvm_span.study.experiments import plan_jobs
+    from wsvm_span.study.experiments.lupi import subsample
+
+    jobs = plan_jobs(sc.load_config(Path(__file__).resolve().parents[1] / "config" / "paper.yaml"), ("exp8",))
+    job = next(j for j in jobs if j.slot == "exp8/breast_cancer_wisconsin_351/1to2/s0-r1/chunk-3")
+    split = load_dataset(job.dataset, seed=job.seed, data_dir=tmp_path, mirror=shared_data)
+    train, _ = subsample(split.y_train, job.n_train, job.n_val, job.seed, f"{job.dataset}/{job.ratio}",
+                         y_val_pool=split.y_val)
+    X, y = split.X_train[train], split.y_train[train]
+    nw = nadaraya_watson(X, y)
+    assert nw.p.max() <= 1.0 and np.abs(nw.eta).max() <= 1.0
+    # the same estimate from sums written here: eta may round to 1 + 2.2e-16, p is it clipped
+    D2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+    np.fill_diagonal(D2, np.inf)
+    W = np.exp(-(D2 - D2.min(axis=1, keepdims=True)) / (2 * nw.bandwidth**2))
+    eta = (W * y).sum(axis=1) / W.sum(axis=1)
+    np.testing.assert_allclose(nw.eta, eta, rtol=0, atol=1e-15)
+    c = probability_weights(nw.p, 4.0, 2.0)
+    assert np.all((c > 0) & (c <= 4.0))
 
 
 def test_tau_zero_gives_the_plain_svm():
