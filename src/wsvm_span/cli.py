@@ -129,15 +129,38 @@ def cmd_init_tracking(args) -> int:
 
 
 def cmd_run_chunk(args) -> int:
+    from .study.attempts import Attempt, JobFiles, attempt_log, slot_wait_s
     from .study.experiments import job_from_json
-    from .study.runner import run_chunk
+    from .study.runner import run_attempt, run_chunk
 
-    job = job_from_json(Path(args.spec[1:]).read_text() if args.spec.startswith("@") else args.spec)
-    res = run_chunk(job, args.output, dataclasses.replace(_runtime(args), memory_mb=args.mem_mb))
-    print(json.dumps({"models": res.n_models, "wall_s": round(res.wall_s, 3), "compute_s": round(res.compute_s, 3),
-                      "tracking_s": round(res.tracking_s, 3), "tracking_share": round(res.tracking_share, 4),
-                      "parent_run_id": res.parent_run_id}))
-    return 0
+    spec = Path(args.spec[1:]).read_text() if args.spec.startswith("@") else args.spec
+    settings = dataclasses.replace(_runtime(args), memory_mb=args.mem_mb)
+    attempt = Attempt.current(args.attempt)
+    if args.log is None:  # by hand: no attempt bookkeeping
+        res = run_chunk(job_from_json(spec), args.output, settings, attempt=attempt)
+        status = 0
+    else:
+        if args.output is None:
+            raise SystemExit("run-chunk --log needs --output (the attempt keeps the finished chunk beside it)")
+        files = JobFiles(Path(args.log), Path(args.output))
+        with attempt_log(files, attempt):  # the error, too, goes to the attempt's log
+            try:
+                status, res = run_attempt(spec, args.output, settings, attempt, files,
+                                          slot_wait_s(args.time_limit_min))
+            except Exception as exc:  # noqa: BLE001 - reported here, in the log Snakemake points to
+                from .study.config import ConfigError
+
+                if isinstance(exc, ConfigError):
+                    print(f"wsvm-span: config error: {exc}", file=sys.stderr)
+                    return 2
+                log.exception("run-chunk failed (%s)", files.attempt_log(attempt))
+                return 1
+    if res is not None:
+        print(json.dumps({"models": res.n_models, "wall_s": round(res.wall_s, 3),
+                          "compute_s": round(res.compute_s, 3), "tracking_s": round(res.tracking_s, 3),
+                          "tracking_share": round(res.tracking_share, 4), "parent_run_id": res.parent_run_id,
+                          "kept_from_attempt": res.kept_from_attempt}))
+    return status
 
 
 def cmd_collect(args) -> int:
@@ -276,6 +299,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", required=True, help="job spec as JSON (or @file)")
     p.add_argument("--output", help="chunk parquet file (written atomically)")
     p.add_argument("--mem-mb", type=int, help="the job's memory limit (MB): CV fold kernels are cached if they fit")
+    p.add_argument("--attempt", type=int, default=1, help="Snakemake's attempt number of the job (1, 2, ...)")
+    p.add_argument("--log", help="the rule's log: each attempt writes its own log beside it (a hard link names the "
+                                 "latest), records how it ended, and holds the job slot's lock")
+    p.add_argument("--time-limit-min", type=float,
+                   help="the job's time limit (minutes; Snakemake's runtime): with --log, a process that holds the "
+                        "job's slot is waited for up to half of it (default 10 minutes)")
     _add_runtime(p, data=True)
     p.set_defaults(func=cmd_run_chunk)
 
