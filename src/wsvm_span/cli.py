@@ -12,6 +12,7 @@ Subcommands:
   calibrate-cost fit the cost model behind `check-config --estimate` to finished results
   export-results copy a finished study's tables and figures, with their provenance, to a kept folder
   select         choose C and gamma for a data file by the span-rule (LIBSVM grid.py's job)
+  ui             open the study's MLflow store in the MLflow UI on the models of a data set
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import argparse
 import dataclasses
 import json
 import logging
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -239,6 +242,103 @@ def cmd_summary(args) -> int:
     return 0
 
 
+def cmd_ui(args) -> int:
+    import signal
+    import time
+    import urllib.request
+    import webbrowser
+
+    from .study import config as sc
+    from .study.mlflow_views import save_views, view_urls
+    from .study.tracking import Tracker, sqlite_path
+
+    if args.tracking_uri:
+        uri, prefix = args.tracking_uri, args.experiment_prefix
+    else:
+        cfg = sc.load_config(args.config)
+        settings = sc.runtime_settings(cfg, Path.cwd())
+        uri, prefix = settings.tracking_uri, args.experiment_prefix or settings.experiment_prefix
+    if prefix is None:
+        raise SystemExit("wsvm-span ui: give --experiment-prefix (the study's name) with --tracking-uri")
+    store = sqlite_path(uri)
+    if store is not None and not Path(store).is_file():
+        raise SystemExit(f"wsvm-span ui: no MLflow store at {store} yet (run the workflow first, or give --tracking-uri)")
+    local = not uri.startswith(("http://", "https://"))
+    if local:
+        import socket
+
+        with socket.socket() as probe:  # another server on the port would answer in the UI's place
+            if probe.connect_ex((args.host, args.port)) == 0:
+                raise SystemExit(f"wsvm-span ui: something already listens on {args.host}:{args.port}; choose --port")
+    tracker = Tracker(uri)
+    views = save_views(tracker, prefix)
+    if args.experiment:
+        views = [v for v in views if v.experiment.endswith(f"/{args.experiment}")]
+    if args.dataset:
+        views = [v for v in views if v.dataset == args.dataset]
+    if not views:
+        raise SystemExit(f"wsvm-span ui: no models of study {prefix!r} in {uri}"
+                         + (" matching --experiment/--dataset" if args.experiment or args.dataset else
+                            " yet (run the workflow first)"))
+    server = None
+    if not local:
+        base = uri  # a tracking server serves its own UI
+    else:
+        base = f"http://{args.host}:{args.port}"
+        # one worker and no server-side job executor (GenAI evaluation jobs: seven processes on a SQLite store)
+        env = dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false")
+        server = subprocess.Popen([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri, "--host", args.host,
+                                   "--port", str(args.port), "--workers", "1"], env=env, start_new_session=True)
+        deadline = time.monotonic() + args.start_timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=5) as res:
+                    if res.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                _stop_group(server)
+                raise SystemExit(f"wsvm-span ui: the MLflow UI did not start on {base} (is the port taken? --port)")
+            time.sleep(0.5)
+    landing = views[0].url(base)
+    print(f"MLflow UI of study {prefix!r} ({uri}): the models of {views[0].dataset} in {views[0].experiment}:\n"
+          f"  {landing}\nevery data set (table: models with hyperparameters and estimators; charts: estimators "
+          "against the test error, every model):", flush=True)
+    for line in view_urls(views, base):
+        print(line, flush=True)
+    if not args.no_browser:
+        webbrowser.open(landing)
+    if server is None:
+        return 0
+    print("the UI runs until Ctrl-C", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a terminated `wsvm-span ui` ends its UI too
+    try:
+        return server.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        _stop_group(server)
+
+
+def _stop_group(proc) -> None:
+    """End a process started in a session of its own and every process it started (the server's workers):
+    SIGTERM, then SIGKILL for what is left after 10 s."""
+    import signal
+    import time
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        deadline = time.monotonic() + 10
+        try:
+            os.killpg(proc.pid, sig)
+            while time.monotonic() < deadline:
+                proc.poll()  # reaps the leader, whose group then empties
+                os.killpg(proc.pid, 0)
+                time.sleep(0.2)
+        except ProcessLookupError:
+            return
+
+
 # ------------------------------------------------------------------------------------------ parser
 def _add_runtime(p: argparse.ArgumentParser, data: bool = False) -> None:
     g = p.add_argument_group("tracking")
@@ -359,6 +459,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", help="config schema (default: workflow/schemas/config.schema.yaml)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("ui", help="open the study's MLflow store in the MLflow UI on the models of a data set")
+    p.add_argument("config", nargs="?", default="config/config.yaml",
+                   help="the study's config: its store (tracking.uri, MLFLOW_TRACKING_URI or results/mlflow.db) and name")
+    p.add_argument("--tracking-uri", help="the store, instead of the config's (then give --experiment-prefix)")
+    p.add_argument("--experiment-prefix", help="the study's name (its MLflow experiments are <prefix>/<experiment>)")
+    p.add_argument("--experiment", help="open this study experiment first (e.g. exp2)")
+    p.add_argument("--dataset", help="open this data set first")
+    p.add_argument("--host", default="127.0.0.1", help="where the UI of a local store listens (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=5000, help="its port (default 5000)")
+    p.add_argument("--start-timeout", type=float, default=120.0, help="seconds the UI may take to start")
+    p.add_argument("--no-browser", action="store_true", help="print the addresses only")
+    p.set_defaults(func=cmd_ui)
 
     from .model_selection.select import configure_parser
 
