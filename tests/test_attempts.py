@@ -300,4 +300,24 @@ def test_snakemake_retries_an_error_without_bigger_limits(tmp_path, cfg):
     logs = sorted(files.log.parent.glob(f"{files.log.stem}.attempt-*.log"))
     assert [re.search(r"attempt-(\d)", p.name).group(1) for p in logs] == ["1", "2", "3"]
     assert "DataIntegrityError" in logs[0].read_text()
-    assert all("not retried" in p.read_text() for p in logs[1:])
+    assert all("not retried: attempt 1 " in p.read_text() and logs[0].name in p.read_text() for p in logs[1:])
+
+
+def test_cost_calibration_skips_a_job_whose_rows_were_put_back(tmp_path):
+    """The process start the cost model reads (benchmark seconds minus the job's own wall time) is not taken
+    from a job whose last attempt put back an earlier attempt's rows: its benchmark timed only that."""
+    from wsvm_span.study.config.estimate import process_start_seconds
+    from wsvm_span.study.experiments import benchmark_path, log_path
+
+    chunks = ["results/exp1/a/class/chunk-0.parquet", "results/exp1/a/class/chunk-1.parquet"]
+    for chunk, kept in zip(chunks, (None, 1)):
+        bench = tmp_path / benchmark_path(chunk)
+        bench.parent.mkdir(parents=True, exist_ok=True)
+        bench.write_text("s\th:m:s\n12.5\t0:00:12\n")
+        files = JobFiles(tmp_path / log_path(chunk))
+        _records(files, (RUN, 1, "start", None))
+        with open(files.records, "a") as fh:
+            fh.write(json.dumps({"run": RUN, "attempt": 2, "event": "end", "verdict": "ok",
+                                 "kept_from_attempt": kept}) + "\n")
+    provenance = [{"file": c, "wall_s": 10.0} for c in chunks]
+    assert process_start_seconds(tmp_path / "results" / "exp1" / "rows.parquet", provenance) == [2.5]

@@ -103,16 +103,16 @@ def test_readme_cluster_commands_as_written(local_cluster, tmp_path):
 
 
 def _config(tmp: Path, prefix: str, uri: str, dataset: str = "waveform", mirror: Path | None = None) -> Path:
-    """exp1 with exact LOO for every model (on waveform, l = 400, about a second each): an 8 x 8 grid in two
-    jobs of 32 models, each long enough to be caught mid-way."""
+    """exp1 with exact LOO for every model (on waveform, l = 400, about a second each on a loaded machine): an
+    8 x 16 grid in two jobs of 64 models, each long enough to outlast the rerun's start."""
     cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
     cfg["study"] = prefix
     cfg["data"]["mirror"] = str(mirror or data_mirror())
-    cfg["chunk_size"] = 32
+    cfg["chunk_size"] = 64
     cfg["loo"] = {"fraction": 1.0, "all_up_to": 400, "max_train_size": 400, "seed": 0}
     cfg["experiments"] = {"exp1": {"datasets": [dataset],
                                    "grid": {"log2_C_plus": {"start": -2, "stop": 5, "step": 1},
-                                            "log2_C_minus": {"start": -2, "stop": 5, "step": 1}}}}
+                                            "log2_C_minus": {"start": -2, "stop": 5.5, "step": 0.5}}}}
     cfg["resources"] = {"mem_mb_min": 1000}
     cfg["tracking"] = {"uri": uri}
     path = tmp / "config.yaml"
@@ -156,15 +156,19 @@ def test_rerun_beside_orphaned_jobs_waits_for_their_slots(local_cluster, tmp_pat
     (tmp_path / "work").mkdir()
     first = subprocess.Popen(cmd, cwd=tmp_path / "work", env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
+    from wsvm_span.study.attempts import JobFiles, SlotLock
+
     deadline = time.monotonic() + 900
-    while True:  # both jobs running, and each has logged a model
+    holders: dict[str, str] = {}
+    while len(holders) < 2:  # both jobs hold their slots (their SLURM job ids in the lock files)
         assert first.poll() is None and time.monotonic() < deadline, "the first run ended before it was killed"
-        runs = [r for r in active_runs(local_cluster.tracking_uri, prefix) if r.data.tags.get("wsvm.kind") == "model"]
-        if len({r.data.tags["wsvm.job_slot"] for r in runs}) == 2:
-            break
-        time.sleep(0.5)
-    orphans = {i for i, state in squeue("i", "T") if state == "RUNNING"}
-    assert len(orphans) == 2
+        for job in jobs:
+            holder = SlotLock(JobFiles.of(job, tmp_path / "work"), None).holder()
+            if holder.get("slurm_job_id"):
+                holders[job.slot] = holder["slurm_job_id"]
+        time.sleep(0.3)
+    orphans = set(holders.values())
+    assert orphans <= {i for i, state in squeue("i", "T") if state == "RUNNING"}
     first.send_signal(signal.SIGKILL)  # only snakemake: its SLURM jobs go on
     first.wait()
     assert {i for i, _ in squeue("i", "T")} >= orphans
@@ -217,6 +221,8 @@ def test_an_error_is_not_retried_with_bigger_limits_on_slurm(local_cluster, tmp_
     logs = {i: next((tmp_path / "work" / "results" / "logs" / "exp1").rglob(f"chunk-0.attempt-*.slurm-{i}.log"))
             for i in ids}
     assert "DataIntegrityError" in logs[ids[0]].read_text()
-    for i in ids[1:]:
-        assert "not retried" in logs[i].read_text(), logs[i].read_text()
+    for i in ids[1:]:  # each names the error and the log of the attempt that failed
+        text = logs[i].read_text()
+        assert "not retried: attempt 1 " in text and "DataIntegrityError" in text, text
+        assert f"Its log: {logs[ids[0]].relative_to(tmp_path / 'work')}" in text, text
     print("elapsed per attempt (s):", [rows[i][3] for i in ids])

@@ -51,6 +51,7 @@ __all__ = [
     "SlotBusy",
     "SlotLock",
     "classify",
+    "kept_from",
     "limits_attempt",
     "not_retried",
     "read_records",
@@ -195,6 +196,22 @@ def verdict(records: list[dict], number: int) -> str:
     (the scheduler killed it: memory, time limit, cancel) or left no record at all."""
     ends = [r for r in records if r.get("attempt") == number and r.get("event") == "end"]
     return ends[-1]["verdict"] if ends else "killed"
+
+
+def kept_from(files: JobFiles) -> int | None:
+    """The earlier attempt whose rows the job's last finished attempt put back (None: it computed them)."""
+    try:
+        lines = files.records.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    for line in reversed(lines):
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if rec.get("event") == "end" and rec.get("verdict") == OK:
+            return rec.get("kept_from_attempt")
+    return None
 
 
 def limits_attempt(files: JobFiles, attempt: int, workflow_run: str) -> int:

@@ -226,12 +226,13 @@ def run_attempt(spec: str, output: str | Path, settings: RuntimeSettings, attemp
 
     log.info("wsvm-span run-chunk: %s", attempt.describe())
     fatal = not_retried(files, attempt)
-    if fatal is not None:
+    if fatal is not None:  # the attempt that failed, not one that was not retried after it
+        failed = fatal.get("failed_attempt", fatal["attempt"])
         log.error("not retried: attempt %d of this workflow run failed with an error that a new attempt or bigger "
                   "limits cannot fix:\n    %s\nIts log: %s. Fix the cause, then run snakemake again.",
-                  fatal["attempt"], fatal.get("error", "?"), fatal.get("log", "beside this one"))
+                  failed, fatal.get("error", "?"), fatal.get("log", "beside this one"))
         append_record(files, attempt, "end", verdict=FATAL, error=fatal.get("error"), not_retried=True,
-                      log=str(files.attempt_log(attempt)))
+                      failed_attempt=failed, log=fatal.get("log"))
         return NOT_RETRIED_STATUS, None
     lock = SlotLock(files, attempt)
     try:
