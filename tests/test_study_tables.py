@@ -267,19 +267,43 @@ def test_write_table_is_atomic(tmp_path, monkeypatch):
     assert sorted(os.listdir(tmp_path / "out")) == ["t5.csv", "t5.md", "t5.tex"]
 
 
-def test_figures_from_rows(tmp_path):
+def test_figures_from_rows(tmp_path, drawn):
+    """The figures plot the numbers of the rows, computed here: Experiment 3's curves (each quantity's mean
+    along log2 C- at the best log2 C+), Experiment 6's per-(d, l) means, span-rule against exact LOO per model."""
+    from figure_data import curves, points
+
     df = rows_to_table(make_rows("a") + make_rows("ringnorm_d20_l128", experiment="exp6", l=128)
                        + make_rows("ringnorm_d20_l256", experiment="exp6", l=256)).to_pandas()
     out = [tmp_path / "f.png", tmp_path / "f.pdf"]
     figures.exp3_curves(df, "a", "log2_C_minus", out)
     assert all(p.stat().st_size > 1000 for p in out)
+    a = df[df.dataset == "a"]
+    best_plus = a.loc[a["test_error"].idxmin(), "log2_C_plus"]
+    line = a[a["log2_C_plus"] == best_plus].sort_values("log2_C_minus")
+    drawn_curves = curves(drawn[-1].axes[0])
+    for column, text in (("test_error", "Test error"), ("span_rule", "Span-rule"), ("cv_error", "5-fold CV"),
+                         ("loo_error", "Exact LOO")):
+        x, y = drawn_curves[text]
+        np.testing.assert_array_equal(x, line["log2_C_minus"].to_numpy())
+        np.testing.assert_allclose(y, line[column].to_numpy(), rtol=1e-12)
     e6 = df[df.experiment == "exp6"].copy()
     e6["d"] = 20
     figures.exp6_time(e6, [tmp_path / "t.png"])
     figures.exp6_sv(e6, [tmp_path / "s.png"])
+    for fig, columns in ((drawn[-2], ("t_span_rule", "t_cv")), (fig_sv := drawn[-1], ("n_inbound", "n_sv"))):
+        by_l = e6.groupby("l")[list(columns)].mean()
+        lines = list(curves(fig.axes[0]).values())
+        for (x, y), column in zip(lines, columns):
+            np.testing.assert_array_equal(x, [128, 256])
+            np.testing.assert_allclose(y, by_l[column].to_numpy(), rtol=1e-12)
+    assert fig_sv.axes[0].get_title() == "d = 20"
     figures.loo_vs_span_rule(df, [tmp_path / "l.png"])
+    with_loo = df[np.isfinite(df["loo_error"])]
+    drawn_points = points(drawn[-1].axes[0])
+    expected = 100 * with_loo[["loo_error", "span_rule"]].to_numpy()
+    assert sorted(map(tuple, drawn_points[:len(with_loo)])) == sorted(map(tuple, expected))
     none = df.assign(loo_error=np.nan)
     figures.loo_vs_span_rule(none, [tmp_path / "l0.png"])
-    assert all((tmp_path / n).stat().st_size > 1000 for n in ("t.png", "s.png", "l.png", "l0.png"))
+    assert "no model with exact LOO" in drawn[-1].axes[0].texts[0].get_text()
     with pytest.raises(ValueError, match="not a hyperparameter"):
         figures.exp3_curves(df, "a", "A", out)

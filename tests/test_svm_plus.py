@@ -108,9 +108,18 @@ def test_qp_route_is_polished_to_exact_sets():
     m = fit_svm_plus(K, K_priv, y, 4.0, 1.0, solver="qp")
     assert m.solver == "clarabel+active-set"
     assert_kkt_from_kernels(m, K, K_priv, 10 * KKT_TOL)
-    # exact bounds: the weighted SVM's bounded SVs sit exactly at their weight
+    # exact bounds: in the polished SVM+ solution itself (no snapping) a_i = C + a~_i to the rounding of that
+    # sum (4 ulp; an interior point leaves ~1e-8 C) for the points with beta_i = 0, which the equivalent weighted
+    # SVM has as bounded SVs; the others are strictly inside; the weighted SVM keeps that split and the alphas
+    weights = m.C + m.alpha_tilde
+    at_weight = np.flatnonzero((np.abs(m.alpha - weights) <= 4 * np.spacing(weights)) & (m.alpha > 0))
+    inside = np.setdiff1d(np.flatnonzero(m.alpha > 0), at_weight)
+    assert np.all(m.alpha[inside] < weights[inside] * (1 - 1e-6))
+    assert at_weight.size and inside.size
     w = to_weighted_svm(m, K)
-    np.testing.assert_array_equal(w.alpha[w.bounded], w.C[w.bounded])
+    np.testing.assert_array_equal(w.bounded, at_weight)
+    np.testing.assert_array_equal(w.inbound, inside)
+    np.testing.assert_allclose(w.alpha, m.alpha, rtol=4 * np.finfo(float).eps, atol=0)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -447,9 +456,10 @@ def test_learn_weights_lowers_the_validation_loss():
 
 # --- selection -------------------------------------------------------------------------------
 def test_evaluate_svm_plus_against_retraining():
-    """Every quantity of one SVM+ grid point against its own computation: exact LOO and the LOO rule
-    of the loo module, K-fold CV by cold QP refits on the folds, the converted model's exact LOO by
-    LIBSVM refits with the weights held fixed, test and validation errors from the decision values."""
+    """Every quantity of one SVM+ grid point against its own computation: exact LOO by SVM+ refits without
+    each of the l points (written here), the LOO rule of the loo module, K-fold CV by cold QP refits on the
+    folds, the converted model's exact LOO by LIBSVM refits with the weights held fixed, test and validation
+    errors from the decision values."""
     X, X_priv, y, K, K_priv = privileged_problem(4, l=40)
     rng = np.random.default_rng(0)
     X_val = rng.normal(size=(15, 2)) * 1.3
@@ -461,6 +471,13 @@ def test_evaluate_svm_plus_against_retraining():
         r = evaluate_svm_plus(K, K_priv, y, C, gamma, K[:10], y[:10], folds=folds, D=D, K_val=K_val, y_val=y_val,
                               compute_loo=True)
         m = fit_svm_plus(K, K_priv, y, C, gamma)
+        refit_errors = 0
+        for p in range(y.size):  # exact LOO: the SVM+ retrained without x_p (both kernels), from scratch
+            rest = np.delete(np.arange(y.size), p)
+            sub = fit_svm_plus(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], y[rest], C, gamma, solver="qp")
+            refit_errors += int(y[p] * sub.decision_function(K[p:p + 1, rest])[0] <= 0)
+        assert 0 < refit_errors < y.size
+        assert r.loo_error == refit_errors / y.size
         assert r.loo_error == pytest.approx(leave_one_out(m, K, K_priv).error)
         assert r.loo_rule == pytest.approx(loo_rule(m, K, K_priv).error)
         assert r.test_error == pytest.approx(np.mean(y[:10] * m.decision_train[:10] <= 0))
