@@ -307,7 +307,8 @@ def cmd_ui(args) -> int:
           "against the test error, every model):", flush=True)
     for line in view_urls(views, base):
         print(line, flush=True)
-    if not args.no_browser:
+    # a graphical browser only: without a display Python's webbrowser would start a text browser in this terminal
+    if not args.no_browser and (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform == "darwin"):
         webbrowser.open(landing)
     if server is None:
         return 0
