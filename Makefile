@@ -89,8 +89,8 @@ cluster-stop:
 cluster-status:
 	scripts/local-cluster status
 
-# what the UI test drives and reads: a headless browser and OCR
-TEST_TOOLS := chromium chromium-driver tesseract-ocr
+# what the UI test drives: a headless browser (the test reads the page's DOM through it)
+TEST_TOOLS := chromium chromium-driver
 test-tools:
 	@missing=$$(for p in $(TEST_TOOLS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

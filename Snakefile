@@ -16,6 +16,11 @@ include: "workflow/rules/grid.smk"
 include: "workflow/rules/aggregate.smk"
 
 
+# the workflow run's id (set in common.smk), passed to every job, cluster jobs included
+envvars:
+    attempts.RUN_ENV,
+
+
 report: "workflow/report/workflow.rst"
 
 

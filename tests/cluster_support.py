@@ -16,6 +16,37 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "local-cluster"
 TRACKING_URI = f"http://127.0.0.1:{os.environ.get('WSVM_MLFLOW_PORT', '5000')}"
+PROFILE = REPO / "workflow" / "profiles" / "slurm"
+# every grid job its own SLURM job (no packing), so that the jobs of a config run at once
+UNPACKED = ["--group-components", *(f"pack{n}=1" for n in (2, 4, 8, 16, 32, 64, 128))]
+# the executor's first status query after 5 s instead of 40 s (a real site keeps the default)
+FAST_STATUS = ["--slurm-init-seconds-before-status-checks", "5"]
+
+
+def squeue(*fields: str) -> list[list[str]]:
+    res = subprocess.run(["squeue", "-h", "-o", " ".join(f"%{f}" for f in fields)], capture_output=True, text=True)
+    return [line.split() for line in res.stdout.splitlines() if line.strip()]
+
+
+def sacct(job_ids, fields: str = "JobID,State") -> list[list[str]]:
+    """sacct's rows (allocations only) of these jobs, one list of ``fields`` per job."""
+    res = subprocess.run(["sacct", "-n", "-P", "-X", "-o", fields, "-j", ",".join(map(str, job_ids))],
+                         capture_output=True, text=True, check=True)
+    return [line.split("|") for line in res.stdout.splitlines() if line]
+
+
+def sacct_states(job_ids) -> dict[str, str]:
+    return {row[0]: row[1] for row in sacct(job_ids)}
+
+
+def active_runs(uri: str, prefix: str, deleted: bool = False) -> list:
+    from mlflow.entities import ViewType
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    exps = [e.experiment_id for e in client.search_experiments(filter_string=f"name LIKE '{prefix}/%'")]
+    view = ViewType.DELETED_ONLY if deleted else ViewType.ACTIVE_ONLY
+    return client.search_runs(exps, run_view_type=view, max_results=50000)
 
 
 def local_cluster_cmd(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:

@@ -11,6 +11,7 @@ import pytest
 from wsvm_span import rbf_kernel
 
 from cluster_support import local_cluster  # noqa: F401 - session fixture of the tests marked cluster
+from figure_data import drawn  # noqa: F401 - the figures a test draws, to read their plotted numbers
 
 #: the study's data mirror: ``shared/data`` beside the repository (CI clones it there)
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

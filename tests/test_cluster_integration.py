@@ -11,6 +11,7 @@ that come back with doubled limits. Marked ``cluster``: ``make test-cluster`` (D
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import threading
@@ -22,42 +23,17 @@ import pandas as pd
 import pytest
 import yaml
 
+from cluster_support import FAST_STATUS, PROFILE, UNPACKED, active_runs, sacct_states, squeue
 from test_workflow_helpers import REPO, SNAKEMAKE, data_mirror, explain, snakemake, workflow_env
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(3600)]
 
-PROFILE = REPO / "workflow" / "profiles" / "slurm"
-# every grid job its own SLURM job (no packing), so that the 11 jobs of the config run at once
-UNPACKED = ["--group-components", *(f"pack{n}=1" for n in (2, 4, 8, 16, 32, 64, 128))]
-# the executor's first status query after 5 s instead of 40 s (a real site keeps the default)
-FAST_STATUS = ["--slurm-init-seconds-before-status-checks", "5"]
 KEY = ["experiment", "dataset", "seed", "realization", "model_index"]
 # the row files and tables of the test config (weight grids, and Experiment 10's standard SVMs)
 ROW_FILES = (("exp1", "exp2", "exp6"), ("exp10",))
 TABLES = ("table2", "table3", "table4", "table5", "table6", "loo_agreement", "exp6_summary", "exp10_selection",
           "exp10_diameters", "exp10_cost")
 TIMING = re.compile(r"^t_|_over_")  # timings and their ratios differ from run to run
-
-
-def squeue(*fields: str) -> list[list[str]]:
-    res = subprocess.run(["squeue", "-h", "-o", " ".join(f"%{f}" for f in fields)], capture_output=True, text=True)
-    return [line.split() for line in res.stdout.splitlines() if line.strip()]
-
-
-def sacct_states(job_ids) -> dict[str, str]:
-    res = subprocess.run(["sacct", "-n", "-P", "-X", "-o", "JobID,State", "-j", ",".join(map(str, job_ids))],
-                         capture_output=True, text=True, check=True)
-    return dict(line.split("|")[:2] for line in res.stdout.splitlines() if line)
-
-
-def active_runs(uri: str, prefix: str, deleted: bool = False) -> list:
-    from mlflow.entities import ViewType
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(uri)
-    exps = [e.experiment_id for e in client.search_experiments(filter_string=f"name LIKE '{prefix}/%'")]
-    view = ViewType.DELETED_ONLY if deleted else ViewType.ACTIVE_ONLY
-    return client.search_runs(exps, run_view_type=view, max_results=50000)
 
 
 class Disruptor(threading.Thread):
@@ -259,6 +235,33 @@ def test_scancelled_job_was_resubmitted_and_left_one_run_per_model(runs):
     assert sum(r.data.tags["wsvm.kind"] == "job" for r in live) == 1
 
 
+def test_runs_name_the_slurm_job_and_attempt_that_logged_them(runs):
+    """Issue 22: every job and model run carries the SLURM job id and the attempt that logged it; the killed
+    job's slot holds the runs of its second attempt (a new SLURM job), and both attempts' logs are kept."""
+    from wsvm_span.study.attempts import JobFiles, read_records
+
+    out = runs.cluster_res.stdout + runs.cluster_res.stderr
+    submitted = set(re.findall(r"submitted with SLURM jobid (\d+)", out))
+    assert runs.disruptor.killed_job in submitted
+    server = [r for r in runs.server_runs() if r.data.tags.get("wsvm.kind") in ("job", "model")]
+    assert server and all(r.data.tags.get("wsvm.slurm_job_id") in submitted for r in server)
+    assert {r.data.tags["wsvm.attempt"] for r in server} == {"1", "2"}
+    killed = [r for r in server if r.data.tags["wsvm.job_slot"] == runs.disruptor.killed_slot]
+    assert {(r.data.tags["wsvm.attempt"], r.data.tags["wsvm.slurm_job_id"] != runs.disruptor.killed_job)
+            for r in killed} == {("2", True)}
+    # the same SLURM job id in the parquet provenance of the chunk (rows and runs name one cluster job)
+    job = next(j for j in runs.jobs if j.slot == runs.disruptor.killed_slot)
+    files = JobFiles.of(job, runs.cluster_dir)
+    first = files.log.with_name(f"{files.log.stem}.attempt-1.slurm-{runs.disruptor.killed_job}.log")
+    second = files.log.with_name(f"{files.log.stem}.attempt-2.slurm-{killed[0].data.tags['wsvm.slurm_job_id']}.log")
+    assert "progress" in first.read_text() and "rows in" in second.read_text()  # killed mid-way, then finished
+    assert second.samefile(files.log)
+    records = [r for r in files.records.read_text().splitlines()]
+    run_id = json.loads(records[-1])["run"]
+    ends = {r["attempt"]: r["verdict"] for r in read_records(files, run_id) if r["event"] == "end"}
+    assert ends == {2: "ok"}  # attempt 1 never ended: killed by SLURM (its limits doubled)
+
+
 def test_server_restart_during_the_run_lost_nothing(runs):
     d = runs.disruptor
     assert d.restart_down_s is not None and d.running_during_restart >= 2
@@ -282,27 +285,60 @@ def test_rerun_does_nothing(runs):
     assert sorted(r.info.run_id for r in runs.server_runs()) == before
 
 
-def test_tiny_jobs_are_packed_into_one_slurm_job(runs):
-    """The profile as shipped (packing on): Experiment 6's jobs, lost, come back in one SLURM job per pack,
-    with the same rows, and the server keeps one run per model."""
+def test_tiny_jobs_are_packed_and_a_retried_pack_keeps_its_finished_members(runs):
+    """The profile as shipped (packing on): Experiment 6's jobs, lost, come back in one SLURM job per pack.
+    That SLURM job is cancelled once some members have finished: Snakemake deletes every member's chunk file
+    and submits the pack again; the members that had finished put their rows back (their MLflow runs stay
+    those of the first SLURM job), the others are computed by the second. Same rows, one run per model."""
     from wsvm_span.study import scheduling
+    from wsvm_span.study.attempts import JobFiles
 
     exp6 = [j for j in runs.jobs if j.experiment == "exp6"]
     groups = {scheduling.job_group(j) for j in exp6}
-    assert None not in groups and len(groups) < len(exp6)
+    assert None not in groups and len(groups) == 1 and len(exp6) >= 3
     before = runs.rows(runs.cluster_dir, ROW_FILES[0])
     models_before = sorted(r.info.run_id for r in runs.server_runs() if r.data.tags.get("wsvm.kind") == "dataset")
     for job in exp6:
         _drop_chunk(runs, job)
-    res = snakemake(["--profile", PROFILE, "--configfile", runs.config, *FAST_STATUS], runs.cluster_dir, runs.env,
-                    timeout=1800)
-    assert res.returncode == 0, explain(res)
-    submitted = re.findall(r"submitted with SLURM jobid (\d+)", res.stdout + res.stderr)
-    assert len(submitted) == len(groups), res.stdout[-3000:]
+    proc = subprocess.Popen([str(a) for a in [
+        SNAKEMAKE, "--snakefile", REPO / "Snakefile", "--directory", runs.cluster_dir, "--profile", PROFILE,
+        "--configfile", runs.config, *FAST_STATUS]], cwd=runs.cluster_dir, env=runs.env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.extend(proc.stdout), daemon=True)
+    reader.start()
+    finished_at_cancel, cancelled = [], None
+    deadline = time.monotonic() + 900
+    while cancelled is None:
+        assert proc.poll() is None and time.monotonic() < deadline, "".join(output)[-4000:]
+        done = [j for j in exp6 if (runs.cluster_dir / j.path).is_file()]
+        if done:
+            running = [i for i, state in squeue("i", "T") if state == "RUNNING"]
+            assert len(running) == 1 and len(done) < len(exp6), (running, len(done))
+            subprocess.run(["scancel", running[0]], check=True)
+            finished_at_cancel, cancelled = done, running[0]
+        time.sleep(0.2)
+    assert proc.wait(1800) == 0, "".join(output)[-6000:]
+    reader.join(10)
+    out = "".join(output)
+    submitted = re.findall(r"submitted with SLURM jobid (\d+)", out)
+    assert len(submitted) == 2 and submitted[0] == cancelled, out[-3000:]
     assert_same_rows(runs.rows(runs.cluster_dir, ROW_FILES[0]), before)
     server = runs.server_runs()
     assert sum(r.data.tags.get("wsvm.kind") == "model" for r in server) == runs.n_models
     assert sorted(r.info.run_id for r in server if r.data.tags.get("wsvm.kind") == "dataset") == models_before
+    for job in exp6:
+        slot_runs = [r for r in server if r.data.tags.get("wsvm.job_slot") == job.slot]
+        assert len(slot_runs) == 1 + job.n_models
+        second = JobFiles.of(job, runs.cluster_dir).log.read_text()
+        if job in finished_at_cancel:  # kept: not computed again, its runs those of the cancelled SLURM job
+            assert "nothing computed again" in second, second[-2000:]
+            assert {(r.data.tags["wsvm.slurm_job_id"], r.data.tags["wsvm.attempt"]) for r in slot_runs} == \
+                {(cancelled, "1")}
+        else:
+            assert "nothing computed again" not in second
+            assert {(r.data.tags["wsvm.slurm_job_id"], r.data.tags["wsvm.attempt"]) for r in slot_runs} == \
+                {(submitted[1], "2")}
 
 
 def _drop_chunk(runs, job):

@@ -9,30 +9,41 @@ from conftest import make_problem
 CASES = [(s, l, w) for s in range(6) for l, w in ((60, "class"), (150, "class"), (80, "instance"))]
 
 
-def kkt_violation(model, K):
-    """Largest violation of the weighted-SVM KKT conditions (method.md section 1)."""
-    a, C, yf = model.alpha, model.C, model.margins
+def kkt_violation(a, y, C, f):
+    """Largest violation of the weighted-SVM KKT conditions (method.md section 1) of a dual solution a with
+    decision values f on the training points; the sets by the values of a themselves (LIBSVM puts an alpha
+    that reaches a bound exactly on it)."""
+    yf = y * f
     free = (a > 0) & (a < C)
-    v = [
-        abs(float(np.dot(a, model.y))) / C.max(),  # sum a_i y_i = 0
+    return max(
+        abs(float(np.dot(a, y))) / C.max(),  # sum a_i y_i = 0
         float(np.max(np.maximum(0, 1 - yf[a == 0]), initial=0)),  # non-SV: y f >= 1
         float(np.max(np.abs(yf[free] - 1), initial=0)),  # in-bound: y f = 1
         float(np.max(np.maximum(0, yf[a == C] - 1), initial=0)),  # bounded: y f <= 1
-    ]
-    assert np.all(a >= 0) and np.all(a <= C)
-    return max(v)
+    )
 
 
 @pytest.mark.parametrize("seed,l,weighting", CASES)
 def test_solution_satisfies_kkt(seed, l, weighting):
+    """LIBSVM's own solution, read in the test from scikit-learn's SVC (per-instance C_i = C * sample_weight_i),
+    satisfies the KKT conditions; the model the library builds from it has LIBSVM's alphas, support vectors and
+    bounded set (the alphas LIBSVM put exactly on C_i), not values snapped into place."""
     p = make_problem(seed, l, weighting)
-    model = ws.fit_svm(p.K, p.y, p.C, tol=1e-9)
+    svc = SVC(C=1.0, kernel="precomputed", tol=1e-9).fit(p.K, p.y, sample_weight=p.C)
+    raw = np.zeros(l)
+    raw[svc.support_] = np.abs(svc.dual_coef_[0])
+    assert np.all(raw >= 0) and np.all(raw <= p.C)  # LIBSVM's box, as it returned it
     # LIBSVM caches kernel rows in single precision (Qfloat, relative rounding 6e-8),
     # so its margins are accurate to about 6e-8 * sum_j a_j |K_ij| <= 6e-8 * sum_j a_j.
-    assert kkt_violation(model, p.K) < 1e-7 * max(1.0, model.alpha.sum())
-    # the index sets partition the SVs as method.md defines them
-    assert np.array_equal(np.union1d(model.inbound, model.bounded), model.support)
-    assert np.all(model.alpha[model.bounded] == model.C[model.bounded])
+    f = p.K[:, svc.support_] @ svc.dual_coef_[0] + svc.intercept_[0]  # SVC's decision values (+1 = classes_[1])
+    np.testing.assert_array_equal(np.sign(svc.dual_coef_[0]), p.y[svc.support_])  # dual_coef_ = y_i a_i
+    assert kkt_violation(raw, p.y, p.C, f) < 1e-7 * max(1.0, raw.sum())
+    model = ws.fit_svm(p.K, p.y, p.C, tol=1e-9)
+    np.testing.assert_array_equal(model.support, np.sort(svc.support_))
+    np.testing.assert_array_equal(model.bounded, np.flatnonzero(raw == p.C))
+    np.testing.assert_array_equal(model.inbound, np.flatnonzero((raw > 0) & (raw < p.C)))
+    np.testing.assert_allclose(model.alpha, raw, rtol=1e-12, atol=0)
+    assert model.bounded.size and model.inbound.size  # both sets occur
 
 
 @pytest.mark.parametrize("seed", range(5))

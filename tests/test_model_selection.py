@@ -1,7 +1,7 @@
 """SpanSearchCV, the span scorer, the tie rule, Nadaraya-Watson weights and ``wsvm-span select``.
 
 Ground truths: scikit-learn's own estimator checks and GridSearchCV; an independent brute-force loop
-(fit_svm + span_rule + the study's select_test_error per grid point); a fresh SVC trained with
+(fit_svm + span_rule per grid point); exact ties with the tie rules' choices worked out by hand; a fresh SVC trained with
 best_params_; LIBSVM itself (libsvm-official's svm_load_model/svm_predict) for saved models; hand
 computations for the weights.
 """
@@ -33,7 +33,6 @@ from wsvm_span.model_selection import (
 )
 from wsvm_span.model_selection._sklearn_compat import has_fit_callbacks
 from wsvm_span.model_selection.files import read_data_file
-from wsvm_span.tie_rules import select_test_error
 
 GRID = {"C": [0.25, 2.0, 16.0], "gamma": [0.05, 0.5]}
 TOL = 1e-7  # tight: the brute-force loop must see the same solutions
@@ -58,7 +57,7 @@ def test_sklearn_estimator_checks(estimator, check):
 
 
 # ------------------------------------------------------------------------------- search semantics
-def test_selection_equals_brute_force_loop_and_tie_rules(data):
+def test_selection_equals_brute_force_loop(data):
     X, y, Xt, yt = data
     y_pm = np.where(y == 1, 1.0, -1.0)
     yt_pm = np.where(yt == 1, 1.0, -1.0)
@@ -76,12 +75,38 @@ def test_selection_equals_brute_force_loop_and_tie_rules(data):
     assert search.best_params_ == points[int(np.argmin(rule))]  # first minimum in grid order
     np.testing.assert_allclose(search.cv_results_["span_rule"], rule)
     np.testing.assert_allclose(search.best_score_, 1 - rule.min())
-    for tie in ("worst", "best", "median"):
-        s = SpanSearchCV(SVC(tol=TOL), GRID, tie_rule=tie).fit(X, y, heldout=(Xt, yt))
-        np.testing.assert_allclose(s.cv_results_["test_error"], test_err, atol=1e-12)
-        expected = select_test_error(rule, test_err, tie)
-        assert s.cv_results_["test_error"][s.best_index_] == pytest.approx(expected)
-        assert np.mean(s.predict(Xt) != yt) == pytest.approx(expected)  # the refit model IS that point
+    s = SpanSearchCV(SVC(tol=TOL), GRID).fit(X, y, heldout=(Xt, yt))
+    np.testing.assert_allclose(s.cv_results_["test_error"], test_err, atol=1e-12)
+
+
+#: a grid on which the span-rule's minimum (11 errors of 100) is an exact tie of five points (C outer, gamma
+#: inner: ParameterGrid's order), with 5, 5, 4, 4 and 4 held-out errors of 60
+TIE_GRID = {"C": [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0], "gamma": [0.05, 0.1, 0.5]}
+TIED = [0, 1, 4, 8, 16]
+TIED_HELDOUT_ERRORS = [5, 5, 4, 4, 4]
+#: the study's tie rules among them, by hand: the worst (5 errors; the first such point in grid order),
+#: the best (4), the lower median of 4, 4, 4, 5, 5 (4)
+EXPECTED_INDEX = {"worst": 0, "best": 4, "median": 4}
+
+
+def test_tie_rules_pick_among_exact_ties(data):
+    X, y, Xt, yt = data
+    y_pm, yt_pm = np.where(y == 1, 1.0, -1.0), np.where(yt == 1, 1.0, -1.0)
+    errors, heldout = [], []  # counts, so that ties are exact: the span-rule's and the held-out errors
+    for C in TIE_GRID["C"]:
+        for gamma in TIE_GRID["gamma"]:
+            K = ws.rbf_kernel(X, gamma=gamma)
+            model = ws.fit_svm(K, y_pm, C, tol=TOL)
+            errors.append(int(round(ws.span_rule(model, K) * len(y))))
+            heldout.append(int(np.sum(-yt_pm * model.decision_function(ws.rbf_kernel(Xt, X, gamma)) >= 0)))
+    errors, heldout = np.array(errors), np.array(heldout)
+    assert np.flatnonzero(errors == errors.min()).tolist() == TIED and errors.min() == 11
+    assert heldout[TIED].tolist() == TIED_HELDOUT_ERRORS
+    for tie, index in EXPECTED_INDEX.items():
+        s = SpanSearchCV(SVC(tol=TOL), TIE_GRID, tie_rule=tie).fit(X, y, heldout=(Xt, yt))
+        assert s.best_index_ == index, tie
+        assert s.best_params_ == {"C": TIE_GRID["C"][index // 3], "gamma": TIE_GRID["gamma"][index % 3]}
+        assert np.sum(s.predict(Xt) != yt) == heldout[index]  # the refit model IS that point
 
 
 def test_other_criteria_match_the_core_estimators(data):

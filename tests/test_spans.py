@@ -1,15 +1,18 @@
 """Span-rule and span bound against independent ground truth.
 
-Ground truths: brute-force leave-one-out (retraining LIBSVM without each SV), a general
-QP solver (Clarabel) for every S_p^2, a full QP for the enclosing ball, hand-solved cases.
+Ground truths: brute-force leave-one-out (retraining LIBSVM without each SV, and without every point where
+it is cheap), a general QP solver (Clarabel) for every S_p^2 with the box written in the test from
+(alpha, C, y) (``span_reference``), a full QP for the enclosing ball, hand-solved cases.
 """
 import numpy as np
 import pytest
 
+import span_reference as ref
 import wsvm_span as ws
 from conftest import make_problem
+from wsvm_span.model import make_model
 from wsvm_span.solvers import qp
-from wsvm_span.span.geometry import affine_span_qp, bordered_inverse, box_span_qp, lemma1_holds
+from wsvm_span.span.geometry import affine_span_qp, bordered_inverse, box_span_qp
 
 RANDOM_CASES = [
     (s, l, w) for s in range(8)
@@ -65,7 +68,31 @@ def test_bounds_dominate_exact_loo(solved, case):
     p, model, spans, loo = solved[case]
     assert spans.span_bound >= loo.loo_error - 1e-12
     assert ws.xi_alpha_bound(model, p.K) >= loo.loo_error - 1e-12
-    assert ws.sv_count_bound(model) >= loo.loo_error
+
+
+#: the cases small enough to retrain without EVERY point (not only the SVs, as leave_one_out does)
+BRUTE_FORCE_CASES = [c for c in RANDOM_CASES if c[1] <= 40 and c[0] < 4]
+
+
+@pytest.mark.parametrize("case", BRUTE_FORCE_CASES)
+def test_exact_loo_and_the_sv_count_bound_against_retraining_without_every_point(solved, case):
+    """LOO by retraining without each of the l points (scikit-learn's SVC on the precomputed kernel, in this
+    test): the library's leave_one_out (which retrains only without SVs) gives the same error, and every bound
+    covers it; the SV-count bound holds because a point that is not an SV stays correct when left out."""
+    from sklearn.svm import SVC
+
+    p, model, spans, loo = solved[case]
+    l = p.y.size
+    wrong = np.zeros(l, dtype=bool)
+    for i in range(l):
+        rest = np.delete(np.arange(l), i)
+        svc = SVC(C=1.0, kernel="precomputed", tol=1e-10).fit(p.K[np.ix_(rest, rest)], p.y[rest],
+                                                              sample_weight=p.C[rest])
+        wrong[i] = -p.y[i] * svc.decision_function(p.K[np.ix_([i], rest)])[0] >= 0
+    assert loo.loo_error == wrong.sum() / l
+    assert not wrong[np.setdiff1d(np.arange(l), model.support)].any()  # non-SVs are never LOO errors
+    for bound in (ws.sv_count_bound(model), spans.span_bound, ws.xi_alpha_bound(model, p.K)):
+        assert bound >= wrong.sum() / l - 1e-12
 
 
 @pytest.mark.parametrize("case", RANDOM_CASES[::3])
@@ -86,29 +113,48 @@ def test_span_rule_qp_method_agrees(solved, case):
 
 
 @pytest.mark.parametrize("case", RANDOM_CASES[::2])
-def test_box_qp_infeasible_exactly_when_lemma1_fails(solved, case):
+def test_box_spans_against_a_qp_written_in_the_test(solved, case):
+    """Every box-constrained S_p^2 against Clarabel on the box written from (alpha, C, y) in the test
+    (span_reference); Lambda_p empty exactly where Lemma 1, summed here, fails."""
     p, model, spans, _ = solved[case]
-    for j, sv in enumerate(model.inbound):
-        res = box_span_qp(model, p.K, sv)
-        assert (res.status == "infeasible") == (not spans.lemma1[j]), (sv, res.status)
-        if spans.lemma1[j]:
+    a, C, y, M, B = model.alpha, model.C, model.y, model.inbound, model.bounded
+    for j, sv in enumerate(M):
+        status, value = ref.box_span2(p.K, a, C, y, M, sv)
+        holds = ref.lemma1(a, C, y, M, B, sv)
+        assert (status == "infeasible") == (not holds) == (not spans.lemma1[j]), (sv, status)
+        if holds:
             # the box-constrained span equals the QP, and is >= the closed form
-            assert spans.span2_box[j] == pytest.approx(res.objective, rel=1e-6, abs=1e-8)
+            assert spans.span2_box[j] == pytest.approx(value, rel=1e-6, abs=1e-8), sv
             pos = np.searchsorted(model.support, sv)
             assert spans.span2_box[j] >= spans.span2_rule[pos] - 1e-8
+        else:
+            assert np.isnan(spans.span2_box[j])
+
+
+def test_random_cases_exercise_the_box(solved):
+    """The test above is not vacuous: many spans have a box that binds (the closed form violates it) and some
+    in-bound SVs an empty Lambda_p."""
+    binding = sum(int((~spans.closed_form_feasible & spans.lemma1).sum()) for *_, spans, _ in solved.values())
+    assert binding >= 100
 
 
 def test_span_bound_recomputed_from_theorem_1(solved):
-    """Theorem 1 assembled independently from QP spans and a full enclosing-ball QP."""
+    """Theorem 1 assembled independently from QP spans (box written in the test) and a full enclosing-ball QP."""
     p, model, spans, _ = solved[(1, 120, "class")]
-    M = model.inbound
-    ok = lemma1_holds(model)
-    qp = np.array([box_span_qp(model, p.K, i).objective for i in M[ok]])
-    S = np.sqrt(qp.max())
+    a, C, y, M, B = model.alpha, model.C, model.y, model.inbound, model.bounded
     D = 2 * np.sqrt(full_enclosing_ball_radius2(p.K))
-    expected = (S * np.sum(np.maximum(D, 1 / np.sqrt(model.C[M[ok]])) * model.alpha[M[ok]])
-                + (~ok).sum() + model.bounded.size) / model.n_train
-    assert spans.span_bound == pytest.approx(expected, rel=1e-6)
+
+    def theorem1(size):
+        return ref.theorem1(p.K, a, C, y, M, B, size)
+
+    assert spans.span_bound == pytest.approx(theorem1(D), rel=1e-6)
+    # the study's variant (issue 22): the radius D/2 in place of D, only where it is asked for
+    assert spans.span_bound_radius == pytest.approx(theorem1(D / 2), rel=1e-6)
+    assert ws.span_bound(model, p.K) == pytest.approx(theorem1(D), rel=1e-6)
+    assert ws.span_bound(model, p.K, ball="radius") == pytest.approx(theorem1(D / 2), rel=1e-6)
+    assert spans.span_bound_radius < spans.span_bound  # this model has terms where D/2 > 1/sqrt(C_p)
+    with pytest.raises(ValueError, match="diameter"):
+        ws.span_bound(model, p.K, ball="half")
 
 
 def test_pruned_box_qps_give_the_same_bound(solved):
@@ -167,6 +213,36 @@ def test_hand_solved_two_points():
         assert res.status == "optimal" and res.objective == pytest.approx(4.0, rel=1e-7)
 
 
+def test_hand_solved_span_where_a_lower_box_limit_binds():
+    """Linear kernel on 1-D points x = (0, 1, 2), all labels +1, in-bound SVs with a = (1, 1, 0.5), C = (5, 5, 5)
+    (a model built by hand: the span geometry reads only alpha, C, y and K).
+
+    For p = 0: lambda_1 + lambda_2 = 1 and 0 <= a_i + a_p lambda_i <= C_i, i.e. lambda_1 in [-1, 4],
+    lambda_2 in [-0.5, 4.5]. The combination is lambda_1 x_1 + lambda_2 x_2 = 1 + lambda_2, at squared
+    distance (1 + lambda_2)^2 from x_0 = 0: without the box lambda_2 = -1 (S_0^2 = 0, the span-rule's value),
+    with it the lower limit binds, lambda_2 = -0.5, lambda_1 = 1.5 and S_0^2 = 0.25.
+    For p = 1: lambda_0 + lambda_2 = 1, combination 2 lambda_2, distance (1 - 2 lambda_2)^2: lambda_2 = 0.5 is
+    inside [-1, 4] and lambda_0 = 0.5 inside [-1, 4]: S_1^2 = 0 = its closed form.
+    For p = 2 (a_p = 0.5): lambda_0, lambda_1 in [-a_i/0.5, (5 - a_i)/0.5] = [-2, 8]; the combination lambda_1
+    reaches x_2 = 2 with lambda_1 = 2, lambda_0 = -1, inside the box: S_2^2 = 0.
+    The three points are affinely dependent (K_MM is singular: the closed form runs on a ridge). So S = 0.5, D = 2 (the ball [0, 2]) and the bound is (0.5 (2 * 1 + 2 * 1 + 2 * 0.5) + 0 + 0) / 3 = 5/6."""
+    x = np.array([[0.0], [1.0], [2.0]])
+    K = x @ x.T
+    y = np.ones(3)
+    C = np.full(3, 5.0)
+    alpha = np.array([1.0, 1.0, 0.5])
+    model = make_model(K, y, C, alpha, 0.0, engine="none", tol=1e-12)
+    assert list(model.inbound) == [0, 1, 2] and model.bounded.size == 0
+    spans = ws.analyse_spans(model, K, all_box_spans=True)
+    np.testing.assert_allclose(spans.span2_rule, [0.0, 0.0, 0.0], atol=1e-9)
+    assert not spans.closed_form_feasible[0] and spans.closed_form_feasible[1:].all()
+    np.testing.assert_allclose(spans.span2_box, [0.25, 0.0, 0.0], atol=1e-9)
+    assert ref.box_span2(K, alpha, C, y, model.inbound, 0) == ("optimal", pytest.approx(0.25, abs=1e-9))
+    assert spans.S == pytest.approx(0.5, rel=1e-8) and spans.D == pytest.approx(2.0, rel=1e-7)
+    assert spans.span_bound == pytest.approx(5 / 6, rel=1e-7)
+    assert box_span_qp(model, K, 0).objective == pytest.approx(0.25, abs=1e-9)
+
+
 def lemma1_failure_case():
     """Heavily weighted positives among many bounded negatives: a positive in-bound SV
     then has sum_{in-bound i != p, y_i = +1} C_i + sum_bounded y_i C_i < 0."""
@@ -193,7 +269,7 @@ def test_constructed_lemma1_failure():
         others = model.inbound[model.inbound != p]
         total = C[others][y[others] == y[p]].sum() + y[p] * np.sum(y[model.bounded] * C[model.bounded])
         assert total < 0
-        assert box_span_qp(model, K, p).status == "infeasible"
+        assert ref.box_span2(K, model.alpha, C, y, model.inbound, p)[0] == "infeasible"
     assert np.isnan(spans.span2_box[~spans.lemma1]).all()
     # Theorem 1 counts them in k
     ok = spans.lemma1
@@ -261,7 +337,14 @@ def test_tiny_training_sets(l):
         svc = SVC(C=2.0, kernel="rbf", gamma=1.0, tol=1e-10).fit(X[rest], y[rest])
         brute += int(-y[i] * svc.decision_function(X[i:i + 1])[0] >= 0)
     assert ws.leave_one_out(model, K).loo_error == brute / l
-    assert 0.0 <= spans.span_rule <= 1.0
+    # the span-rule counted here: SVs with a_p S_p^2 - y_p f(x_p) >= 0, S_p^2 from span_reference (every SV
+    # an error when no in-bound SV is left to span it)
+    f = K @ (model.y * model.alpha) + model.b
+    if model.inbound.size == 0:
+        expected = model.support.size
+    else:
+        expected = sum(model.alpha[p] * ref.affine_span2(K, model.inbound, p) - y[p] * f[p] >= 0 for p in model.support)
+    assert spans.span_rule == expected / l
     assert spans.span_bound >= brute / l
 
 
@@ -280,8 +363,8 @@ def test_near_zero_alpha():
         assert spans.span_bound >= ws.leave_one_out(model, p.K).loo_error
         j = int(np.argmin(model.alpha[M] / model.C[M]))
         if spans.lemma1[j]:
-            ref = box_span_qp(model, p.K, M[j])
-            assert spans.span2_box[j] == pytest.approx(ref.objective, rel=1e-5, abs=1e-8)
+            status, value = ref.box_span2(p.K, model.alpha, model.C, model.y, M, M[j])
+            assert status == "optimal" and spans.span2_box[j] == pytest.approx(value, rel=1e-5, abs=1e-8)
     assert found >= 2
 
 

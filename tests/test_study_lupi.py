@@ -204,14 +204,18 @@ def test_mlflow_runs_one_child_per_row(ran):
             assert child.data.metrics["val_error"] == pytest.approx(row["val_error"])
 
 
-def test_tables_and_figures_from_the_rows(ran, tmp_path):
+def test_tables_and_figures_from_the_rows(ran, tmp_path, drawn):
+    from figure_data import curves, points
+
     _, _, rows, _, _ = ran
     sel = build_table("exp8_selection", rows).data.set_index("method")
+    selected_by_cv = {}
     for method, sub in rows.groupby("method"):
         picked = []
         for _, rep in sub.groupby("seed"):
             v = rep["cv_error"].to_numpy()
             picked.append(100 * rep["test_error"].to_numpy()[v == v.min()].max())  # the worst of the tied
+        selected_by_cv[method] = np.mean(picked)
         assert sel.loc[method, "cv_error"] == pytest.approx(np.mean(picked))
         assert sel.loc[method, "cv_error_sd"] == pytest.approx(np.std(picked, ddof=1))
     assert math.isnan(sel.loc["svm", "loo_rule"]) and np.isfinite(sel.loc["svm_plus", "loo_rule"])
@@ -224,9 +228,22 @@ def test_tables_and_figures_from_the_rows(ran, tmp_path):
     plus = rows[rows["method"] == "svm_plus"]
     assert loo["rmse_loo_rule"] == pytest.approx(100 * np.sqrt(np.mean((plus["loo_rule"] - plus["loo_error"]) ** 2)))
     assert loo["n_models"] == len(plus)
+    figs = {}
     for fig in catalog.figures_for(["exp8"]):
         DRAWINGS[fig.kind](rows, [tmp_path / f"{fig.stem}.png"], 60)
         assert (tmp_path / f"{fig.stem}.png").stat().st_size > 5000
+        figs[fig.kind] = drawn[-1]
+    # the plotted numbers: per method, the mean test error (%) of the model CV selects (one training size, so
+    # one point per line), computed above by hand; SVM+'s estimates against its exact LOO, one point per model
+    from wsvm_span.study.tables import LUPI_METHODS
+
+    by_cv = curves(next(ax for ax in figs["lupi-errors"].axes if "selected by 5-fold CV" in ax.get_title()))
+    assert {LUPI_METHODS[m] for m in selected_by_cv} == set(by_cv)
+    for method, value in selected_by_cv.items():
+        np.testing.assert_allclose(by_cv[LUPI_METHODS[method]][1], [value], rtol=1e-12)
+    with_loo = plus[np.isfinite(plus["loo_error"])]
+    for ax, est in zip(figs["lupi-loo"].axes, ("span_rule", "loo_rule")):
+        assert sorted(map(tuple, points(ax))) == sorted(map(tuple, 100 * with_loo[["loo_error", est]].to_numpy()))
     assert [t.name for t in catalog.tables_for(["exp8"])] == ["exp8_selection", "exp8_time", "exp8_svm_plus_loo"]
 
 

@@ -237,7 +237,7 @@ def test_schema_accepts_rows_and_rejects_bad_ones(ran):
         rows_to_table(good, kind="model")
 
 
-def test_tables_and_figure(ran, tmp_path):
+def test_tables_and_figure(ran, tmp_path, drawn):
     _, _, rows, _, _, _ = ran
     t = build_table("exp9_training", rows)
     assert len(t.data) == len(rows)
@@ -262,6 +262,13 @@ def test_tables_and_figure(ran, tmp_path):
     out = tmp_path / "exp9_time.png"
     DRAWINGS["sampling-time"](rows, [out], dpi=60)
     assert out.stat().st_size > 1000
+    # the plotted numbers: every finished fit's (l, training time), on the lines of its data set's panel
+    ok = rows[rows["status"] == "ok"]
+    panels = drawn[-1].axes
+    plotted = {(ax.get_title(), float(x), float(y)) for ax in panels for line in ax.lines
+               for x, y in zip(line.get_xdata(), line.get_ydata()) if np.isfinite(y)}
+    panel = ok["dataset"].str.replace(r"^(ringnorm_d[0-9]+)_l[0-9]+$", r"\1", regex=True)
+    assert plotted == set(zip(panel, ok["l"].astype(float), ok["t_train"].astype(float)))
     with pytest.raises(ValueError, match="no Experiment 9 rows"):
         DRAWINGS["sampling-time"](rows[rows["status"] != "ok"], [out], dpi=60)
 

@@ -163,7 +163,9 @@ def test_mlflow_parent_per_job_child_per_row(ran):
     assert prov["kind"] == "reference_path" and prov["resolve"] == 3 and prov["spec_hash"] == jobs[1].spec_hash
 
 
-def test_table_and_figure_from_the_job_rows(ran, tmp_path):
+def test_table_and_figure_from_the_job_rows(ran, tmp_path, drawn):
+    from figure_data import points
+
     _, _, paths, _ = ran
     rows = read_rows(paths)
     t = build_table("exp7_path", rows).data.set_index("l")
@@ -172,6 +174,13 @@ def test_table_and_figure_from_the_job_rows(ran, tmp_path):
     for fig in catalog.figures_for(["exp7"]):
         DRAWINGS[fig.kind](rows, [tmp_path / f"{fig.stem}.png", tmp_path / f"{fig.stem}.pdf"], 60)
         assert (tmp_path / f"{fig.stem}.png").stat().st_size > 5000
+    # the plotted numbers: one point per data set (n, events), and the medians per n through them
+    events, seconds = drawn[-1].axes
+    np.testing.assert_array_equal(points(events), rows[["n", "n_events"]].to_numpy(dtype=float))
+    (median_line,) = events.lines
+    np.testing.assert_array_equal(median_line.get_xdata(), [40, 64])
+    np.testing.assert_array_equal(median_line.get_ydata(), [rows[rows["n"] == n]["n_events"].median() for n in (40, 64)])
+    np.testing.assert_array_equal(points(seconds)[:len(rows)], rows[["n", "t_path"]].to_numpy(dtype=float))
     assert [t.name for t in catalog.tables_for(["exp7"])] == ["exp7_path"]
 
 

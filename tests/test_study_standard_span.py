@@ -243,8 +243,24 @@ def test_diameters_and_cost_tables_by_hand():
     assert cost.loc[BCW, "loo_over_train"] == pytest.approx(50.0)
 
 
-def test_figures_draw(tmp_path):
+def test_figures_draw(tmp_path, drawn):
+    """The plotted numbers, from hand_rows by hand: the digits grid varies sigma (log2 C = 10), S, D_SV and D
+    are the means of its two replicates; the breast-cancer grid varies log2 C, its curves the rows' values."""
+    from figure_data import curves
+
     for kind in ("exp10-diameters", "exp10-curves"):
         outputs = [tmp_path / f"{kind}.png", tmp_path / f"{kind}.pdf"]
         DRAWINGS[kind](hand_rows(), outputs, 60)
         assert all(p.stat().st_size > 1000 for p in outputs)
+    diameters, curve_fig = drawn[-2], drawn[-1]
+    (ax,) = diameters.axes
+    sizes = curves(ax)
+    np.testing.assert_allclose(sizes["S (span)"][1], [0.95, 0.7, 0.4])
+    np.testing.assert_allclose(sizes["D_SV (in-bound SVs)"][1], [1.9, 1.6, 1.1])
+    np.testing.assert_allclose(sizes["D (all points)"][1], [2.0, 1.9, 1.5])
+    np.testing.assert_array_equal(sizes["S (span)"][0], [2.0, 4.0, 8.0])
+    digits, bcw = curve_fig.axes[:2]
+    np.testing.assert_allclose(curves(digits)["Test error"][1], [0.25, 0.11, 0.18])
+    np.testing.assert_allclose(curves(digits)["Span-rule"][1], [0.35, 0.12, 0.09])
+    np.testing.assert_array_equal(curves(bcw)["Test error"][0], [-2.0, 2.0, 6.0])
+    np.testing.assert_allclose(curves(bcw)["Test error"][1], [0.05, 0.02, 0.04])

@@ -181,6 +181,30 @@ def test_infinite_span_bound_does_not_blank_the_selection():
     assert build_table("table2", df).data["span_bound"].iloc[0] == pytest.approx(expected)
 
 
+def test_selection_tables_show_the_study_radius_variant_beside_the_span_bound(tmp_path):
+    """Issue 22: the span bound with the diameter selects a one-class model (its value m/l is the lowest),
+    the study's radius variant a good one; Tables 2 and 3 show both, the radius labelled as no bound."""
+    rows = make_rows("a", n=2)
+    # model 0: every point of one class bounded (test error 50%); models 1-3 good ones (10, 20, 30%)
+    for r, te, diameter, radius in zip(rows, (0.5, 0.1, 0.2, 0.3), (0.30, 0.35, 0.40, 0.45), (0.30, 0.20, 0.25, 0.28)):
+        r.update(test_error=te, span_bound=diameter, span_bound_radius=radius)
+    df = rows_to_table(rows).to_pandas()
+    for name in ("table2", "table3"):
+        t = build_table(name, df)
+        row = t.data.iloc[0]
+        assert row["span_bound"] == pytest.approx(50.0) and row["span_bound_radius"] == pytest.approx(10.0)
+        assert t.columns.index("span_bound_radius") == t.columns.index("span_bound") + 1
+        assert "not a bound" in t.caption
+        header = next(line for line in to_markdown(t).splitlines() if line.startswith("| Data set"))
+        assert "Span bound with D/2 (study's variant, not a bound)" in header
+    # rows written before the column existed read as "not computed": an empty cell, not an error
+    old = rows_to_table(rows).drop_columns(["span_bound_radius"])
+    path = tmp_path / "old.parquet"
+    pq.write_table(old, path)
+    t = build_table("table2", read_rows(path))
+    assert math.isnan(t.data["span_bound_radius"].iloc[0]) and t.data["span_bound"].iloc[0] == pytest.approx(50.0)
+
+
 def test_models_without_inbound_svs_are_reported_apart():
     """Table 4 and the LOO agreement: share of n* = 0 models and the RMSE over n* >= 1 (issue 8)."""
     df = rows_to_table(make_rows("a")).to_pandas()
@@ -243,19 +267,45 @@ def test_write_table_is_atomic(tmp_path, monkeypatch):
     assert sorted(os.listdir(tmp_path / "out")) == ["t5.csv", "t5.md", "t5.tex"]
 
 
-def test_figures_from_rows(tmp_path):
-    df = rows_to_table(make_rows("a") + make_rows("ringnorm_d20_l128", experiment="exp6", l=128)
+def test_figures_from_rows(tmp_path, drawn):
+    """The figures plot the numbers of the rows, computed here: Experiment 3's curves (each quantity's mean
+    along log2 C- at the best log2 C+), Experiment 6's per-(d, l) means, span-rule against exact LOO per model."""
+    from figure_data import curves, points
+
+    a_rows = make_rows("a")
+    for r in a_rows:  # the lowest test error at log2 C+ = 4, log2 C- = 2: the curve is the row log2 C+ = 4
+        r["test_error"] = 0.30 - 0.05 * r["log2_C_plus"] / 2 + 0.02 * abs(r["log2_C_minus"] - 2)
+    df = rows_to_table(a_rows + make_rows("ringnorm_d20_l128", experiment="exp6", l=128)
                        + make_rows("ringnorm_d20_l256", experiment="exp6", l=256)).to_pandas()
     out = [tmp_path / "f.png", tmp_path / "f.pdf"]
     figures.exp3_curves(df, "a", "log2_C_minus", out)
     assert all(p.stat().st_size > 1000 for p in out)
+    a = df[df.dataset == "a"]
+    line = a[a["log2_C_plus"] == 4.0].sort_values("log2_C_minus")
+    drawn_curves = curves(drawn[-1].axes[0])
+    for column, text in (("test_error", "Test error"), ("span_rule", "Span-rule"), ("cv_error", "5-fold CV"),
+                         ("loo_error", "Exact LOO")):
+        x, y = drawn_curves[text]
+        np.testing.assert_array_equal(x, line["log2_C_minus"].to_numpy())
+        np.testing.assert_allclose(y, line[column].to_numpy(), rtol=1e-12)
     e6 = df[df.experiment == "exp6"].copy()
     e6["d"] = 20
     figures.exp6_time(e6, [tmp_path / "t.png"])
     figures.exp6_sv(e6, [tmp_path / "s.png"])
+    for fig, columns in ((drawn[-2], ("t_span_rule", "t_cv")), (fig_sv := drawn[-1], ("n_inbound", "n_sv"))):
+        by_l = e6.groupby("l")[list(columns)].mean()
+        lines = list(curves(fig.axes[0]).values())
+        for (x, y), column in zip(lines, columns):
+            np.testing.assert_array_equal(x, [128, 256])
+            np.testing.assert_allclose(y, by_l[column].to_numpy(), rtol=1e-12)
+    assert fig_sv.axes[0].get_title() == "d = 20"
     figures.loo_vs_span_rule(df, [tmp_path / "l.png"])
+    with_loo = df[np.isfinite(df["loo_error"])]
+    drawn_points = points(drawn[-1].axes[0])
+    expected = 100 * with_loo[["loo_error", "span_rule"]].to_numpy()
+    assert sorted(map(tuple, drawn_points[:len(with_loo)])) == sorted(map(tuple, expected))
     none = df.assign(loo_error=np.nan)
     figures.loo_vs_span_rule(none, [tmp_path / "l0.png"])
-    assert all((tmp_path / n).stat().st_size > 1000 for n in ("t.png", "s.png", "l.png", "l0.png"))
+    assert "no model with exact LOO" in drawn[-1].axes[0].texts[0].get_text()
     with pytest.raises(ValueError, match="not a hyperparameter"):
         figures.exp3_curves(df, "a", "A", out)

@@ -5,6 +5,8 @@ SVM+ retrained without each point, hand-written Nadaraya-Watson sums and finite
 differences."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -106,9 +108,18 @@ def test_qp_route_is_polished_to_exact_sets():
     m = fit_svm_plus(K, K_priv, y, 4.0, 1.0, solver="qp")
     assert m.solver == "clarabel+active-set"
     assert_kkt_from_kernels(m, K, K_priv, 10 * KKT_TOL)
-    # exact bounds: the weighted SVM's bounded SVs sit exactly at their weight
+    # exact bounds: in the polished SVM+ solution itself (no snapping) a_i = C + a~_i to the rounding of that
+    # sum (4 ulp; an interior point leaves ~1e-8 C) for the points with beta_i = 0, which the equivalent weighted
+    # SVM has as bounded SVs; the others are strictly inside; the weighted SVM keeps that split and the alphas
+    weights = m.C + m.alpha_tilde
+    at_weight = np.flatnonzero((np.abs(m.alpha - weights) <= 4 * np.spacing(weights)) & (m.alpha > 0))
+    inside = np.setdiff1d(np.flatnonzero(m.alpha > 0), at_weight)
+    assert np.all(m.alpha[inside] < weights[inside] * (1 - 1e-6))
+    assert at_weight.size and inside.size
     w = to_weighted_svm(m, K)
-    np.testing.assert_array_equal(w.alpha[w.bounded], w.C[w.bounded])
+    np.testing.assert_array_equal(w.bounded, at_weight)
+    np.testing.assert_array_equal(w.inbound, inside)
+    np.testing.assert_allclose(w.alpha, m.alpha, rtol=4 * np.finfo(float).eps, atol=0)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -332,6 +343,44 @@ def test_nadaraya_watson_against_hand_written_sums():
     assert np.isclose(chosen.bandwidth / median, BANDWIDTH_FACTORS).any()
 
 
+def test_probability_round_off_is_clipped_and_real_errors_refused():
+    """Issue 22: a Nadaraya-Watson p_i of 1 + 2.2e-16 (round-off) crashed Experiment 8's job; a p that is
+    really outside [0, 1] is still refused."""
+    one_ulp = np.nextafter(1.0, 2.0)
+    p = np.array([0.25, one_ulp, 1.0, -1e-17, 0.0])
+    c = probability_weights(p, 2.0, 1.0)
+    np.testing.assert_array_equal(c, 2.0 * np.maximum([0.25, 1.0, 1.0, 0.0, 0.0], P_FLOOR))
+    for bad in (1.0 + 1e-9, -1e-9, 1.5, np.nan, np.inf):
+        with pytest.raises(ValueError, match="probabilities in \\[0, 1\\]"):
+            probability_weights(np.array([0.5, bad]), 2.0, 1.0)
+
+
+def test_nadaraya_watson_probabilities_stay_in_the_unit_interval(shared_data, tmp_path):
+    """The subsample on which Experiment 8's job exp8/breast_cancer_wisconsin_351/1to2/s0-r1/chunk-3 (paper
+    configuration) crashed: its leave-one-out estimate had p_i = 1 + 2.2e-16 before eta was clipped."""
+    from wsvm_span.data import load_dataset
+    from wsvm_span.study import config as sc
+    from wsvm_span.study.experiments import plan_jobs
+    from wsvm_span.study.experiments.lupi import subsample
+
+    jobs = plan_jobs(sc.load_config(Path(__file__).resolve().parents[1] / "config" / "paper.yaml"), ("exp8",))
+    job = next(j for j in jobs if j.slot == "exp8/breast_cancer_wisconsin_351/1to2/s0-r1/chunk-3")
+    split = load_dataset(job.dataset, seed=job.seed, data_dir=tmp_path, mirror=shared_data)
+    train, _ = subsample(split.y_train, job.n_train, job.n_val, job.seed, f"{job.dataset}/{job.ratio}",
+                         y_val_pool=split.y_val)
+    X, y = split.X_train[train], split.y_train[train]
+    nw = nadaraya_watson(X, y)
+    assert nw.p.max() <= 1.0 and np.abs(nw.eta).max() <= 1.0
+    # the same estimate from sums written here: eta may round to 1 + 2.2e-16, p is it clipped
+    D2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+    np.fill_diagonal(D2, np.inf)
+    W = np.exp(-(D2 - D2.min(axis=1, keepdims=True)) / (2 * nw.bandwidth**2))
+    eta = (W * y).sum(axis=1) / W.sum(axis=1)
+    np.testing.assert_allclose(nw.eta, eta, rtol=0, atol=1e-15)
+    c = probability_weights(nw.p, 4.0, 2.0)
+    assert np.all((c > 0) & (c <= 4.0))
+
+
 def test_tau_zero_gives_the_plain_svm():
     X, _, y, K, _ = privileged_problem(0)
     p = nadaraya_watson(X, y).p
@@ -407,9 +456,10 @@ def test_learn_weights_lowers_the_validation_loss():
 
 # --- selection -------------------------------------------------------------------------------
 def test_evaluate_svm_plus_against_retraining():
-    """Every quantity of one SVM+ grid point against its own computation: exact LOO and the LOO rule
-    of the loo module, K-fold CV by cold QP refits on the folds, the converted model's exact LOO by
-    LIBSVM refits with the weights held fixed, test and validation errors from the decision values."""
+    """Every quantity of one SVM+ grid point against its own computation: exact LOO by SVM+ refits without
+    each of the l points (written here), the LOO rule of the loo module, K-fold CV by cold QP refits on the
+    folds, the converted model's exact LOO by LIBSVM refits with the weights held fixed, test and validation
+    errors from the decision values."""
     X, X_priv, y, K, K_priv = privileged_problem(4, l=40)
     rng = np.random.default_rng(0)
     X_val = rng.normal(size=(15, 2)) * 1.3
@@ -421,6 +471,13 @@ def test_evaluate_svm_plus_against_retraining():
         r = evaluate_svm_plus(K, K_priv, y, C, gamma, K[:10], y[:10], folds=folds, D=D, K_val=K_val, y_val=y_val,
                               compute_loo=True)
         m = fit_svm_plus(K, K_priv, y, C, gamma)
+        refit_errors = 0
+        for p in range(y.size):  # exact LOO: the SVM+ retrained without x_p (both kernels), from scratch
+            rest = np.delete(np.arange(y.size), p)
+            sub = fit_svm_plus(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], y[rest], C, gamma, solver="qp")
+            refit_errors += int(y[p] * sub.decision_function(K[p:p + 1, rest])[0] <= 0)
+        assert 0 < refit_errors < y.size
+        assert r.loo_error == refit_errors / y.size
         assert r.loo_error == pytest.approx(leave_one_out(m, K, K_priv).error)
         assert r.loo_rule == pytest.approx(loo_rule(m, K, K_priv).error)
         assert r.test_error == pytest.approx(np.mean(y[:10] * m.decision_train[:10] <= 0))

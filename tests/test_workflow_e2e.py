@@ -29,7 +29,7 @@ EXPECTED_COLUMNS = {
     "B": pa.float64(), "log2_C": pa.float64(), "gamma": pa.float64(), "engine": pa.string(),
     "qp_solver": pa.string(), "test_error": pa.float64(), "span_rule": pa.float64(),
     "span_bound": pa.float64(), "cv_error": pa.float64(), "xi_alpha_bound": pa.float64(), "sv_count_bound": pa.float64(),
-    "loo_error": pa.float64(), "cv_folds": pa.int64(), "n_sv": pa.int64(), "n_inbound": pa.int64(), "n_bounded": pa.int64(),
+    "loo_error": pa.float64(), "span_bound_radius": pa.float64(), "cv_folds": pa.int64(), "n_sv": pa.int64(), "n_inbound": pa.int64(), "n_bounded": pa.int64(),
     "n_empty_lambda": pa.int64(), "n_qp": pa.int64(), "t_train": pa.float64(), "t_span_rule": pa.float64(),
     "t_span_bound": pa.float64(), "t_cv": pa.float64(), "t_loo": pa.float64(),
     "n_path_events": pa.int64(), "t_path": pa.float64(),  # null unless svm.engine is path
@@ -123,6 +123,8 @@ def test_parquet_schema(study):
         assert list(df["model_index"]) == list(range(job.model_start, job.model_stop))
         assert (df["chunk"] == job.chunk).all() and (df["experiment"] == job.experiment).all()
         assert df[["test_error", "span_rule", "span_bound", "cv_error", "xi_alpha_bound", "sv_count_bound"]].notna().all().all()
+        # the study's radius variant: D/2 in place of D in each max(D, 1/sqrt(C_p)), so never above the bound
+        assert df["span_bound_radius"].notna().all() and (df["span_bound_radius"] <= df["span_bound"]).all()
         assert (df["gamma"] == 1.0 / df["d"]).all()
         if job.weighting == "class":
             assert df[["A", "B", "log2_C"]].isna().all().all()

@@ -12,6 +12,7 @@ Subcommands:
   calibrate-cost fit the cost model behind `check-config --estimate` to finished results
   export-results copy a finished study's tables and figures, with their provenance, to a kept folder
   select         choose C and gamma for a data file by the span-rule (LIBSVM grid.py's job)
+  ui             open the study's MLflow store in the MLflow UI on the models of a data set
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import argparse
 import dataclasses
 import json
 import logging
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -136,15 +139,38 @@ def cmd_init_tracking(args) -> int:
 
 
 def cmd_run_chunk(args) -> int:
+    from .study.attempts import Attempt, JobFiles, attempt_log, slot_wait_s
     from .study.experiments import job_from_json
-    from .study.runner import run_chunk
+    from .study.runner import run_attempt, run_chunk
 
-    job = job_from_json(Path(args.spec[1:]).read_text() if args.spec.startswith("@") else args.spec)
-    res = run_chunk(job, args.output, dataclasses.replace(_runtime(args), memory_mb=args.mem_mb))
-    print(json.dumps({"models": res.n_models, "wall_s": round(res.wall_s, 3), "compute_s": round(res.compute_s, 3),
-                      "tracking_s": round(res.tracking_s, 3), "tracking_share": round(res.tracking_share, 4),
-                      "parent_run_id": res.parent_run_id}))
-    return 0
+    spec = Path(args.spec[1:]).read_text() if args.spec.startswith("@") else args.spec
+    settings = dataclasses.replace(_runtime(args), memory_mb=args.mem_mb)
+    attempt = Attempt.current(args.attempt)
+    if args.log is None:  # by hand: no attempt bookkeeping
+        res = run_chunk(job_from_json(spec), args.output, settings, attempt=attempt)
+        status = 0
+    else:
+        if args.output is None:
+            raise SystemExit("run-chunk --log needs --output (the attempt keeps the finished chunk beside it)")
+        files = JobFiles(Path(args.log), Path(args.output))
+        with attempt_log(files, attempt):  # the error, too, goes to the attempt's log
+            try:
+                status, res = run_attempt(spec, args.output, settings, attempt, files,
+                                          slot_wait_s(args.time_limit_min))
+            except Exception as exc:  # noqa: BLE001 - reported here, in the log Snakemake points to
+                from .study.config import ConfigError
+
+                if isinstance(exc, ConfigError):
+                    print(f"wsvm-span: config error: {exc}", file=sys.stderr)
+                    return 2
+                log.exception("run-chunk failed (%s)", files.attempt_log(attempt))
+                return 1
+    if res is not None:
+        print(json.dumps({"models": res.n_models, "wall_s": round(res.wall_s, 3),
+                          "compute_s": round(res.compute_s, 3), "tracking_s": round(res.tracking_s, 3),
+                          "tracking_share": round(res.tracking_share, 4), "parent_run_id": res.parent_run_id,
+                          "kept_from_attempt": res.kept_from_attempt}))
+    return status
 
 
 def cmd_collect(args) -> int:
@@ -251,6 +277,104 @@ def cmd_summary(args) -> int:
     return 0
 
 
+def cmd_ui(args) -> int:
+    import signal
+    import time
+    import urllib.request
+    import webbrowser
+
+    from .study import config as sc
+    from .study.mlflow_views import save_views, view_urls
+    from .study.tracking import Tracker, sqlite_path
+
+    if args.tracking_uri:
+        uri, prefix = args.tracking_uri, args.experiment_prefix
+    else:
+        cfg = sc.load_config(args.config)
+        settings = sc.runtime_settings(cfg, Path.cwd())
+        uri, prefix = settings.tracking_uri, args.experiment_prefix or settings.experiment_prefix
+    if prefix is None:
+        raise SystemExit("wsvm-span ui: give --experiment-prefix (the study's name) with --tracking-uri")
+    store = sqlite_path(uri)
+    if store is not None and not Path(store).is_file():
+        raise SystemExit(f"wsvm-span ui: no MLflow store at {store} yet (run the workflow first, or give --tracking-uri)")
+    local = not uri.startswith(("http://", "https://"))
+    if local:
+        import socket
+
+        with socket.socket() as probe:  # another server on the port would answer in the UI's place
+            if probe.connect_ex((args.host, args.port)) == 0:
+                raise SystemExit(f"wsvm-span ui: something already listens on {args.host}:{args.port}; choose --port")
+    tracker = Tracker(uri)
+    views = save_views(tracker, prefix)
+    if args.experiment:
+        views = [v for v in views if v.experiment.endswith(f"/{args.experiment}")]
+    if args.dataset:
+        views = [v for v in views if v.dataset == args.dataset]
+    if not views:
+        raise SystemExit(f"wsvm-span ui: no models of study {prefix!r} in {uri}"
+                         + (" matching --experiment/--dataset" if args.experiment or args.dataset else
+                            " yet (run the workflow first)"))
+    server = None
+    if not local:
+        base = uri  # a tracking server serves its own UI
+    else:
+        base = f"http://{args.host}:{args.port}"
+        # one worker and no server-side job executor (GenAI evaluation jobs: seven processes on a SQLite store)
+        env = dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false")
+        server = subprocess.Popen([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri, "--host", args.host,
+                                   "--port", str(args.port), "--workers", "1"], env=env, start_new_session=True)
+        deadline = time.monotonic() + args.start_timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=5) as res:
+                    if res.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                _stop_group(server)
+                raise SystemExit(f"wsvm-span ui: the MLflow UI did not start on {base} (is the port taken? --port)")
+            time.sleep(0.5)
+    landing = views[0].url(base)
+    print(f"MLflow UI of study {prefix!r} ({uri}): the models of {views[0].dataset} in {views[0].experiment}:\n"
+          f"  {landing}\nevery data set (table: models with hyperparameters and estimators; charts: estimators "
+          "against the test error, every model):", flush=True)
+    for line in view_urls(views, base):
+        print(line, flush=True)
+    # a graphical browser only: without a display Python's webbrowser would start a text browser in this terminal
+    if not args.no_browser and (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform == "darwin"):
+        webbrowser.open(landing)
+    if server is None:
+        return 0
+    print("the UI runs until Ctrl-C", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a terminated `wsvm-span ui` ends its UI too
+    try:
+        return server.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        _stop_group(server)
+
+
+def _stop_group(proc) -> None:
+    """End a process started in a session of its own and every process it started (the server's workers):
+    SIGTERM, then SIGKILL for what is left after 10 s."""
+    import signal
+    import time
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        deadline = time.monotonic() + 10
+        try:
+            os.killpg(proc.pid, sig)
+            while time.monotonic() < deadline:
+                proc.poll()  # reaps the leader, whose group then empties
+                os.killpg(proc.pid, 0)
+                time.sleep(0.2)
+        except ProcessLookupError:
+            return
+
+
 # ------------------------------------------------------------------------------------------ parser
 def _add_runtime(p: argparse.ArgumentParser, data: bool = False) -> None:
     g = p.add_argument_group("tracking")
@@ -317,6 +441,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", required=True, help="job spec as JSON (or @file)")
     p.add_argument("--output", help="chunk parquet file (written atomically)")
     p.add_argument("--mem-mb", type=int, help="the job's memory limit (MB): CV fold kernels are cached if they fit")
+    p.add_argument("--attempt", type=int, default=1, help="Snakemake's attempt number of the job (1, 2, ...)")
+    p.add_argument("--log", help="the rule's log: each attempt writes its own log beside it (a hard link names the "
+                                 "latest), records how it ended, and holds the job slot's lock")
+    p.add_argument("--time-limit-min", type=float,
+                   help="the job's time limit (minutes; Snakemake's runtime): with --log, a process that holds the "
+                        "job's slot is waited for up to half of it (default 10 minutes)")
     _add_runtime(p, data=True)
     p.set_defaults(func=cmd_run_chunk)
 
@@ -375,6 +505,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", help="config schema (default: the one shipped with wsvm-span)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("ui", help="open the study's MLflow store in the MLflow UI on the models of a data set")
+    p.add_argument("config", nargs="?", default="config/config.yaml",
+                   help="the study's config: its store (tracking.uri, MLFLOW_TRACKING_URI or results/mlflow.db) and name")
+    p.add_argument("--tracking-uri", help="the store, instead of the config's (then give --experiment-prefix)")
+    p.add_argument("--experiment-prefix", help="the study's name (its MLflow experiments are <prefix>/<experiment>)")
+    p.add_argument("--experiment", help="open this study experiment first (e.g. exp2)")
+    p.add_argument("--dataset", help="open this data set first")
+    p.add_argument("--host", default="127.0.0.1", help="where the UI of a local store listens (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=5000, help="its port (default 5000)")
+    p.add_argument("--start-timeout", type=float, default=120.0, help="seconds the UI may take to start")
+    p.add_argument("--no-browser", action="store_true", help="print the addresses only")
+    p.set_defaults(func=cmd_ui)
 
     from .model_selection.select import configure_parser
 

@@ -108,6 +108,7 @@ class ModelEvaluation:
     test_error: float
     span_rule: float
     span_bound: float
+    span_bound_radius: float  # the study's variant with D/2 (analyse_spans): not a bound
     cv_error: float
     xi_alpha_bound: float
     sv_count_bound: float
@@ -325,6 +326,7 @@ def evaluate_fitted(
         test_error=test_error(model, K_test, y_test, check_input=check_input),
         span_rule=spans.span_rule,
         span_bound=spans.span_bound,
+        span_bound_radius=spans.span_bound_radius,
         cv_error=cv,
         xi_alpha_bound=xi_alpha_bound(model, R2=R2),
         sv_count_bound=sv_count_bound(model),

@@ -21,6 +21,7 @@ rule table:
         md="results/tables/{table}.md",
         tex="results/tables/{table}.tex",
     params:
+        wsvm_span=WSVM_SPAN,
         tie_rule=STUDY["tie_rule"],
         caption=table_caption,
     log:
@@ -28,7 +29,7 @@ rule table:
     conda:
         CONDA_ENV
     shell:
-        "wsvm-span table {wildcards.table} --tie-rule {params.tie_rule} --csv {output.csv:q} "
+        "{params.wsvm_span} table {wildcards.table} --tie-rule {params.tie_rule} --csv {output.csv:q} "
         "--md {output.md:q} --tex {output.tex:q} {input.rows:q} > {log:q} 2>&1"
 
 
@@ -45,6 +46,7 @@ rule figure:
         ),
         pdf="results/figures/{figure}.pdf",
     params:
+        wsvm_span=WSVM_SPAN,
         kind=lambda wildcards: figure_params(wildcards)["kind"],
         args=lambda wildcards: figure_params(wildcards)["args"],
         caption=lambda wildcards: figure_params(wildcards)["caption"],
@@ -54,7 +56,7 @@ rule figure:
     conda:
         CONDA_ENV
     shell:
-        "wsvm-span figure {params.kind} {params.args} --dpi {params.dpi} "
+        "{params.wsvm_span} figure {params.kind} {params.args} --dpi {params.dpi} "
         "--output {output.png:q} {output.pdf:q} --rows {input.rows:q} > {log:q} 2>&1"
 
 
@@ -66,6 +68,7 @@ rule summary:
     output:
         "results/mlflow-summary.json",
     params:
+        wsvm_span=WSVM_SPAN,
         runtime=TRACKING_ARGS,
         store=RUNTIME.tracking_uri if RUNTIME.tracking_enabled else "none",
     log:
@@ -73,5 +76,5 @@ rule summary:
     conda:
         CONDA_ENV
     shell:
-        "wsvm-span summary {params.runtime} --output {output:q} --rows {input.rows:q} "
+        "{params.wsvm_span} summary {params.runtime} --output {output:q} --rows {input.rows:q} "
         "--artifacts {input.artifacts:q} > {log:q} 2>&1"

@@ -2,18 +2,36 @@
 # so `snakemake -n` plans the full study quickly. No rules in this file.
 import copy
 import shlex
+import sys
 from pathlib import Path
 
 import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import update_config
+from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
+from wsvm_span.study import attempts
 from wsvm_span.study import catalog
 from wsvm_span.study import config as sc
 from wsvm_span.study import experiments as ex
 from wsvm_span.study import scheduling
 
 CONDA_ENV = "../../envs/wsvm-span.yaml"
+
+
+def _wsvm_span_command():
+    """The project's command as the rules call it, with the Python that runs this Snakefile (it imported
+    wsvm_span above, so it has the package), never a `wsvm-span` looked up on the caller's PATH, which
+    holds the project's environment only after `source .venv/bin/activate` (a SLURM job inherits the
+    submitting shell's PATH). Under --use-conda the rules run in envs/wsvm-span.yaml, whose own
+    `wsvm-span` (installed by its post-deploy script) is the one to call."""
+    if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
+        return ShellArgs(["wsvm-span"])
+    return ShellArgs([sys.executable, "-m", "wsvm_span"])
+
+# One id per snakemake invocation, handed to every job (also inside cluster jobs: `envvars:` in the
+# Snakefile): a job's attempts are told apart from those of an earlier invocation (study.attempts).
+WORKFLOW_RUN = attempts.workflow_run_id()
 
 
 def _default_config_file():
@@ -65,8 +83,8 @@ FIGURE_TARGETS = _figure_targets()
 
 
 class ShellArgs:
-    """Command-line arguments that do not change results (where data come from, where runs are
-    logged, the config hash tag). Snakemake compares only params of builtin types when deciding
+    """Command-line arguments that do not change results (the command itself, where data come from,
+    where runs are logged, the config hash tag). Snakemake compares only params of builtin types when deciding
     whether a job must rerun, so editing these never invalidates finished chunks."""
 
     def __init__(self, args):
@@ -76,6 +94,7 @@ class ShellArgs:
         return " ".join(shlex.quote(str(a)) for a in self.args)
 
 
+WSVM_SPAN = _wsvm_span_command()
 TRACKING_ARGS = ShellArgs(RUNTIME.cli_args(data=False))
 CHUNK_ARGS = ShellArgs(RUNTIME.cli_args())
 
@@ -89,8 +108,11 @@ def job_of(wildcards):
 
 
 def job_limits(wildcards, attempt):
-    """The job's scheduler limits for this attempt (doubled on every retry)."""
-    return scheduling.job_limits(STUDY, job_of(wildcards), attempt)
+    """The job's scheduler limits for this attempt: doubled for every earlier attempt of this workflow
+    run that bigger limits can help (killed for memory or time, tracking store unreachable), never for
+    one that failed with an error (wsvm_span.study.attempts.limits_attempt)."""
+    job = job_of(wildcards)
+    return scheduling.job_limits(STUDY, job, attempts.limits_attempt(attempts.JobFiles.of(job), attempt, WORKFLOW_RUN))
 
 
 def job_group(wildcards):

@@ -37,6 +37,12 @@ from .geometry import (
 BOX_FEASIBILITY_RTOL = 1e-9
 BOX_FEASIBILITY_ATOL = 1e-12
 
+#: the size of the enclosing ball in Theorem 1's max(D, 1/sqrt(C_p)) (method.md, the note under Theorem 1):
+#: "diameter" is the proven bound (Lemma 2 needs D); "radius" puts R = D/2 in its place, which reproduces
+#: the original study's span-bound selections (its Table 2) but is NOT a bound of the LOO error. The
+#: radius is a study-compatibility setting only: the diameter is the default everywhere.
+SPAN_BOUND_BALLS = ("diameter", "radius")
+
 
 @dataclass(frozen=True)
 class SpanAnalysis:
@@ -59,8 +65,8 @@ class SpanAnalysis:
     closed_form_feasible : ndarray of bool, shape (n*,)
         True where the closed-form lambda satisfies the box.
     span2_box : ndarray of shape (n*,)
-        Box-constrained S_p^2; nan where Lambda_p is empty, or where the box-constrained QP was not
-        needed to find S.
+        Box-constrained S_p^2; nan where Lambda_p is empty, or where the QP was skipped because it
+        provably cannot change S (unless ``all_box_spans``).
     S : float
         The span: max of the box-constrained S_p over the in-bound SVs.
     D : float
@@ -72,7 +78,10 @@ class SpanAnalysis:
     ridge : float
         Ridge added to K_MM to factor it (0 unless singular).
     span_rule, span_bound : float
-        The two estimates, fractions of l.
+        The span-rule and Theorem 1's bound with the diameter D, fractions of l.
+    span_bound_radius : float
+        The same sum with the radius D/2 in place of D: the original study's variant (see
+        :data:`SPAN_BOUND_BALLS`), NOT a bound of the LOO error.
     t_span_rule, t_span_bound : float
         Their times (s).
 
@@ -115,6 +124,7 @@ class SpanAnalysis:
     ridge: float
     span_rule: float
     span_bound: float
+    span_bound_radius: float
     t_span_rule: float
     t_span_bound: float
 
@@ -237,17 +247,24 @@ def analyse_spans(
     nonempty = lemma1
     n_empty_lambda = int((~nonempty).sum())
     S = float(np.sqrt(best)) if nonempty.any() else 0.0
-    weight = np.maximum(D, 1.0 / np.sqrt(model.C[M[nonempty]]))
-    span_bound = (S * float(np.sum(weight * a[M[nonempty]])) + n_empty_lambda + B.size) / l
+    bounds = {ball: _theorem1(S, D / 2.0 if ball == "radius" else D, a[M[nonempty]], model.C[M[nonempty]],
+                              n_empty_lambda, B.size, l) for ball in SPAN_BOUND_BALLS}
     t_box = time.perf_counter() - t1
 
     return SpanAnalysis(
         l=l, support=sv, inbound=M, bounded=B, span2_rule=span2, rule_errors=rule_errors,
         lemma1=lemma1, closed_form_feasible=feasible, span2_box=span2_box, S=S, D=float(D),
         n_qp=n_qp, qp_solver=solver, ridge=inverse.ridge if inverse else 0.0,
-        span_rule=span_rule, span_bound=float(span_bound),
+        span_rule=span_rule, span_bound=bounds["diameter"], span_bound_radius=bounds["radius"],
         t_span_rule=t_closed, t_span_bound=t_closed + t_box,
     )
+
+
+def _theorem1(S: float, size: float, alpha_inbound, C_inbound, k: int, m: int, l: int) -> float:
+    """( S sum_p max(size, 1/sqrt(C_p)) a_p + k + m ) / l over the in-bound SVs with Lambda_p non-empty
+    (Theorem 1 with size = D)."""
+    weight = np.maximum(size, 1.0 / np.sqrt(C_inbound))
+    return float((S * float(np.sum(weight * alpha_inbound)) + k + m) / l)
 
 
 def _screen_box_constraints(model, K, inverse, lemma1, block: int = 256):
@@ -426,7 +443,8 @@ def span_rule_from_svs(model: WeightedSVM, X, gamma: float, *, block_rows: int |
     return errors / l
 
 
-def span_bound(model: WeightedSVM, K, *, D: float | None = None, qp_solver: str = "auto") -> float:
+def span_bound(model: WeightedSVM, K, *, D: float | None = None, qp_solver: str = "auto",
+               ball: str = "diameter") -> float:
     """Span bound of the LOO error for weighted SVM (Theorem 1); it can exceed 1.
 
     Parameters
@@ -439,6 +457,10 @@ def span_bound(model: WeightedSVM, K, *, D: float | None = None, qp_solver: str 
         Enclosing-ball diameter of the training set (computed when None).
     qp_solver : str, default="auto"
         QP solver (``wsvm_span.solvers.qp.SOLVERS``).
+    ball : {"diameter", "radius"}, default="diameter"
+        "diameter": Theorem 1, an upper bound of the LOO error. "radius": the original study's variant
+        with D/2 in place of D, which reproduces its Table 2 selections; NOT a bound, a
+        study-compatibility setting only (:data:`SPAN_BOUND_BALLS`).
 
     Returns
     -------
@@ -448,7 +470,7 @@ def span_bound(model: WeightedSVM, K, *, D: float | None = None, qp_solver: str 
     Raises
     ------
     ValueError
-        If K does not match the model.
+        If K does not match the model, or ``ball`` is not one of :data:`SPAN_BOUND_BALLS`.
 
     Examples
     --------
@@ -462,7 +484,10 @@ def span_bound(model: WeightedSVM, K, *, D: float | None = None, qp_solver: str 
     >>> round(ws.span_bound(model, K), 3)
     0.524
     """
-    return analyse_spans(model, K, D=D, qp_solver=qp_solver).span_bound
+    if ball not in SPAN_BOUND_BALLS:
+        raise ValueError(f"ball must be one of {SPAN_BOUND_BALLS}, got {ball!r}")
+    spans = analyse_spans(model, K, D=D, qp_solver=qp_solver)
+    return spans.span_bound if ball == "diameter" else spans.span_bound_radius
 
 
 #: the C_i of a standard SVM are one number; they may differ by the rounding of how each was computed

@@ -5,7 +5,8 @@ Every chunk file written by a grid job, the per-experiment ``rows.parquet`` buil
 every table or figure read from them go through :data:`ROW_SCHEMA` (writing) and
 :func:`validate_rows` (reading).  Columns that do not apply to a row (``A``, ``B``, ``log2_C`` for class
 weights; ``log2_C_plus``, ``log2_C_minus`` for sigmoid weights; ``loo_error``/``t_loo`` where exact
-leave-one-out was not computed) hold NaN; ``n_path_events`` is null and ``t_path`` NaN for a model not
+leave-one-out was not computed, ``span_bound_radius`` in rows written before it existed) hold NaN;
+``n_path_events`` is null and ``t_path`` NaN for a model not
 reached by a solution path (``PATH_COLUMNS``).
 
 The column names are the library's names of the quantities (``ModelEvaluation``'s fields), and the
@@ -43,6 +44,7 @@ __all__ = [
     "STANDARD_ROW_SCHEMA",
     "STANDARD_SIZES",
     "ESTIMATORS",
+    "STUDY_RADIUS_BOUND",
     "NULLABLE",
     "ADDED_COLUMNS",
     "PATH_COLUMNS",
@@ -69,6 +71,10 @@ SCHEMA_VERSION = 2
 HYPERPARAMETERS: dict[str, tuple[str, ...]] = {name: w.hyperparameters for name, w in WEIGHTINGS.items()}
 #: estimate columns (fractions of l; span_bound may exceed 1)
 ESTIMATORS: tuple[str, ...] = ("span_rule", "span_bound", "cv_error", "xi_alpha_bound", "sv_count_bound", "loo_error")
+#: the span bound with the enclosing ball's radius D/2 in place of its diameter D: the original study's variant,
+#: which reproduces its Table 2 selections, NOT a bound of the LOO error (wsvm_span.span.estimates.SPAN_BOUND_BALLS);
+#: a column of the weight-grid rows beside ``span_bound``, shown next to it where Tables 2 and 3 are rebuilt
+STUDY_RADIUS_BOUND = "span_bound_radius"
 #: per-model timings, seconds
 TIMINGS: tuple[str, ...] = ("t_train", "t_span_rule", "t_span_bound", "t_cv", "t_loo")
 #: integer counts per model
@@ -79,6 +85,7 @@ LABELS: dict[str, str] = {
     "test_error": "Test error",
     "span_rule": "Span-rule",
     "span_bound": "Span bound",
+    STUDY_RADIUS_BOUND: "Span bound with D/2 (study's variant, not a bound)",
     "cv_error": "{k}-fold CV",
     "xi_alpha_bound": "xi-alpha bound",
     "sv_count_bound": "SV bound",
@@ -145,9 +152,10 @@ PATH_COLUMNS: list[tuple[str, pa.DataType]] = [("n_path_events", pa.int64()), ("
 #: the integer columns that may be null (every other string or integer column is required)
 NULLABLE = frozenset({"n_path_events"})
 #: columns a row schema gained after files of its version had been written (the path columns came with the
-#: solution path engine, issue 9): a file without them reads as one whose models were not reached by a path,
-#: so results written before then stay readable (tables, figures, calibrate-cost)
-ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"model": tuple(name for name, _ in PATH_COLUMNS)}
+#: solution path engine, issue 9: a file without them reads as one whose models were not reached by a path;
+#: the study's radius variant of the span bound, issue 22: NaN, "not computed"), so results written before
+#: then stay readable (tables, figures, calibrate-cost)
+ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"model": (STUDY_RADIUS_BOUND, *(name for name, _ in PATH_COLUMNS))}
 
 _FIELDS: list[tuple[str, pa.DataType]] = [
     ("experiment", pa.string()),
@@ -162,6 +170,7 @@ _FIELDS: list[tuple[str, pa.DataType]] = [
     ("log2_C", pa.float64()),
     *_TRAINED,
     *[(name, pa.float64()) for name in ESTIMATORS],
+    (STUDY_RADIUS_BOUND, pa.float64()),
     ("cv_folds", pa.int64()),
     *[(name, pa.int64()) for name in COUNTS],
     *[(name, pa.float64()) for name in TIMINGS],

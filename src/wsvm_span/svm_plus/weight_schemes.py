@@ -36,6 +36,11 @@ from .solver import solve_symmetric
 #: each point's log-likelihood penalty at log(1e-3) and its weight at C * 1e-3^tau.
 P_FLOOR = 1e-3
 
+#: How far outside [0, 1] a probability may lie from round-off alone. A Nadaraya-Watson ratio of
+#: sums, (1 + y eta) / 2, exceeds 1 by an ulp or two (2.2e-16 seen in 13 of 200 subsamples of
+#: breast_cancer_wisconsin_351); such values are clipped, anything farther out is refused.
+PROBABILITY_ROUNDOFF = 1e-12
+
 #: Candidate bandwidths for the leave-one-out likelihood: the median pairwise distance
 #: times 2^k, k = -5 .. 3 in steps of 1/4 (covers nearest-neighbour to nearly global
 #: averaging on the scaled data sets of the study).
@@ -139,7 +144,8 @@ def _nw(D2, y, h) -> NWEstimate:
     # Shift each row by its nearest neighbour's distance: the ratio is unchanged and the
     # nearest weight is exp(0) = 1, so a small h cannot underflow every weight to 0.
     W = np.exp(-(D2 - D2.min(axis=1, keepdims=True)) / (2.0 * h * h))
-    eta = (W @ y) / W.sum(axis=1)
+    # |eta| <= 1 exactly (a weighted mean of labels +-1); the two sums round differently
+    eta = np.clip((W @ y) / W.sum(axis=1), -1.0, 1.0)
     p = np.maximum((1.0 + y * eta) / 2.0, P_FLOOR)
     return NWEstimate(eta=eta, p=p, bandwidth=h, log_likelihood=float(np.log(p).sum()))
 
@@ -150,7 +156,8 @@ def probability_weights(p, C: float, tau: float) -> np.ndarray:
     Parameters
     ----------
     p : array-like of shape (l,)
-        Probabilities of the observed labels, in [0, 1].
+        Probabilities of the observed labels, in [0, 1]; a value within PROBABILITY_ROUNDOFF of
+        [0, 1] (round-off of an estimate) is clipped into it.
     C : float
         The largest weight, > 0.
     tau : float
@@ -164,7 +171,8 @@ def probability_weights(p, C: float, tau: float) -> np.ndarray:
     Raises
     ------
     ValueError
-        If p is not a 1-d array of probabilities, C is not positive or tau is negative.
+        If p is not a 1-d array of finite probabilities (beyond round-off), C is not positive or tau
+        is negative.
 
     Examples
     --------
@@ -173,8 +181,14 @@ def probability_weights(p, C: float, tau: float) -> np.ndarray:
     [1.0, 2.0]
     """
     p = np.asarray(p, dtype=float)
-    if p.ndim != 1 or not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
-        raise ValueError("p must be a 1-D array of probabilities in [0, 1]")
+    if p.ndim != 1 or not np.isfinite(p).all():
+        raise ValueError("p must be a 1-D array of finite probabilities in [0, 1]")
+    outside = (p < -PROBABILITY_ROUNDOFF) | (p > 1.0 + PROBABILITY_ROUNDOFF)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"p must hold probabilities in [0, 1]: p[{i}] = {p[i]!r} "
+                         f"({int(outside.sum())} values outside [0, 1] by more than round-off)")
+    p = np.clip(p, 0.0, 1.0)
     if not (np.isfinite(C) and C > 0):
         raise ValueError(f"C must be positive, got {C!r}")
     if not (np.isfinite(tau) and tau >= 0):

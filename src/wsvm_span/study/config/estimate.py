@@ -296,13 +296,18 @@ def benchmark_wall_s(tsv: Path) -> float | None:
 
 def process_start_seconds(rows_file: str | Path, provenance: Iterable[Mapping[str, Any]]) -> list[float]:
     """Per job of a rows file: the process's wall seconds by Snakemake's benchmark file minus the job's own
-    ``wall_s`` (the interpreter's start, the imports, argument parsing), for the jobs that have one."""
-    from ..experiments import benchmark_path
+    ``wall_s`` (the interpreter's start, the imports, argument parsing), for the jobs that have one and whose
+    last attempt computed its rows (one that put back an earlier attempt's rows, ``study.attempts``, was
+    timed by the benchmark for that alone)."""
+    from ..attempts import JobFiles, kept_from
+    from ..experiments import benchmark_path, log_path
 
     workdir = Path(rows_file).resolve().parents[2]  # <workdir>/results/<experiment>/rows.parquet
     out = []
     for p in provenance:
-        bench, wall = benchmark_path(p.get("file", "")), p.get("wall_s")
+        bench, wall, log = benchmark_path(p.get("file", "")), p.get("wall_s"), log_path(p.get("file", ""))
+        if log and kept_from(JobFiles(workdir / log)) is not None:
+            continue
         total = benchmark_wall_s(workdir / bench) if bench and wall is not None else None
         if total is not None:
             out.append(max(0.0, total - float(wall)))

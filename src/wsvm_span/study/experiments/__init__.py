@@ -18,10 +18,10 @@ from .. import catalog
 from ..config.loading import ConfigError
 from . import lupi, sampling, solution_path, standard_span, weight_grid
 from .base import (CHUNK_BENCHMARK_PATTERN, CHUNK_LOG_PATTERN, CHUNK_PATTERN, benchmark_path, chunk_path, job_slot,
-                   parse_job_json, replicates)
+                   log_path, parse_job_json, replicates)
 
 __all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "KINDS", "benchmark_path", "chunk_path",
-           "experiment_datasets", "job_from_json", "job_slot", "kind_of", "plan_jobs", "replicates"]
+           "experiment_datasets", "job_from_json", "job_slot", "kind_of", "log_path", "plan_jobs", "replicates"]
 
 #: job kind -> its module
 KINDS: dict[str, ModuleType] = {m.KIND: m for m in (weight_grid, standard_span, lupi, solution_path, sampling)}

@@ -38,7 +38,7 @@ from wsvm_span.data import DATASETS
 from ..config.loading import ConfigError, canonical_json
 
 __all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "JobIdentity", "SplitProblem", "WARM_UP_PER_CLASS",
-           "benchmark_path", "chunk_path",
+           "benchmark_path", "chunk_path", "log_path",
            "dataset_slot", "evaluate_models", "job_slot", "replicates", "warm_up_indices"]
 
 #: points per class of a job's warm-up problem: enough for LIBSVM, the span QPs, two CV folds, a LOO
@@ -69,6 +69,12 @@ def benchmark_path(chunk_file: str) -> str | None:
     directory), or None for a path that is not a chunk file."""
     m = _CHUNK_RE.match(str(chunk_file))
     return CHUNK_BENCHMARK_PATTERN.format(**m.groupdict()) if m else None
+
+
+def log_path(chunk_file: str) -> str | None:
+    """The log of the job that wrote ``chunk_file`` (as :func:`benchmark_path`)."""
+    m = _CHUNK_RE.match(str(chunk_file))
+    return CHUNK_LOG_PATTERN.format(**m.groupdict()) if m else None
 
 
 def dataset_slot(experiment, dataset, variant, seed, realization) -> str:
