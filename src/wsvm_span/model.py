@@ -79,8 +79,20 @@ class WeightedSVM:
         # (which copies an m x n block: ~1 GB for skin_nonskin's 245k test points).
         return K_rows @ self.coef + self.b
 
+    def restricted(self, idx) -> "WeightedSVM":
+        """The model's quantities on the training points ``idx`` only (positions, ascending or with the
+        in-bound SVs first), with ``support``/``inbound``/``bounded`` as positions in ``idx``: what the
+        span computations read when handed the kernel among those points alone (K[np.ix_(idx, idx)]),
+        e.g. a model's SVs. ``idx`` must hold every SV whose spans are wanted."""
+        idx = np.asarray(idx)
+        return WeightedSVM(
+            alpha=self.alpha[idx], b=self.b, y=self.y[idx], C=self.C[idx], decision_train=self.decision_train[idx],
+            support=np.flatnonzero(np.isin(idx, self.support)), inbound=np.flatnonzero(np.isin(idx, self.inbound)),
+            bounded=np.flatnonzero(np.isin(idx, self.bounded)), engine=self.engine, tol=self.tol,
+        )
 
-def _classify(alpha, C):
+
+def classify_dual(alpha, C):
     """(alpha, support, inbound, bounded): alphas clipped to [0, C_i] and snapped to 0 and C_i
     within BOUND_RTOL, as every engine's solution is read."""
     alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, C)
@@ -93,7 +105,7 @@ def _classify(alpha, C):
 
 def make_model(K, y, C, alpha, b, *, engine: str, tol: float, fit_time: float = 0.0) -> WeightedSVM:
     """Build a ``WeightedSVM`` from a dual solution: classify SVs and compute f on the training set."""
-    alpha, support, inbound, bounded = _classify(alpha, C)
+    alpha, support, inbound, bounded = classify_dual(alpha, C)
     # K is symmetric: f = K[:, S] c_S = c_S K[S, :], and row slices copy contiguously.
     decision = (y[support] * alpha[support]) @ K[support] + b
     return WeightedSVM(
@@ -111,7 +123,7 @@ def make_model_from_features(
 
     X, y, C must be validated already (the engines' features entry point does it).
     """
-    alpha, support, inbound, bounded = _classify(alpha, C)
+    alpha, support, inbound, bounded = classify_dual(alpha, C)
     decision = rbf_expansion(X[support], y[support] * alpha[support], X, gamma, block_rows=block_rows) + b
     return WeightedSVM(
         alpha=alpha, b=float(b), y=y, C=C, decision_train=decision, support=support,

@@ -41,12 +41,16 @@ class Capabilities:
     solution_path : can follow the exact path of (alpha, b) when the weights change
     precomputed_kernel : trains on a precomputed kernel (``solve``, ``fit_svm``); False: from
         features only (``fit_features``), never holding the l x l kernel
+    one_vs_one : trains all k(k-1)/2 machines of a multiclass problem in one call on the whole kernel
+        (``solve_one_vs_one``); otherwise ``wsvm_span.multiclass`` trains each machine by ``solve`` on
+        its own kernel slice
     """
 
     per_instance_weights: bool
     warm_start: bool = False
     solution_path: bool = False
     precomputed_kernel: bool = True
+    one_vs_one: bool = False
 
 
 class Engine(Protocol):
@@ -61,6 +65,14 @@ class Engine(Protocol):
     def solve(self, K: np.ndarray, y: np.ndarray, C: np.ndarray, tol: float) -> tuple[np.ndarray, float]:
         """Dual solution (alpha (l,), b) for the validated problem (K, y, C) at stopping tolerance tol.
         Only engines with ``capabilities.precomputed_kernel``."""
+        ...
+
+    def solve_one_vs_one(self, K: np.ndarray, class_index: np.ndarray, C: np.ndarray,
+                         tol: float) -> tuple[np.ndarray, np.ndarray]:
+        """Dual solutions of every one-vs-one machine of a multiclass problem: (alpha (n_machines, l), b
+        (n_machines,)), machines in LIBSVM's order (0, 1), (0, 2), ..., (1, 2), ...; alpha[m] is zero off
+        machine m's two classes, and machine (i, j) labels class i +1. ``class_index`` (l,) holds every
+        class position 0..k-1. Only engines with ``capabilities.one_vs_one``."""
         ...
 
     def fit_features(self, X: np.ndarray, y: np.ndarray, C: np.ndarray, gamma: float, tol: float | None,
