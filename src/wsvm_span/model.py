@@ -85,10 +85,17 @@ class WeightedSVM:
         span computations read when handed the kernel among those points alone (K[np.ix_(idx, idx)]),
         e.g. a model's SVs. ``idx`` must hold every SV whose spans are wanted."""
         idx = np.asarray(idx)
+        position = np.full(self.n_train, -1)
+        position[idx] = np.arange(idx.size)
+
+        def within(part):
+            at = position[part]
+            return np.sort(at[at >= 0])
+
         return WeightedSVM(
             alpha=self.alpha[idx], b=self.b, y=self.y[idx], C=self.C[idx], decision_train=self.decision_train[idx],
-            support=np.flatnonzero(np.isin(idx, self.support)), inbound=np.flatnonzero(np.isin(idx, self.inbound)),
-            bounded=np.flatnonzero(np.isin(idx, self.bounded)), engine=self.engine, tol=self.tol,
+            support=within(self.support), inbound=within(self.inbound), bounded=within(self.bounded),
+            engine=self.engine, tol=self.tol,
         )
 
 
@@ -96,8 +103,9 @@ def classify_dual(alpha, C):
     """(alpha, support, inbound, bounded): alphas clipped to [0, C_i] and snapped to 0 and C_i
     within BOUND_RTOL, as every engine's solution is read."""
     alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, C)
-    support = np.flatnonzero(alpha > BOUND_RTOL * C)
-    alpha[np.setdiff1d(np.arange(alpha.shape[0]), support)] = 0.0
+    nonzero = alpha > BOUND_RTOL * C
+    support = np.flatnonzero(nonzero)
+    alpha[~nonzero] = 0.0
     at_bound = alpha[support] >= C[support] * (1.0 - BOUND_RTOL)
     alpha[support[at_bound]] = C[support[at_bound]]
     return alpha, support, support[~at_bound], support[at_bound]

@@ -163,9 +163,10 @@ def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL
     pairs = machine_pairs(classes.size)
     members = tuple(np.flatnonzero((class_index == i) | (class_index == j)) for i, j in pairs)
     signs = tuple(np.where(class_index[idx] == i, 1.0, -1.0) for idx, (i, _) in zip(members, pairs))
-    solver = None
-    for idx, y in zip(members, signs):  # every machine's weights must be expressible by the engine
-        solver = engine_for(engine, y, C[idx])
+    solver = engine_for(engine, signs[0], C[members[0]])
+    if not solver.capabilities.per_instance_weights:  # every machine's weights must be expressible too
+        for idx, y in zip(members[1:], signs[1:]):
+            engine_for(engine, y, C[idx])
 
     t0 = time.perf_counter()
     if solver.capabilities.one_vs_one:
