@@ -52,8 +52,9 @@ from sklearn.svm import SVC  # noqa: E402
 
 from wsvm_span.data.scaling import MinMaxScaler01  # noqa: E402
 from wsvm_span.model_selection import SpanSearchCV  # noqa: E402
-from wsvm_span.model_selection._grid import log2_range  # noqa: E402
 from wsvm_span.utils.environment import machine_info  # noqa: E402
+
+from bench_search import grid_for, timed  # noqa: E402  (the same grid and timer; benchmarks/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("WSVM_DATA_MIRROR", ROOT.parent / "shared" / "data"))
@@ -110,18 +111,6 @@ def load(name: str, image_split: str = "study"):
         raise ValueError(f"unknown data set {name!r}; one of {DATASETS}")
     scaler = MinMaxScaler01().fit(Xtr)
     return scaler.transform(Xtr), ytr, scaler.transform(Xte), yte, Xtr.shape[1]
-
-
-def grid_for(d: int, log2c, gamma_steps) -> dict:
-    """C = 2^log2c range; gamma = 2^k / d for k in gamma_steps (bench_search.py's grid)."""
-    return {"C": [2.0 ** e for e in log2_range(*log2c)], "gamma": [2.0 ** k / d for k in gamma_steps]}
-
-
-def timed(fn):
-    """(result, wall seconds, CPU seconds of this process)."""
-    t0, c0 = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - t0, time.process_time() - c0
 
 
 def first_best(values) -> int:

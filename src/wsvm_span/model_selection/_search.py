@@ -306,7 +306,6 @@ class SpanSearchCV(BaseSearchCV):
         svc_tags = get_tags(template)
         tags.estimator_type = "classifier"
         tags.classifier_tags = deepcopy(svc_tags.classifier_tags)
-        tags.classifier_tags.multi_class = True
         tags.input_tags.pairwise = svc_tags.input_tags.pairwise
         tags.input_tags.sparse = svc_tags.input_tags.sparse
         return tags
