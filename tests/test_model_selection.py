@@ -102,6 +102,16 @@ def test_other_criteria_match_the_core_estimators(data):
     assert s.cv_results_["mean_test_score"] == pytest.approx(1 - s.cv_results_["span_bound"])
 
 
+def test_loo_error_criterion_is_the_exact_loo(data):
+    X, y, *_ = data
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    s = SpanSearchCV(SVC(tol=TOL), GRID, criterion="loo_error").fit(X, y)
+    for i, p in enumerate(s.cv_results_["params"]):
+        K = ws.rbf_kernel(X, gamma=p["gamma"])
+        assert s.cv_results_["loo_error"][i] == ws.loo_error(K, y_pm, p["C"], tol=TOL)
+    assert s.best_params_ == s.cv_results_["params"][int(np.argmin(s.cv_results_["loo_error"]))]
+
+
 def test_cv_results_keys_are_gridsearchcvs(data):
     X, y, *_ = data
     for train_score in (False, True):
