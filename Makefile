@@ -14,14 +14,17 @@ UV_VERSION := 0.13.9
 BIN   := $(VENV)/bin
 # The workflow's rules call the `wsvm-span` command: put the environment first on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
-STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-16)
+# the compiled module (setup.py: the SMO solver) is rebuilt whenever its sources change, like the environment
+# when the lock file does
+NATIVE_SOURCES := setup.py src/wsvm_span/_native.pyx $(wildcard src/wsvm_span/csrc/*)
+STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml $(NATIVE_SOURCES) | sha256sum | cut -c1-16)
 
-.PHONY: install run test test-slow lint report clean-results \
+.PHONY: install lock run test test-slow lint report clean-results docs check-package test-sklearn-oldest \
         cluster-start cluster-stop cluster-status test-tools test-cluster test-load
 
 install: $(STAMP)
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock pyproject.toml $(NATIVE_SOURCES)
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11 or set PYTHON=/path/to/python3.11" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
@@ -29,6 +32,11 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
 	rm -f $(VENV)/.installed-*
 	touch $@
+
+# requirements.lock pins every extra of pyproject.toml (the study, the cluster, MOSEK, tests, docs); after an
+# edit of pyproject.toml's requirements this re-solves it, keeping every pin that still fits
+lock: install
+	$(BIN)/uv pip compile --quiet pyproject.toml --all-extras --python-version 3.11 -o requirements.lock
 
 run: install
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
@@ -45,7 +53,30 @@ test-slow: install
 lint: install
 	$(BIN)/snakemake --lint --configfile $(CONFIG)
 
-# --- cluster (README.md, "Running on a cluster"); these need root on Debian -----------------------------
+# --- packaging and documentation (docs/packaging.md); CI runs all three ---------------------------------
+# the user guide and API reference, warnings as errors (docstrings are checked by numpydoc's validation)
+docs: install
+	$(BIN)/sphinx-build -q -W --keep-going -b html docs docs/_build/html
+
+# build the sdist and wheel, install the wheel into fresh venvs (core only; then [study]) and run the
+# library, `wsvm-span select` and `wsvm-span check-config` outside the repository
+check-package: install
+	PYTHON=$(PYTHON) scripts/check-package
+
+# the model-selection tests against the oldest scikit-learn that pyproject.toml allows, in a venv of its own
+SKLEARN_OLDEST := $(shell sed -n 's/^ *"scikit-learn>=\([0-9.]*\),.*/\1/p' pyproject.toml)
+OLDEST := .venv-sklearn-oldest
+test-sklearn-oldest: install
+	@test -n "$(SKLEARN_OLDEST)" || { echo "error: no scikit-learn lower bound found in pyproject.toml" >&2; exit 1; }
+	rm -rf $(OLDEST)
+	$(BIN)/uv venv --quiet --python $(PYTHON) $(OLDEST)
+	echo "scikit-learn==$(SKLEARN_OLDEST)" > $(OLDEST)/override.txt
+	$(BIN)/uv pip install --quiet --python $(OLDEST)/bin/python -r requirements.lock --override $(OLDEST)/override.txt
+	$(BIN)/uv pip install --quiet --python $(OLDEST)/bin/python --no-deps -e .
+	$(OLDEST)/bin/python -c "import sklearn; print('scikit-learn', sklearn.__version__)"
+	$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider tests/test_model_selection*.py
+
+# --- cluster (docs/cluster.md); these need root on Debian -----------------------------------------------
 # A one-node SLURM cluster (munge, slurmctld, slurmd, slurmdbd + MariaDB) and an MLflow tracking server
 # (PostgreSQL, artifacts served) on 127.0.0.1, installed from Debian's packages and started by
 # scripts/local-cluster; `cluster-stop` stops them (their data are kept).
@@ -72,6 +103,6 @@ test-tools:
 test-cluster: install test-tools
 	$(BIN)/python -m pytest -m "cluster and not slow" -p no:cacheprovider
 
-# 16 concurrent writers x 1000 child runs on the server, and on SQLite (long: see README.md)
+# 16 concurrent writers x 1000 child runs on the server, and on SQLite (long: see docs/cluster.md)
 test-load: install
 	$(BIN)/python -m pytest -m "cluster and slow" -p no:cacheprovider -s

@@ -1,10 +1,10 @@
-# wsvm-span study workflow: Experiments 1-6 (see ../shared/spec/experiments.md).
+# wsvm-span study workflow: Experiments 1-10 (see ../shared/spec/experiments.md).
 #
 #   snakemake --cores 2                                  # default config (config/config.yaml)
 #   snakemake --cores 2 --configfile config/paper.yaml   # the full study
 #   snakemake --report results/report.html               # HTML report of tables and figures
 #
-# Every rule is a thin call of the `wsvm-span` CLI; see README.md ("The workflow").
+# Every rule is a thin call of the `wsvm-span` CLI; see docs/study.md.
 
 from snakemake.utils import min_version
 

@@ -25,7 +25,7 @@ def test_registry_names_and_capabilities():
 
 def test_capabilities_are_checked_before_training():
     p = make_problem(0, 30, "instance")
-    with pytest.raises(ValueError, match="supports class weights only.*use one of \\['sklearn', 'path'\\]"):
+    with pytest.raises(ValueError, match="supports class weights only.*use one of \\['sklearn', 'smo', 'path'\\]"):
         ws.fit_svm(p.K, p.y, p.C, engine="libsvm")
 
 

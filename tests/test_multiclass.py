@@ -105,8 +105,9 @@ def test_each_machine_is_the_binary_svm_on_its_slice(solved):
 
 
 def test_per_machine_engine_route_equals_one_call():
-    """An engine without one-call multiclass training (libsvm-official: class weights only) trains each
-    machine on its kernel slice; the machines are the same."""
+    """An engine without one-call multiclass training trains each machine alone: libsvm-official (class
+    weights only) on its kernel slice, this project's SMO on its rows of K in place; the machines are the
+    same."""
     p = problem(4, 3, 30)
     C = p["C"] * compute_class_weight(p["class_weight"], classes=np.unique(p["y"]), y=p["y"])[
         np.searchsorted(np.unique(p["y"]), p["y"])]
@@ -114,6 +115,9 @@ def test_per_machine_engine_route_equals_one_call():
     each = mc.fit_one_vs_one(p["K"], p["y"], C, tol=TOL, engine="libsvm")
     assert each.engine == "libsvm" and one.engine == "sklearn"
     np.testing.assert_allclose(each.decision_train, one.decision_train, atol=DECISION_ATOL)
+    rows = mc.fit_one_vs_one(p["K"], p["y"], p["C_p"], tol=TOL, engine="smo")  # rows of K read in place
+    np.testing.assert_allclose(rows.decision_train, mc.fit_one_vs_one(p["K"], p["y"], p["C_p"], tol=TOL).decision_train,
+                               atol=DECISION_ATOL)
     with pytest.raises(ValueError, match="class weights only"):
         mc.fit_one_vs_one(p["K"], p["y"], p["C_p"], engine="libsvm")
 

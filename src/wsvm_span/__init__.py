@@ -15,7 +15,15 @@ from .engines import ENGINE_NAMES, fit_features, fit_svm
 from .evaluation import ModelEvaluation, evaluate_fitted, evaluate_model, test_error
 from .kernels import KernelCache, kernel_radius2, rbf_kernel
 from .model import WeightedSVM
-from .resampling import FoldKernels, LeaveOneOut, kfold_cv_error, leave_one_out, loo_error, stratified_folds
+from .resampling import (
+    FoldKernels,
+    FoldStarts,
+    LeaveOneOut,
+    kfold_cv_error,
+    leave_one_out,
+    loo_error,
+    stratified_folds,
+)
 from .solvers.enclosing_ball import enclosing_ball_diameter, enclosing_ball_radius2
 from .span import (
     SpanAnalysis,
@@ -34,7 +42,8 @@ from .weights import class_weights, sigmoid_weights
 __version__ = "0.1.0"
 
 __all__ = [
-    "ENGINE_NAMES", "FoldKernels", "KernelCache", "LeaveOneOut", "ModelEvaluation", "SpanAnalysis", "WeightedSVM",
+    "ENGINE_NAMES", "FoldKernels", "FoldStarts", "KernelCache", "LeaveOneOut", "ModelEvaluation", "SpanAnalysis",
+    "WeightedSVM",
     "analyse_spans", "class_weights", "enclosing_ball_diameter", "enclosing_ball_radius2", "evaluate_fitted",
     "evaluate_model", "fit_features", "fit_svm", "inbound_diameter", "kernel_radius2", "kfold_cv_error",
     "leave_one_out", "loo_error", "rbf_kernel", "sigmoid_weights", "span_bound", "span_bound_separable",

@@ -247,7 +247,7 @@ def _runtime(args):
 
 def build_parser() -> argparse.ArgumentParser:
     from .study import catalog
-    from .study.tables import TIE_RULES
+    from .tie_rules import TIE_RULES
 
     parser = argparse.ArgumentParser(prog="wsvm-span", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -256,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check-config", help="validate a config file and print what it plans")
     p.add_argument("config", nargs="?", default="config/config.yaml")
-    p.add_argument("--schema", help="config schema (default: workflow/schemas/config.schema.yaml)")
+    p.add_argument("--schema", help="config schema (default: the one shipped with wsvm-span)")
     p.add_argument("--jobs", action="store_true", help="list every grid job")
     p.add_argument("--show", action="store_true", help="print the config with defaults filled in")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -327,7 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("config", nargs="?", default="config/config.yaml")
     p.add_argument("--results", default="results", help="the study's results folder")
     p.add_argument("--cores", type=int, default=None, help="cores for the wall-time estimate (default: all)")
-    p.add_argument("--schema", help="config schema (default: workflow/schemas/config.schema.yaml)")
+    p.add_argument("--schema", help="config schema (default: the one shipped with wsvm-span)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_status)
 
@@ -338,15 +338,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The `wsvm-span` command: parse ``argv`` (default: the process arguments), run the subcommand and return
+    its exit status (2 for a config error, or a study command without the study extra).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     _setup_logging(args.verbose)
     from .study.config import ConfigError
+    from .utils.environment import STUDY_EXTRA, STUDY_EXTRA_MODULES
 
     try:
         return int(args.func(args) or 0)
     except ConfigError as exc:
         print(f"wsvm-span: config error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        # a core install (pip install wsvm-span) has the library and `select`; the workflow's commands
+        # need the study extra
+        if (exc.name or "").partition(".")[0] not in STUDY_EXTRA_MODULES:
+            raise
+        print(f"wsvm-span {args.command}: needs {exc.name}, part of the study extra: {STUDY_EXTRA}", file=sys.stderr)
         return 2
 
 

@@ -11,6 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
+from . import _native
 from .utils.validation import check_features, check_int
 
 #: elements of the row blocks of temporaries in ``squared_distances`` (32 MB of float64)
@@ -68,8 +69,32 @@ def rbf_from_squared_distances(D2, gamma: float, out: np.ndarray | None = None) 
 def rbf_kernel(X, Z=None, gamma: float = 1.0) -> np.ndarray:
     """RBF kernel block K_ij = exp(-gamma ||x_i - z_j||^2).
 
-    X: (n, d), Z: (m, d) or None (then Z = X and the result is exactly symmetric with a
-    unit diagonal). Returns an (n, m) float64 array.
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The rows' points.
+    Z : array-like of shape (m, d) or None, default=None
+        The columns' points; None: Z = X, and the result is exactly symmetric with a unit diagonal.
+    gamma : float, default=1.0
+        RBF parameter, positive.
+
+    Returns
+    -------
+    ndarray of shape (n, m)
+        The kernel block, float64.
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` is not positive or the points are not finite (n, d) and (m, d) arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> K = ws.rbf_kernel(np.array([[0.0, 0.0], [1.0, 0.0]]), gamma=np.log(2.0))
+    >>> K.round(3).tolist()
+    [[1.0, 0.5], [0.5, 1.0]]
     """
     if not gamma > 0:
         raise ValueError(f"gamma must be positive, got {gamma!r}")
@@ -77,6 +102,31 @@ def rbf_kernel(X, Z=None, gamma: float = 1.0) -> np.ndarray:
     D2 *= -float(gamma)
     np.exp(D2, out=D2)
     return D2
+
+
+def kernel_expansion(K, coef, cols, rows=None, out=None) -> np.ndarray:
+    """sum_k coef_k K[cols_k, t] for the columns t of ``rows`` (all of K's columns when None): a model's f - b
+    on those points when cols are its support vectors (K symmetric: K[s, t] = K(x_s, x_t)).
+
+    Read in place: ``K[np.ix_(rows, cols)] @ coef`` would first copy the block (n_SV x l doubles: 0.5 GB for a
+    model at a small C on MNIST, more time than training it). Each term reads one kernel row, or, when there are
+    fewer points than terms, each point does (a kernel row touches as much memory either way). ``out``: add
+    into this (len(rows)) array instead of a new one.
+    """
+    K = np.ascontiguousarray(K, dtype=np.float64)
+    cols = np.ascontiguousarray(cols, dtype=np.int64)
+    coef = np.ascontiguousarray(coef, dtype=np.float64)
+    n = K.shape[1] if rows is None else len(rows)
+    if out is None:
+        out = np.zeros(n)
+    if rows is not None and len(rows) < cols.size and K.shape[0] == K.shape[1]:
+        dense = np.zeros(K.shape[1])
+        np.add.at(dense, cols, coef)
+        _native.add_row_products(K, np.ascontiguousarray(rows, dtype=np.int64), dense, out)
+        return out
+    rows = None if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
+    _native.add_expansion(K, rows, cols, coef, out)
+    return out
 
 
 #: bytes of one kernel block in ``rbf_expansion`` (rows x expansion points doubles): large
@@ -105,15 +155,43 @@ class KernelCache:
 
     Parameters
     ----------
-    X_train : (l, d) array
-    gamma : RBF parameter (the study uses gamma = 1/d)
-    X_test : (m, d) array or None
-    qp_solver : QP solver for the enclosing ball (D), see ``qp_solver_name``
+    X_train : array-like of shape (l, d)
+        Training features.
+    gamma : float
+        RBF parameter (the study uses gamma = 1/d).
+    X_test : array-like of shape (m, d) or None, default=None
+        Test features.
+    qp_solver : str, default="auto"
+        QP solver for the enclosing ball (D), a name of ``wsvm_span.solvers.qp.SOLVERS``.
 
     Attributes
     ----------
-    train : (l, l) training kernel, shared by every grid point and CV fold
-    test : (m, l) kernel between test and training points
+    train : ndarray of shape (l, l)
+        The training kernel, shared by every grid point and CV fold.
+    test : ndarray of shape (m, l)
+        The kernel between test and training points (a ValueError without ``X_test``).
+    radius2 : float
+        R^2 of the xi-alpha bound (``kernel_radius2(train)``).
+    diameter : float
+        D of the span bound: the diameter of the smallest ball enclosing the training points in feature
+        space (``enclosing_ball_diameter(train)``).
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` is not positive or the features are not finite 2-d arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> kernels = ws.KernelCache(X[:30], 0.5, X[30:])
+    >>> kernels.train.shape, kernels.test.shape
+    ((30, 30), (10, 30))
+    >>> bool(kernels.diameter ** 2 <= 4 * kernels.radius2)
+    True
     """
 
     def __init__(self, X_train, gamma: float, X_test=None, *, qp_solver: str = "auto"):
@@ -150,7 +228,24 @@ class KernelCache:
 def kernel_radius2(K) -> float:
     """R^2 = max_ij K_ij - min_ij K_ij: the xi-alpha bound's constant (method.md section 2.3).
 
-    For every kernel with c <= K(x_i, x_j) <= c + R^2 on the training set.
+    It is valid for every kernel with c <= K(x_i, x_j) <= c + R^2 on the training set.
+
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        The training kernel.
+
+    Returns
+    -------
+    float
+        R^2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> ws.kernel_radius2(ws.rbf_kernel(np.array([[0.0], [1.0]]), gamma=np.log(2.0)))
+    0.5
     """
     K = np.asarray(K, dtype=float)
     return float(K.max() - K.min())

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .kernels import rbf_expansion
+from .kernels import kernel_expansion, rbf_expansion
 from .utils.validation import check_features
 
 #: relative tolerance for "a_i = C_i" and "a_i = 0". LIBSVM clips alphas to their
@@ -20,20 +20,56 @@ BOUND_RTOL = 1e-9
 
 @dataclass(frozen=True)
 class WeightedSVM:
-    """A trained weighted SVM.
+    """A trained weighted SVM: f(x) = sum_i alpha_i y_i K(x_i, x) + b.
+
+    Every engine returns one (``fit_svm``, ``fit_features``); it is built from an engine's dual solution,
+    not by hand. Frozen: its fields are the solution.
+
+    Parameters
+    ----------
+    alpha : ndarray of shape (l,)
+        Dual variables, 0 for non-support vectors.
+    b : float
+        The bias.
+    y : ndarray of shape (l,)
+        Training labels in {-1, +1}.
+    C : ndarray of shape (l,)
+        Instance weights C_i.
+    decision_train : ndarray of shape (l,)
+        f(x_i) on the training points, as computed from the solution.
+    support, inbound, bounded : ndarray of int
+        Sorted index arrays: the support vectors, the in-bound ones (0 < a_i < C_i) and the bounded
+        ones (a_i = C_i).
+    engine : str
+        Name of the engine that trained it (``wsvm_span.engines``); estimators that retrain (CV, exact
+        LOO) use the same engine.
+    tol : float
+        The engine's stopping tolerance.
+    fit_time : float, default=0.0
+        Seconds spent in the engine (a precomputed kernel is not counted).
 
     Attributes
     ----------
-    alpha : (l,) dual variables, 0 for non-support vectors
-    b : bias of f(x) = sum_i alpha_i y_i K(x_i, x) + b
-    y : (l,) training labels in {-1, +1}
-    C : (l,) instance weights C_i
-    decision_train : (l,) f(x_i) on the training points, as computed from the solution
-    support, inbound, bounded : sorted index arrays (in-bound: 0 < a_i < C_i; bounded: a_i = C_i)
-    engine : name of the engine that trained it (``wsvm_span.engines``); estimators that retrain
-        (CV, exact LOO) use the same engine
-    tol : the engine's stopping tolerance
-    fit_time : seconds spent in the engine (the kernel is precomputed and not counted)
+    n_train : int
+        l, the number of training points.
+    coef : ndarray of shape (l,)
+        y_i alpha_i.
+    margins : ndarray of shape (l,)
+        y_i f(x_i) on the training set.
+    slacks : ndarray of shape (l,)
+        xi_i = max(0, 1 - y_i f(x_i)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> model = ws.fit_svm(ws.rbf_kernel(X, gamma=0.5), y, C=1.0)
+    >>> f = model.decision_function(ws.rbf_kernel(X[:3], X, gamma=0.5))
+    >>> bool(np.allclose(f, model.decision_train[:3]))
+    True
     """
 
     alpha: np.ndarray
@@ -68,7 +104,23 @@ class WeightedSVM:
         return np.maximum(0.0, 1.0 - self.margins)
 
     def decision_function(self, K_rows) -> np.ndarray:
-        """f(x) for new points. K_rows: (m, l) kernel block between them and the training set."""
+        """f(x) for new points.
+
+        Parameters
+        ----------
+        K_rows : array-like of shape (m, l)
+            Kernel block between the new points and the training set.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The decision values; the predicted label is their sign.
+
+        Raises
+        ------
+        ValueError
+            If ``K_rows`` is not (m, l).
+        """
         K_rows = np.asarray(K_rows, dtype=float)
         if K_rows.ndim != 2 or K_rows.shape[1] != self.n_train:
             raise ValueError(
@@ -80,10 +132,36 @@ class WeightedSVM:
         return K_rows @ self.coef + self.b
 
     def restricted(self, idx) -> "WeightedSVM":
-        """The model's quantities on the training points ``idx`` only (positions, ascending or with the
-        in-bound SVs first), with ``support``/``inbound``/``bounded`` as positions in ``idx``: what the
-        span computations read when handed the kernel among those points alone (K[np.ix_(idx, idx)]),
-        e.g. a model's SVs. ``idx`` must hold every SV whose spans are wanted."""
+        """The model's quantities on the training points ``idx`` only.
+
+        What the span computations read when handed the kernel among those points alone
+        (``K[np.ix_(idx, idx)]``), e.g. a model's SVs: ``support``, ``inbound`` and ``bounded`` become
+        positions in ``idx``.
+
+        Parameters
+        ----------
+        idx : array-like of int
+            Training indices, ascending or with the in-bound SVs first; they must hold every SV whose spans
+            are wanted.
+
+        Returns
+        -------
+        WeightedSVM
+            The restricted model (same b, engine and tolerance).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import wsvm_span as ws
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(40, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+        >>> K = ws.rbf_kernel(X, gamma=0.5)
+        >>> model = ws.fit_svm(K, y, C=1.0)
+        >>> sv = model.support
+        >>> ws.span_rule(model.restricted(sv), K[np.ix_(sv, sv)]) * sv.size == ws.span_rule(model, K) * 40
+        True
+        """
         idx = np.asarray(idx)
         position = np.full(self.n_train, -1)
         position[idx] = np.arange(idx.size)
@@ -99,23 +177,35 @@ class WeightedSVM:
         )
 
 
-def classify_dual(alpha, C):
+def classify_alpha(alpha, C):
     """(alpha, support, inbound, bounded): alphas clipped to [0, C_i] and snapped to 0 and C_i
-    within BOUND_RTOL, as every engine's solution is read."""
+    within BOUND_RTOL, as every engine's solution is read (a ``WeightedSVM``'s sets, and those of the
+    retrainings that CV and leave-one-out do not build a model for)."""
     alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, C)
-    nonzero = alpha > BOUND_RTOL * C
-    support = np.flatnonzero(nonzero)
-    alpha[~nonzero] = 0.0
+    is_sv = alpha > BOUND_RTOL * C
+    alpha[~is_sv] = 0.0
+    support = np.flatnonzero(is_sv)
     at_bound = alpha[support] >= C[support] * (1.0 - BOUND_RTOL)
     alpha[support[at_bound]] = C[support[at_bound]]
     return alpha, support, support[~at_bound], support[at_bound]
 
 
-def make_model(K, y, C, alpha, b, *, engine: str, tol: float, fit_time: float = 0.0) -> WeightedSVM:
-    """Build a ``WeightedSVM`` from a dual solution: classify SVs and compute f on the training set."""
-    alpha, support, inbound, bounded = classify_dual(alpha, C)
-    # K is symmetric: f = K[:, S] c_S = c_S K[S, :], and row slices copy contiguously.
-    decision = (y[support] * alpha[support]) @ K[support] + b
+def make_model(K, y, C, alpha, b, *, engine: str, tol: float, fit_time: float = 0.0,
+               expansion=None) -> WeightedSVM:
+    """Build a ``WeightedSVM`` from a dual solution: classify SVs and compute f on the training set.
+
+    ``expansion``: h = K (y alpha) on the training points when the engine has it already (SMO's gradient G
+    gives h = y (G + 1)): f = h + b then costs no kernel pass, only a correction for the alphas that
+    ``classify_alpha`` snapped to their bounds.
+    """
+    raw = np.asarray(alpha, dtype=float)
+    alpha, support, inbound, bounded = classify_alpha(raw, C)
+    if expansion is None:
+        decision = kernel_expansion(K, y[support] * alpha[support], support) + b
+    else:
+        snapped = np.flatnonzero(alpha != raw)
+        decision = kernel_expansion(K, y[snapped] * (alpha[snapped] - raw[snapped]), snapped,
+                                    out=np.array(expansion, dtype=float)) + b
     return WeightedSVM(
         alpha=alpha, b=float(b), y=y, C=C, decision_train=decision, support=support,
         inbound=inbound, bounded=bounded, engine=engine, tol=float(tol), fit_time=fit_time,
@@ -131,7 +221,7 @@ def make_model_from_features(
 
     X, y, C must be validated already (the engines' features entry point does it).
     """
-    alpha, support, inbound, bounded = classify_dual(alpha, C)
+    alpha, support, inbound, bounded = classify_alpha(alpha, C)
     decision = rbf_expansion(X[support], y[support] * alpha[support], X, gamma, block_rows=block_rows) + b
     return WeightedSVM(
         alpha=alpha, b=float(b), y=y, C=C, decision_train=decision, support=support,

@@ -7,9 +7,30 @@ from .utils.validation import check_labels
 
 
 def class_weights(y, C_plus: float, C_minus: float) -> np.ndarray:
-    """C_i = C+ for y_i = +1 and C- for y_i = -1 (Experiment 1; LIBSVM ``-w1 C+ -w-1 C-``).
+    """Class weights: C_i = C+ for y_i = +1 and C- for y_i = -1 (Experiment 1; LIBSVM ``-w1 C+ -w-1 C-``).
 
-    Returns a length-l float64 array.
+    Parameters
+    ----------
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    C_plus, C_minus : float
+        The positive class's and the negative class's weight, both positive.
+
+    Returns
+    -------
+    ndarray of shape (l,)
+        The weights C_i, float64.
+
+    Raises
+    ------
+    ValueError
+        If a weight is not positive or a label is not -1 or +1.
+
+    Examples
+    --------
+    >>> import wsvm_span as ws
+    >>> ws.class_weights([1, -1, 1], C_plus=4.0, C_minus=1.0).tolist()
+    [4.0, 1.0, 4.0]
     """
     y = np.asarray(y, dtype=float)
     if not (C_plus > 0 and C_minus > 0):
@@ -20,9 +41,36 @@ def class_weights(y, C_plus: float, C_minus: float) -> np.ndarray:
 
 
 def sigmoid_weights(q, A: float, B: float, C: float, sigma: float = 0.01) -> np.ndarray:
-    """C_i = max(C / (1 + exp(-A (q_i - B))), sigma) (Experiment 2).
+    """Sigmoid weights from importance scores: C_i = max(C / (1 + exp(-A (q_i - B))), sigma) (Experiment 2).
 
-    q: (l,) importance scores in [0, 1]; sigma > 0 keeps every weight positive.
+    Parameters
+    ----------
+    q : array-like of shape (l,)
+        Importance scores in [0, 1].
+    A : float
+        Steepness of the sigmoid.
+    B : float
+        Its midpoint (the score that gets C / 2).
+    C : float
+        The largest weight, positive.
+    sigma : float, default=0.01
+        The floor that keeps every weight positive.
+
+    Returns
+    -------
+    ndarray of shape (l,)
+        The weights C_i.
+
+    Raises
+    ------
+    ValueError
+        If q is not a finite 1-d array, or C or sigma is not positive.
+
+    Examples
+    --------
+    >>> import wsvm_span as ws
+    >>> ws.sigmoid_weights([0.0, 0.5, 1.0], A=10.0, B=0.5, C=2.0).round(3).tolist()
+    [0.013, 1.0, 1.987]
     """
     q = np.asarray(q, dtype=float)
     if q.ndim != 1 or not np.isfinite(q).all():

@@ -13,7 +13,6 @@ from wsvm_span.study import config as sc
 from wsvm_span.study import experiments as ex
 from wsvm_span.study import scheduling
 
-SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
 CONDA_ENV = "../../envs/wsvm-span.yaml"
 
 
@@ -35,7 +34,7 @@ if not workflow.overwrite_configfiles:
     update_config(config, _overrides)
 
 try:
-    STUDY = sc.validate_config(config, schema=SCHEMA)
+    STUDY = sc.validate_config(config)  # the package's schema (wsvm_span/study/config/config.schema.yaml)
 except sc.ConfigError as _exc:
     raise WorkflowError(f"wsvm-span: {_exc}")
 

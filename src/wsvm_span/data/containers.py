@@ -35,16 +35,18 @@ class RawSplit:
 class Split:
     """A scaled train/test split of one data set, ready for the SVM code.
 
-    Attributes
+    Parameters
     ----------
     name : str
         Registry name, e.g. ``"splice"`` or ``"ringnorm_d20_l1024"``.
     X_train : ndarray of shape (l, p), float64, C-contiguous
         Each feature scaled to [0, 1] by the training set's min and max (constant -> 0).
     y_train : ndarray of shape (l,), float64, values in {-1.0, +1.0}
+        Training labels.
     X_test : ndarray of shape (m, p), float64, C-contiguous
         Same map as the training set; values may fall outside [0, 1].
     y_test : ndarray of shape (m,), float64, values in {-1.0, +1.0}
+        Test labels.
     d : int
         Feature count of the paper, used for the RBF width gamma = 1 / d. Equal to p except
         for MNIST (d = 780, p = 784 pixels).
@@ -57,12 +59,20 @@ class Split:
     X_val : ndarray of shape (v, p), float64, or None
         A separate validation sample (w_mixture), scaled like the test set.
     y_val : ndarray of shape (v,), float64 in {-1.0, +1.0}, or None
+        Validation labels.
     seed : int or None
         Seed of the random split (None when the split rule is not random).
     realization : int or None
         IDA realization (None for the other data sets).
     checksums : dict relpath -> sha256
         Pinned sha256 (decompressed content) of every file the split was built from.
+
+    Examples
+    --------
+    >>> from wsvm_span.data import load_dataset
+    >>> split = load_dataset("ringnorm_d2_l40", seed=0)
+    >>> split.name, split.seed, split.realization, split.scores is None
+    ('ringnorm_d2_l40', 0, None, True)
     """
 
     name: str

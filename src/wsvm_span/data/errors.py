@@ -24,23 +24,61 @@ __all__ = [
 
 
 class DataError(Exception):
-    """Base class of every error raised by :mod:`wsvm_span.data`."""
+    """Base class of every error raised by :mod:`wsvm_span.data`.
+
+    Examples
+    --------
+    >>> from wsvm_span.data import DataError, DataIntegrityError, DataUnavailableError, UnknownDatasetError
+    >>> all(issubclass(e, DataError) for e in (DataIntegrityError, DataUnavailableError, UnknownDatasetError))
+    True
+    """
 
 
 class DataIntegrityError(DataError, ValueError):
-    """A data file is corrupt, truncated or has the wrong sha256."""
+    """A data file is corrupt, truncated or has the wrong sha256 (also a ValueError).
+
+    Examples
+    --------
+    >>> from wsvm_span.data import DataIntegrityError
+    >>> issubclass(DataIntegrityError, ValueError)
+    True
+    """
 
 
 class DataFormatError(DataError, ValueError):
-    """Bytes that do not follow the expected file format."""
+    """Bytes that do not follow the expected file format (also a ValueError).
+
+    Examples
+    --------
+    >>> from wsvm_span.data import DataFormatError
+    >>> issubclass(DataFormatError, ValueError)
+    True
+    """
 
 
 class DataUnavailableError(DataError, FileNotFoundError):
-    """A data file is missing and could not be fetched from any source."""
+    """A data file is missing and could not be fetched from any source (also a FileNotFoundError).
+
+    Examples
+    --------
+    >>> from wsvm_span.data import DataUnavailableError
+    >>> issubclass(DataUnavailableError, FileNotFoundError)
+    True
+    """
 
 
 class UnknownDatasetError(DataError, KeyError):
-    """The data set name is not in the registry."""
+    """The data set name is not in the registry (also a KeyError); the message lists the valid names.
+
+    Examples
+    --------
+    >>> from wsvm_span.data import UnknownDatasetError, load_dataset
+    >>> try:
+    ...     load_dataset("splize")
+    ... except UnknownDatasetError as exc:
+    ...     print(str(exc)[:40])
+    unknown data set 'splize'; known: breast
+    """
 
     def __str__(self) -> str:  # KeyError would quote the whole message
         return str(self.args[0]) if self.args else ""

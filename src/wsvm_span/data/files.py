@@ -80,7 +80,7 @@ _FIX_HINT = (
 class FileSpec:
     """One data file of the registry.
 
-    Attributes
+    Parameters
     ----------
     relpath : str
         POSIX path relative to the data directory, e.g. ``"splice/splice.txt.gz"``.
@@ -91,6 +91,12 @@ class FileSpec:
         uncompressed (or gzip) content; ``<url>#member=<path>`` extracts a zip member.
     note : str
         Provenance and known differences between a source and the pinned copy.
+
+    Examples
+    --------
+    >>> from wsvm_span.data import DATASETS
+    >>> [f.relpath for f in DATASETS["splice"].files]
+    ['splice/splice.txt.gz']
     """
 
     relpath: str

@@ -60,8 +60,26 @@ def load_dataset(
 
     Raises
     ------
-    UnknownDatasetError, ValueError (bad seed / realization), DataIntegrityError,
+    UnknownDatasetError
+        If the name is not in the registry (the message lists the valid names).
+    ValueError
+        If the seed or realization is not valid for the data set.
+    DataIntegrityError
+        If a file is corrupt, truncated or has the wrong sha256 (the message names both checksums).
     DataUnavailableError
+        If a file is absent and no source could provide it.
+
+    Examples
+    --------
+    A synthetic set needs no file; the benchmark sets are read from the data directory, a mirror or their
+    publishers, and checked against their pinned sha256:
+
+    >>> from wsvm_span.data import load_dataset
+    >>> split = load_dataset("ringnorm_d2_l40", seed=0)
+    >>> split.X_train.shape, split.X_test.shape, split.d
+    ((40, 2), (2000, 2), 2)
+    >>> float(split.X_train.min()), float(split.X_train.max())
+    (0.0, 1.0)
     """
     spec = DATASETS[name]
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:

@@ -220,9 +220,10 @@ Builder = Callable[[SourceFiles, int, "int | None"], RawSplit]
 class DatasetSpec:
     """One data set of the study.
 
-    Attributes
+    Parameters
     ----------
     name : str
+        Registry name.
     n_train, n_test : int
         Sizes of experiments.md (checked when a split is built).
     d : int
@@ -235,7 +236,8 @@ class DatasetSpec:
         What label +1 means.
     files : tuple of FileSpec
         Every pinned file of the data set (all 10 realizations for IDA sets).
-    builder : callable (SourceFiles, seed, realization) -> RawSplit
+    builder : callable
+        (SourceFiles, seed, realization) -> RawSplit: reads the files and applies the split rule.
     realizations : tuple of int
         Available IDA realizations (empty for other sets).
     uses_seed : bool
@@ -243,10 +245,18 @@ class DatasetSpec:
     has_scores : bool
         Whether the split carries importance scores (Experiment 2).
     synthetic : bool
+        Whether the data are generated (no file).
     n_val : int
         Size of a separate validation sample (0: none; the W toy has one).
     has_privileged : bool
         Whether the split carries privileged features of its training points (SVM+).
+
+    Examples
+    --------
+    >>> from wsvm_span.data import DATASETS
+    >>> spec = DATASETS["splice"]
+    >>> spec.n_train, spec.n_test, spec.d, spec.uses_seed
+    (1000, 2175, 60, False)
     """
 
     name: str
@@ -537,17 +547,54 @@ DATASETS: Mapping[str, DatasetSpec] = _Registry()
 
 
 def list_datasets() -> list[str]:
-    """The 14 benchmark names (experiments.md order), the extra names (:data:`EXTRA_NAMES`), the 4 of
-    Experiment 8 (:data:`LUPI_NAMES`), then
-    ringnorm_d{20,40,80}_l{128..16384}."""
+    """Every data set name of the registry.
+
+    In order: the 14 benchmark names (experiments.md order, :data:`BENCHMARK_NAMES`), the extra names of
+    Experiment 10 (:data:`EXTRA_NAMES`), the 4 of Experiment 8 (:data:`LUPI_NAMES`), then
+    ringnorm_d{20,40,80}_l{128..16384} (any ``ringnorm_d<d>_l<l>`` loads too).
+
+    Returns
+    -------
+    list of str
+        The names.
+
+    Examples
+    --------
+    >>> from wsvm_span.data import list_datasets
+    >>> list_datasets()[:3]
+    ['breast_cancer', 'mushrooms', 'waveform']
+    """
     return list(DATASETS)
 
 
 def dataset_checksums(name: str, realization: int | None = None) -> dict[str, str]:
-    """Pinned sha256 of a data set's files: relpath -> hex digest (decompressed content).
+    """Pinned sha256 of a data set's files (of the decompressed content).
 
-    For IDA sets, ``realization=None`` gives the files of all realizations and an integer the
-    four files of that realization. Synthetic sets have no files (empty dict).
+    Parameters
+    ----------
+    name : str
+        A data set name.
+    realization : int or None, default=None
+        For IDA sets: None gives the files of all realizations, an integer the four files of that
+        realization.
+
+    Returns
+    -------
+    dict of str to str
+        relpath -> hex digest; empty for a synthetic set.
+
+    Raises
+    ------
+    UnknownDatasetError
+        If the name is not in the registry.
+
+    Examples
+    --------
+    >>> from wsvm_span.data import dataset_checksums
+    >>> dataset_checksums("splice")
+    {'splice/splice.txt.gz': '321beb218f0fe9d5bb6ff09abb94f33a0f21cde5f79887b46d124b9bddd4f940'}
+    >>> dataset_checksums("ringnorm_d20_l128")
+    {}
     """
     spec = DATASETS[name]
     return {f.relpath: f.sha256 for f in spec.files_for(realization)}

@@ -72,7 +72,7 @@ def _child(ss: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
 def make_ringnorm_variant(
     l: int, d: int, seed: int | np.random.SeedSequence = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Draw ``l`` points of the ringnorm variant in dimension ``d``.
+    """Draw ``l`` points of the ringnorm variant in dimension ``d`` (Experiment 6).
 
     Parameters
     ----------
@@ -80,12 +80,27 @@ def make_ringnorm_variant(
         Number of points (>= 1).
     d : int
         Dimension (>= 1).
-    seed : int or numpy.random.SeedSequence
+    seed : int or numpy.random.SeedSequence, default=0
+        Seed of the draw.
 
     Returns
     -------
-    X : ndarray of shape (l, d), float64 (unscaled)
-    y : ndarray of shape (l,), float64 in {-1, +1}; +1 with probability 0.3.
+    X : ndarray of shape (l, d)
+        float64, unscaled.
+    y : ndarray of shape (l,)
+        float64 in {-1, +1}; +1 with probability 0.3.
+
+    Raises
+    ------
+    ValueError
+        If l or d is not positive.
+
+    Examples
+    --------
+    >>> from wsvm_span.data import make_ringnorm_variant
+    >>> X, y = make_ringnorm_variant(5, 2, seed=0)
+    >>> X.shape, y.tolist()
+    ((5, 2), [-1.0, -1.0, -1.0, 1.0, -1.0])
     """
     if int(l) < 1 or int(d) < 1:
         raise ValueError(f"l and d must be positive, got l={l}, d={d}")
@@ -99,6 +114,8 @@ def make_ringnorm_variant(
 
 
 def ringnorm_name(d: int, l: int) -> str:
+    """``ringnorm_d<d>_l<l>``: the registry name of the synthetic set of dimension d and training size l.
+    """
     return f"ringnorm_d{int(d)}_l{int(l)}"
 
 
@@ -155,7 +172,34 @@ def w_mixture_posterior(X) -> np.ndarray:
 
 
 def make_w_mixture(n: int, seed: int | np.random.SeedSequence = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Draw ``n`` points of the W mixture: X (n, 2) float64, y (n,) in {-1, +1} (+1 with probability 1/2)."""
+    """Draw ``n`` points of the W mixture (Experiment 8's toy).
+
+    Parameters
+    ----------
+    n : int
+        Number of points (>= 1).
+    seed : int or numpy.random.SeedSequence, default=0
+        Seed of the draw.
+
+    Returns
+    -------
+    X : ndarray of shape (n, 2)
+        float64.
+    y : ndarray of shape (n,)
+        In {-1, +1}, +1 with probability 1/2.
+
+    Raises
+    ------
+    ValueError
+        If n is not positive.
+
+    Examples
+    --------
+    >>> from wsvm_span.data import make_w_mixture
+    >>> X, y = make_w_mixture(4, seed=0)
+    >>> X.shape, y.tolist()
+    ((4, 2), [-1.0, 1.0, -1.0, 1.0])
+    """
     if int(n) < 1:
         raise ValueError(f"n must be positive, got {n}")
     ss = _seed_sequence(seed)

@@ -22,6 +22,7 @@ from .path import PathEngine
 from .sampling import Sampling
 from .sklearn_libsvm import SklearnLibsvm
 from .sklearn_rbf import SklearnRbf
+from .smo import Smo
 
 __all__ = [
     "AUTO", "Capabilities", "DEFAULT_TOL", "ENGINE_NAMES", "Engine", "FEATURE_ENGINE_NAMES", "engine_for",
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 _ENGINES: dict[str, Engine] = {
-    e.name: e for e in (SklearnLibsvm(), OfficialLibsvm(), PathEngine(), SklearnRbf(), Sampling())
+    e.name: e for e in (SklearnLibsvm(), OfficialLibsvm(), Smo(), PathEngine(), SklearnRbf(), Sampling())
 }
 
 #: "auto" picks scikit-learn's LIBSVM: it handles every weighting and is the faster route
@@ -43,7 +44,30 @@ FEATURE_ENGINE_NAMES: tuple[str, ...] = (AUTO, *_ENGINES)
 
 
 def get_engine(name: str) -> Engine:
-    """The engine registered under ``name`` ("auto" resolves to the default engine)."""
+    """The engine registered under a name.
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`FEATURE_ENGINE_NAMES`; "auto" resolves to the default engine (scikit-learn's
+        LIBSVM).
+
+    Returns
+    -------
+    Engine
+        The engine.
+
+    Raises
+    ------
+    ValueError
+        If no engine has that name (the message lists every engine with its description).
+
+    Examples
+    --------
+    >>> from wsvm_span.engines import get_engine
+    >>> get_engine("auto").name
+    'sklearn'
+    """
     if name == AUTO:
         name = _AUTO_CHOICE
     try:
@@ -54,8 +78,42 @@ def get_engine(name: str) -> Engine:
 
 
 def engine_for(name: str, y, C, *, precomputed_kernel: bool = True) -> Engine:
-    """The engine ``name``, checked to be able to train the weights C on labels y, and on a
-    precomputed kernel unless ``precomputed_kernel`` is False (training from features)."""
+    """The engine ``name``, checked to be able to train the weights C on labels y.
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`FEATURE_ENGINE_NAMES`.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    C : float or array-like of shape (l,)
+        Instance weights.
+    precomputed_kernel : bool, default=True
+        The caller trains on a precomputed kernel (False: from features).
+
+    Returns
+    -------
+    Engine
+        The engine.
+
+    Raises
+    ------
+    ValueError
+        If the engine is unknown, trains from features only while ``precomputed_kernel`` is True, or supports
+        class weights only while C varies within a class (the message names the engines that can).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.engines import engine_for
+    >>> y = np.array([1.0, 1.0, -1.0])
+    >>> engine_for("libsvm", y, np.array([2.0, 2.0, 1.0])).name
+    'libsvm'
+    >>> engine_for("libsvm", y, np.array([2.0, 3.0, 1.0]))
+    Traceback (most recent call last):
+    ...
+    ValueError: engine='libsvm' supports class weights only and these weights vary within a class; use one of ['sklearn', 'smo', 'path'] or 'auto'
+    """
     engine = get_engine(name)
     usable = {n: e for n, e in _ENGINES.items() if e.capabilities.precomputed_kernel or not precomputed_kernel}
     if engine.name not in usable:
@@ -73,30 +131,79 @@ def engine_for(name: str, y, C, *, precomputed_kernel: bool = True) -> Engine:
     return engine
 
 
-def fit_svm(K, y, C, engine: str = AUTO, tol: float = DEFAULT_TOL, *, check_input: bool = True) -> WeightedSVM:
+def fit_svm(K, y, C, engine: str = AUTO, tol: float = DEFAULT_TOL, *, check_input: bool = True,
+            alpha0=None) -> WeightedSVM:
     """Train a weighted SVM on a precomputed training kernel.
 
     Parameters
     ----------
-    K : (l, l) symmetric kernel matrix of the training set
-    y : (l,) labels in {-1, +1}, both classes present
-    C : scalar or (l,) positive instance weights
-    engine : a name of :data:`ENGINE_NAMES`; "auto" is scikit-learn's LIBSVM
-    tol : the engine's stopping tolerance (LIBSVM ``-e``); keep it tight, the estimators read the
-        computed y_p f(x_p) and the in-bound/bounded split from the solution
-    check_input : validate K, y, C (shapes, labels, finiteness, symmetry, C_i > 0).
-        Internal callers that train on slices of an already validated problem (CV
-        folds, leave-one-out, a grid over one kernel) skip it: on a 12k x 12k kernel the
-        checks cost more than a LIBSVM run.
+    K : ndarray of shape (l, l)
+        Symmetric kernel matrix of the training set.
+    y : ndarray of shape (l,)
+        Labels in {-1, +1}, both classes present.
+    C : float or ndarray of shape (l,)
+        Positive instance weights C_i (a scalar: the same C for every point).
+    engine : str, default="auto"
+        A name of :data:`ENGINE_NAMES`; "auto" is scikit-learn's LIBSVM. "sklearn", "smo" and "path"
+        take per-instance weights, "libsvm" class weights only.
+    tol : float, default=1e-7
+        The engine's stopping tolerance (LIBSVM ``-e``). Keep it tight: the estimators read the computed
+        y_p f(x_p) and the in-bound/bounded split from the solution.
+    check_input : bool, default=True
+        Validate K, y, C (shapes, labels, finiteness, symmetry, C_i > 0). Internal callers that train on
+        slices of an already validated problem (CV folds, leave-one-out, a grid over one kernel) skip it:
+        on a 12k x 12k kernel the checks cost more than a LIBSVM run.
+    alpha0 : ndarray of shape (l,) or warm_start.Start, optional
+        A start for the dual, e.g. a neighbouring model's alpha (engines with ``capabilities.warm_start``:
+        "smo"), made feasible first (``engines.warm_start.feasible_start``) and refused when it holds NaN
+        or inf; or an ``engines.warm_start.Start`` (built from a solved neighbour, with the gradient
+        there). The optimum reached is the one a cold start reaches (to tol).
+
+    Returns
+    -------
+    WeightedSVM
+        The trained model; it remembers its engine, which the estimates that retrain (K-fold CV, exact
+        LOO) use too.
+
+    Raises
+    ------
+    ValueError
+        If the inputs are invalid (the message says what to fix), ``tol`` is not positive, the engine
+        is unknown, trains from features only, or cannot express weights that vary within a class; or
+        ``alpha0`` is given to an engine that cannot start from it, or holds NaN or inf.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> model.engine, model.support.size, model.inbound.size, model.bounded.size
+    ('sklearn', 22, 7, 15)
     """
     K, y, C = check_problem(K, y, C, check_input=check_input)
     if not tol > 0:
         raise ValueError(f"tol must be positive, got {tol!r}")
     solver = engine_for(engine, y, C)
+    options = {}
+    if alpha0 is not None:
+        if not solver.capabilities.warm_start:
+            able = [n for n, e in _ENGINES.items() if e.capabilities.warm_start]
+            raise ValueError(f"engine={solver.name!r} cannot start from alpha0; engines that can: {able}")
+        options["alpha0"] = alpha0
     t0 = time.perf_counter()
-    alpha, b = solver.solve(K, y, C, tol)
+    expansion = None
+    if solver.capabilities.warm_start:
+        # its gradient G at the solution gives f on the training points without a kernel pass: h = y (G + 1)
+        alpha, b, grad = solver.solve_warm(K, y, C, tol, **options)
+        expansion = y * (grad + 1.0)
+    else:
+        alpha, b = solver.solve(K, y, C, tol, **options)
     fit_time = time.perf_counter() - t0
-    return make_model(K, y, C, alpha, b, engine=solver.name, tol=tol, fit_time=fit_time)
+    return make_model(K, y, C, alpha, b, engine=solver.name, tol=tol, fit_time=fit_time, expansion=expansion)
 
 
 def fit_features(X, y, C, *, gamma: float, engine: str = AUTO, tol: float | None = None, **options) -> WeightedSVM:
@@ -104,15 +211,46 @@ def fit_features(X, y, C, *, gamma: float, engine: str = AUTO, tol: float | None
 
     Parameters
     ----------
-    X : (l, d) features;  y : (l,) labels in {-1, +1};  C : scalar or (l,) weights C_i > 0
-    gamma : RBF parameter
-    engine : a name of :data:`FEATURE_ENGINE_NAMES`. "sklearn" and "libsvm" build the l x l kernel and
-        give exactly ``fit_svm(rbf_kernel(X, None, gamma), ...)``; "sklearn-rbf" is scikit-learn's LIBSVM
+    X : ndarray of shape (l, d)
+        Training features.
+    y : ndarray of shape (l,)
+        Labels in {-1, +1}, both classes present.
+    C : float or ndarray of shape (l,)
+        Positive instance weights C_i.
+    gamma : float
+        RBF parameter.
+    engine : str, default="auto"
+        A name of :data:`FEATURE_ENGINE_NAMES`. "sklearn" and "libsvm" build the l x l kernel and give
+        exactly ``fit_svm(rbf_kernel(X, None, gamma), ...)``; "sklearn-rbf" is scikit-learn's LIBSVM
         evaluating the RBF itself (option ``cache_mb``); "sampling" is ``engines.sampling.fit_sampling``
         (its options; the ``SamplingRecord`` is dropped).
-    tol : the engine's tolerance (LIBSVM ``-e``; for "sampling" the KKT certificate's); None: its default
+    tol : float or None, default=None
+        The engine's tolerance (LIBSVM ``-e``; for "sampling" the KKT certificate's); None: its default.
+    **options
+        Options of the engine ("sklearn-rbf": ``cache_mb``; "sampling": those of ``fit_sampling``).
 
-    The model's fit_time counts everything from the features (for the kernel engines, the kernel too).
+    Returns
+    -------
+    WeightedSVM
+        The trained model. Its ``fit_time`` counts everything from the features (for the kernel
+        engines, the kernel too).
+
+    Raises
+    ------
+    ValueError
+        If the inputs are invalid, ``gamma`` is not positive, or the engine is unknown or cannot express
+        the weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> model = ws.fit_features(X, y, 1.0, gamma=0.5, engine="sklearn-rbf")
+    >>> ws.span_rule_from_svs(model, X, gamma=0.5)
+    0.175
     """
     X, y, C, gamma = check_features_problem(X, y, C, gamma)
     return engine_for(engine, y, C, precomputed_kernel=False).fit_features(X, y, C, gamma, tol, **options)

@@ -34,27 +34,63 @@ DEFAULT_TOL = 1e-7
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What an engine supports.
+    """What an engine supports: the registry and ``fit_svm`` ask these instead of engine names.
 
-    per_instance_weights : any C_i > 0 (False: one weight per class, C+ and C-)
-    warm_start : can start from an earlier solution
-    solution_path : can follow the exact path of (alpha, b) when the weights change
-    precomputed_kernel : trains on a precomputed kernel (``solve``, ``fit_svm``); False: from
-        features only (``fit_features``), never holding the l x l kernel
-    one_vs_one : trains all k(k-1)/2 machines of a multiclass problem in one call on the whole kernel
-        (``solve_one_vs_one``); otherwise ``wsvm_span.multiclass`` trains each machine by ``solve`` on
-        its own kernel slice
+    Parameters
+    ----------
+    per_instance_weights : bool
+        Any C_i > 0 (False: one weight per class, C+ and C-).
+    warm_start : bool, default=False
+        ``solve`` takes ``alpha0=``, a start from a neighbouring solution (a vector, or an
+        ``engines.warm_start.Start`` with its gradient), and ``solve_warm`` returns the gradient at the
+        solution too, from which the next start's gradient is built (``engines.warm_start``).
+    solution_path : bool, default=False
+        Can follow the exact path of (alpha, b) when the weights change.
+    precomputed_kernel : bool, default=True
+        Trains on a precomputed kernel (``solve``, ``fit_svm``); False: from features only
+        (``fit_features``), never holding the l x l kernel.
+    kernel_rows : bool, default=False
+        ``solve`` takes ``rows=``: the problem on K[rows][:, rows], read in place (CV folds and
+        leave-one-out retrainings need no copy of their kernel).
+    one_vs_one : bool, default=False
+        ``solve_one_vs_one`` trains all k(k-1)/2 machines of a multiclass problem in one call on the whole
+        kernel; otherwise ``wsvm_span.multiclass`` trains each machine by ``solve`` on its rows.
+
+    Examples
+    --------
+    >>> from wsvm_span.engines import get_engine
+    >>> get_engine("libsvm").capabilities
+    Capabilities(per_instance_weights=False, warm_start=False, solution_path=False, precomputed_kernel=True, kernel_rows=False, one_vs_one=False)
     """
 
     per_instance_weights: bool
     warm_start: bool = False
     solution_path: bool = False
     precomputed_kernel: bool = True
+    kernel_rows: bool = False
     one_vs_one: bool = False
 
 
 class Engine(Protocol):
-    """A trainer of the weighted SVM."""
+    """A trainer of the weighted SVM: the protocol every engine module implements.
+
+    An engine has a ``name`` (what users pass as ``engine=`` and write in the config's ``svm.engine``), a
+    one-line ``description`` (for error messages and ``--help``) and its :class:`Capabilities`. It trains
+    through ``solve(K, y, C, tol) -> (alpha, b)`` on a precomputed kernel (engines with
+    ``capabilities.precomputed_kernel``), and through ``fit_features(X, y, C, gamma, tol, **options) ->
+    WeightedSVM`` from the features with the RBF kernel (every engine). A new engine is a module with such a
+    class and one entry in the registry (``wsvm_span.engines._ENGINES``); the config schema's enum of
+    ``svm.engine`` lists the registry's kernel engines (a test checks the schema file against them).
+
+    Examples
+    --------
+    >>> from wsvm_span.engines import FEATURE_ENGINE_NAMES, get_engine
+    >>> FEATURE_ENGINE_NAMES[:3]
+    ('auto', 'sklearn', 'libsvm')
+    >>> engine = get_engine("sampling")
+    >>> engine.name, engine.capabilities.precomputed_kernel
+    ('sampling', False)
+    """
 
     #: the name users pass as ``engine=`` and write in the config (``svm.engine``)
     name: str
@@ -63,22 +99,82 @@ class Engine(Protocol):
     capabilities: Capabilities
 
     def solve(self, K: np.ndarray, y: np.ndarray, C: np.ndarray, tol: float) -> tuple[np.ndarray, float]:
-        """Dual solution (alpha (l,), b) for the validated problem (K, y, C) at stopping tolerance tol.
-        Only engines with ``capabilities.precomputed_kernel``."""
+        """Dual solution of a validated problem on a precomputed kernel.
+
+        Only engines with ``capabilities.precomputed_kernel``; those with ``warm_start`` also take
+        ``alpha0=``, those with ``kernel_rows`` also ``rows=``.
+
+        Parameters
+        ----------
+        K : ndarray of shape (l, l)
+            The training kernel.
+        y : ndarray of shape (l,)
+            Labels in {-1, +1}.
+        C : ndarray of shape (l,)
+            Instance weights.
+        tol : float
+            Stopping tolerance.
+
+        Returns
+        -------
+        alpha : ndarray of shape (l,)
+            Dual variables.
+        b : float
+            The bias.
+        """
         ...
 
     def solve_one_vs_one(self, K: np.ndarray, class_index: np.ndarray, C: np.ndarray,
                          tol: float) -> tuple[np.ndarray, np.ndarray]:
-        """Dual solutions of every one-vs-one machine of a multiclass problem: (alpha (n_machines, l), b
-        (n_machines,)), machines in LIBSVM's order (0, 1), (0, 2), ..., (1, 2), ...; alpha[m] is zero off
-        machine m's two classes, and machine (i, j) labels class i +1. ``class_index`` (l,) holds every
-        class position 0..k-1. Only engines with ``capabilities.one_vs_one``."""
+        """Dual solutions of every one-vs-one machine of a multiclass problem, in one call.
+
+        Only engines with ``capabilities.one_vs_one``.
+
+        Parameters
+        ----------
+        K : ndarray of shape (l, l)
+            The training kernel.
+        class_index : ndarray of int, shape (l,)
+            Class position 0..k-1 of every point (every class present).
+        C : ndarray of shape (l,)
+            Instance weights.
+        tol : float
+            Stopping tolerance.
+
+        Returns
+        -------
+        alpha : ndarray of shape (k(k-1)/2, l)
+            Dual variables of each machine, in LIBSVM's order (0, 1), (0, 2), ..., (1, 2), ...; zero off the
+            machine's two classes. Machine (i, j) labels class i +1.
+        b : ndarray of shape (k(k-1)/2,)
+            The biases.
+        """
         ...
 
     def fit_features(self, X: np.ndarray, y: np.ndarray, C: np.ndarray, gamma: float, tol: float | None,
                      **options) -> WeightedSVM:
-        """The model of the validated problem (X, y, C) with the RBF kernel exp(-gamma ||x - z||^2);
-        tol None takes the engine's default."""
+        """The model of a validated problem with the RBF kernel exp(-gamma ||x - z||^2).
+
+        Parameters
+        ----------
+        X : ndarray of shape (l, d)
+            Features.
+        y : ndarray of shape (l,)
+            Labels in {-1, +1}.
+        C : ndarray of shape (l,)
+            Instance weights.
+        gamma : float
+            RBF parameter.
+        tol : float or None
+            Stopping tolerance; None takes the engine's default.
+        **options
+            Engine-specific options.
+
+        Returns
+        -------
+        WeightedSVM
+            The trained model.
+        """
         ...
 
 

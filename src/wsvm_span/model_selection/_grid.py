@@ -16,7 +16,34 @@ GRIDPY_LOG2G = (3, -15, -2)
 
 
 def gridpy_param_grid(log2c=GRIDPY_LOG2C, log2g=GRIDPY_LOG2G) -> dict:
-    """{"C": 2^log2c..., "gamma": 2^log2g...} over grid.py-style (begin, end, step) ranges (end included)."""
+    """The C x gamma grid of LIBSVM's ``tools/grid.py``: {"C": 2^log2c..., "gamma": 2^log2g...}.
+
+    Parameters
+    ----------
+    log2c : tuple of (begin, end, step), default=GRIDPY_LOG2C
+        Range of log2 C, end included (grid.py's default: -5, 15, 2).
+    log2g : tuple of (begin, end, step), default=GRIDPY_LOG2G
+        Range of log2 gamma, end included (grid.py's default: 3, -15, -2).
+
+    Returns
+    -------
+    dict
+        A ``param_grid`` for ``SpanSearchCV`` or ``GridSearchCV``.
+
+    Raises
+    ------
+    ValueError
+        If a range never reaches its end (a step of the wrong sign, or 0).
+
+    Examples
+    --------
+    >>> from wsvm_span.model_selection import gridpy_param_grid
+    >>> gridpy_param_grid(log2c=(-1, 3, 2), log2g=(0, -2, -1))
+    {'C': [0.5, 2.0, 8.0], 'gamma': [1.0, 0.5, 0.25]}
+    >>> grid = gridpy_param_grid()
+    >>> len(grid["C"]) * len(grid["gamma"])
+    110
+    """
     return {"C": [2.0 ** e for e in log2_range(*log2c)], "gamma": [2.0 ** e for e in log2_range(*log2g)]}
 
 

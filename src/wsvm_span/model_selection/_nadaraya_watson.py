@@ -22,11 +22,39 @@ P_FLOOR = 1e-3
 
 
 def nadaraya_watson_label_probability(X, y, bandwidth: float) -> np.ndarray:
-    """p_i = (1 + y_i eta_i) / 2 for every training point, eta leaving x_i out (see module doc).
+    """p_i = (1 + y_i eta_i) / 2 for every training point: the Nadaraya-Watson probability of its observed label.
 
-    X : (l, d) features; y : (l,) labels in {-1, +1}; bandwidth h > 0 of the Gaussian
-    K_h(u) = exp(-||u||^2 / (2 h^2)). A point with no neighbour within floating-point reach gets
-    eta_i = 0 (p_i = 1/2: no information). Returns an (l,) array in [0, 1].
+    eta_i = sum_j K_h(x_i - x_j) y_j / sum_j K_h(x_i - x_j) over j != i (see the module's doc), with the
+    Gaussian K_h(u) = exp(-||u||^2 / (2 h^2)). A point with no neighbour within floating-point reach gets
+    eta_i = 0 (p_i = 1/2: no information).
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Features.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    bandwidth : float
+        h > 0.
+
+    Returns
+    -------
+    ndarray of shape (l,)
+        p_i in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If the bandwidth is not positive, a label is not -1 or +1, or X and y disagree in length.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.model_selection import nadaraya_watson_label_probability
+    >>> X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1]])
+    >>> y = np.array([-1.0, -1.0, 1.0, 1.0, 1.0])
+    >>> nadaraya_watson_label_probability(X, y, bandwidth=0.5).round(2).tolist()
+    [0.51, 0.5, 0.0, 1.0, 1.0]
     """
     y = check_labels(y)
     if not bandwidth > 0:
@@ -42,7 +70,31 @@ def nadaraya_watson_label_probability(X, y, bandwidth: float) -> np.ndarray:
 
 
 def nadaraya_watson_weights(p, tau: float) -> np.ndarray:
-    """Per-instance factor max(p_i, P_FLOOR)^tau (multiply by C for c_i); tau >= 0."""
+    """Per-instance factor max(p_i, P_FLOOR)^tau of the Nadaraya-Watson weights (c_i = C times it).
+
+    Parameters
+    ----------
+    p : array-like of shape (l,)
+        Label probabilities from :func:`nadaraya_watson_label_probability`.
+    tau : float
+        Exponent, >= 0 (0: the plain SVM, every factor 1).
+
+    Returns
+    -------
+    ndarray of shape (l,)
+        The factors, positive.
+
+    Raises
+    ------
+    ValueError
+        If tau is negative.
+
+    Examples
+    --------
+    >>> from wsvm_span.model_selection import nadaraya_watson_weights
+    >>> nadaraya_watson_weights([0.0, 0.25, 1.0], tau=0.5).round(4).tolist()
+    [0.0316, 0.5, 1.0]
+    """
     if not tau >= 0:
         raise ValueError(f"nw_tau must be non-negative, got {tau!r}")
     return np.maximum(np.asarray(p, dtype=float), P_FLOOR) ** float(tau)

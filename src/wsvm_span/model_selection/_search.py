@@ -36,28 +36,27 @@ from copy import deepcopy
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv
-from sklearn.model_selection._search import BaseSearchCV
-from sklearn.model_selection._validation import _warn_or_raise_about_fit_failures
 from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, check_X_y
+from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
 import wsvm_span as ws
 from wsvm_span.kernels import rbf_from_squared_distances, squared_distances
 from wsvm_span.model import make_model
-from wsvm_span.study.tables import TIE_ATOL, TIE_RTOL, TIE_RULES
+from wsvm_span.tie_rules import TIE_ATOL, TIE_RTOL, TIE_RULES
 from wsvm_span.utils.validation import check_kernel
 
+from . import _sklearn_compat as compat
 from ._grid import CRITERIA, FREE_CRITERIA, gridpy_param_grid
 from ._multiclass import OneVsOneKernels
 from ._nadaraya_watson import nadaraya_watson_label_probability, nadaraya_watson_weights
+from ._sklearn_compat import BaseSearchCV, HasMethods, StrOptions
 
 __all__ = ["SpanSearchCV", "TieRule", "WholeTrainingSet", "estimate_errors", "make_span_scorer"]
 
@@ -71,19 +70,42 @@ GRID_KEYS = SVC_KEYS + SCHEME_KEYS
 #: 28/28 points of splice, adult, spambase and skin_nonskin (same selection, 10-25% less CPU); at
 #: 1e-4 on 28, 28, 27 and 28; SVC's default 1e-3 only on 21, 25, 21 and 26.
 DEFAULT_TOL = 1e-5
-#: the study's tie rules (study.tables.TIE_RULES), in the order its CLI lists them
+#: the study's tie rules (wsvm_span.tie_rules.TIE_RULES), in the order its CLI lists them
 TIE_RULE_NAMES = tuple(TIE_RULES)
 
 
 # ------------------------------------------------------------------------------------- tie rule
 class TieRule:
-    """A ``refit`` callable: among the candidates tied at the best ``score_key``, the one whose ``key``
-    (an error, lower is better) is the worst, the best or the lower median (the study's tie rules,
-    method.md section 6; ``study.tables.TIE_RULES``).
+    """A ``refit`` callable: among the candidates tied at the best ``score_key``, the one whose ``key`` (an error,
+    lower is better) is the worst, the best or the lower median.
 
-    With ``key="test_error"`` (SpanSearchCV's column when fit gets ``heldout=(X_test, y_test)``) it reproduces
-    the study's reporting rule; any other numeric cv_results_ column works too, in plain GridSearchCV
-    as well. Returns the index of the chosen candidate (the first one, in grid order, with that value).
+    These are the study's tie rules (method.md section 6; ``wsvm_span.tie_rules.TIE_RULES``). With
+    ``key="test_error"`` (SpanSearchCV's column when fit gets ``heldout=(X_test, y_test)``) it reproduces the
+    study's reporting rule; any other numeric ``cv_results_`` column works too, in plain GridSearchCV as well.
+    Called with ``cv_results_``, it returns the index of the chosen candidate (the first one, in grid order,
+    with that value).
+
+    Parameters
+    ----------
+    rule : {"worst", "best", "median"}, default="worst"
+        Which ``key`` value to pick among the tied candidates.
+    key : str, default="test_error"
+        The ``cv_results_`` column the rule ranks the tied candidates by.
+    score_key : str, default="mean_test_score"
+        The column whose best value defines the tie (greater is better; scores within the study's tie
+        tolerances are tied).
+
+    Raises
+    ------
+    ValueError
+        If ``rule`` is unknown; when called, if ``key`` is not a column or no candidate has a finite score.
+
+    Examples
+    --------
+    >>> from wsvm_span.model_selection import TieRule
+    >>> results = {"mean_test_score": [0.9, 0.8, 0.9], "test_error": [0.10, 0.05, 0.20]}
+    >>> TieRule("worst")(results), TieRule("best")(results)
+    (2, 0)
     """
 
     def __init__(self, rule: str = "worst", key: str = "test_error", score_key: str = "mean_test_score"):
@@ -244,16 +266,17 @@ class SpanSearchCV(BaseSearchCV):
         With more than two classes each is the multiclass estimate of ``wsvm_span.multiclass`` (the span
         bound, xi-alpha and SV-count bounds as union bounds over the machines).
     extra_criteria : tuple of str
-        More estimates to compute at every point and report (a cv_results_ column each).
+        More estimates to compute at every point and report (a ``cv_results_`` column each).
     tie_rule : {"worst", "best", "median"} or None
         None: GridSearchCV's convention (the first best candidate in grid order). Otherwise the
         study's rule over held-out errors (``TieRule``): needs ``fit(..., heldout=(X_test, y_test))``.
     cv : int or splitter
         Folds of criterion "cv_error" (as in GridSearchCV; they must partition the data).
-    n_jobs, pre_dispatch : joblib parallelism over the grid points of one gamma (threads: LIBSVM
-        and LAPACK release the GIL and the kernel is shared, not copied).
+    n_jobs, pre_dispatch : int or None, and int or str
+        joblib parallelism over the grid points of one gamma (threads: LIBSVM and LAPACK release the
+        GIL and the kernel is shared, not copied).
     refit : bool or callable
-        Refit ``best_estimator_`` on all the data; a callable picks ``best_index_`` from cv_results_.
+        Refit ``best_estimator_`` on all the data; a callable picks ``best_index_`` from ``cv_results_``.
     verbose : int
         >= 1: a summary line; >= 2: one line per gamma and per grid point.
     error_score : "raise" or float
@@ -271,6 +294,27 @@ class SpanSearchCV(BaseSearchCV):
     ``kernel_time_`` sums it over the gammas, plus the squared distances computed once per search) and, with held-out
     data, ``test_error``.
     best_instance_weights_ : (l,) the C_i of the selected model.
+
+    Raises
+    ------
+    ValueError
+        From ``fit``: a target that is not a classification target, one class left after removing
+        zero-weight points, an unknown grid key, an incomplete weighting scheme or a two-class scheme
+        (``C_plus``/``C_minus``, ``nw_*``) on more classes, non-positive C_i, ``tie_rule`` without
+        ``heldout``, a precomputed X that is not square.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from wsvm_span.model_selection import SpanSearchCV
+    >>> X, y = make_classification(n_samples=120, n_features=5, random_state=0)
+    >>> search = SpanSearchCV(param_grid={"C": [0.5, 8.0], "gamma": [0.05, 0.5]}).fit(X, y)
+    >>> search.best_params_
+    {'C': 0.5, 'gamma': 0.5}
+    >>> round(search.best_score_, 3)  # 1 - span-rule: the estimated leave-one-out accuracy
+    0.942
+    >>> search.predict(X[:4]).tolist() == search.best_estimator_.predict(X[:4]).tolist()
+    True
     """
 
     _parameter_constraints: dict = {
@@ -328,7 +372,7 @@ class SpanSearchCV(BaseSearchCV):
         return getattr(self.estimator, "kernel", "rbf") == "precomputed"
 
     # ------------------------------------------------------------------------------------------ fit
-    @_fit_context(prefer_skip_nested_validation=False)
+    @compat.fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None, *, scores=None, heldout=None):
         """Search the grid.
 
@@ -357,7 +401,7 @@ class SpanSearchCV(BaseSearchCV):
         folds = self._folds(prob) if "cv_error" in wanted else None
 
         n = len(candidates)
-        root = self._init_callback_context(max_subtasks=n + bool(self.refit))
+        root = compat.init_callback_context(self, max_subtasks=n + bool(self.refit))
         contexts = [root.subcontext(task_name="candidate-evaluation") for _ in range(n)]
         groups: dict[float, list[int]] = {}
         for i, (_, _, gamma) in enumerate(resolved):
@@ -390,7 +434,7 @@ class SpanSearchCV(BaseSearchCV):
             )
             for i, res in zip(members, group_out):
                 out[i] = res
-        _warn_or_raise_about_fit_failures(out, self.error_score)
+        compat.warn_or_raise_about_fit_failures(out, self.error_score)
 
         # the span bound's analysis yields the span-rule too (estimate_errors)
         reported = wanted | ({"span_rule"} if "span_bound" in wanted else set())
@@ -400,11 +444,11 @@ class SpanSearchCV(BaseSearchCV):
         more["kernel_time"] = kernel_time
         if prob["y_held"] is not None:
             more["test_error"] = [o["test_error"] for o in out]
-        results = self._format_results(candidates, 1, out, more)
+        results = compat.format_results(self, candidates, out, more)
 
         chooser = TieRule(self.tie_rule) if self.tie_rule is not None else self.refit
         if callable(chooser):
-            self.best_index_ = int(self._select_best_index(chooser, "score", results))
+            self.best_index_ = compat.select_best_index(chooser, results)
         else:
             self.best_index_ = int(results["rank_test_score"].argmin())
         if not callable(self.refit):
@@ -438,7 +482,7 @@ class SpanSearchCV(BaseSearchCV):
         if self.precomputed and X.shape[0] != X.shape[1]:
             raise ValueError(f"with kernel='precomputed', X must be the square (n, n) training kernel, "
                              f"got shape {X.shape}")
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sw = compat.check_sample_weight(sample_weight, X)
         keep = sw > 0
         if scores is not None:
             scores = check_array(scores, ensure_2d=False, dtype=np.float64, input_name="scores")
@@ -571,8 +615,15 @@ class SpanSearchCV(BaseSearchCV):
 class WholeTrainingSet:
     """A one-split "CV" whose train and test parts are both the whole training set.
 
-    For ``GridSearchCV(SVC(), grid, scoring=make_span_scorer(), cv=WholeTrainingSet())``: every grid
-    point is trained once on all the data and scored by the span-rule of that model.
+    For ``GridSearchCV(SVC(), grid, scoring=make_span_scorer(), cv=WholeTrainingSet())``: every grid point is
+    trained once on all the data and scored by the span-rule of that model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.model_selection import WholeTrainingSet
+    >>> [(train.tolist(), test.tolist()) for train, test in WholeTrainingSet().split(np.zeros((3, 2)))]
+    [([0, 1, 2], [0, 1, 2])]
     """
 
     def split(self, X, y=None, groups=None):
@@ -587,12 +638,40 @@ class WholeTrainingSet:
 
 
 def make_span_scorer(criterion: str = "span_rule"):
-    """Scorer ``f(estimator, X, y, sample_weight=None) -> 1 - estimate`` of a fitted ``SVC`` (or a
-    Pipeline ending in one) evaluated on ITS OWN training set (use ``cv=WholeTrainingSet()``).
+    """A scorer ``f(estimator, X, y, sample_weight=None) -> 1 - estimate`` of a fitted ``SVC`` (or a Pipeline
+    ending in one), evaluated on ITS OWN training set (use ``cv=WholeTrainingSet()``).
 
-    criterion : "span_rule", "span_bound", "xi_alpha_bound" or "sv_count_bound". The model's C_i are rebuilt from
-    C, class_weight_ and sample_weight (route it to the scorer); its dual solution and intercept are
-    read from the SVC (sklearn's dual_coef_ holds y_i a_i with classes_[1] positive).
+    The model's C_i are rebuilt from C, ``class_weight_`` and ``sample_weight`` (route it to the scorer); its
+    dual solution and intercept are read from the SVC (scikit-learn's ``dual_coef_`` holds y_i a_i with
+    ``classes_[1]`` positive).
+
+    Parameters
+    ----------
+    criterion : {"span_rule", "span_bound", "xi_alpha_bound", "sv_count_bound"}, default="span_rule"
+        The estimate.
+
+    Returns
+    -------
+    callable
+        The scorer. Called, it raises a ValueError for a model that is not a fitted binary RBF or
+        precomputed-kernel SVC, or for data that are not the model's own training set.
+
+    Raises
+    ------
+    ValueError
+        If ``criterion`` is not one of those above.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.svm import SVC
+    >>> from wsvm_span.model_selection import WholeTrainingSet, make_span_scorer
+    >>> X, y = make_classification(n_samples=120, n_features=5, random_state=0)
+    >>> search = GridSearchCV(SVC(tol=1e-5), {"C": [0.5, 8.0], "gamma": [0.05, 0.5]},
+    ...                       scoring=make_span_scorer(), cv=WholeTrainingSet()).fit(X, y)
+    >>> search.best_params_, round(float(search.best_score_), 3)
+    ({'C': 0.5, 'gamma': 0.5}, 0.942)
     """
     if criterion not in CRITERIA or criterion == "cv_error":
         raise ValueError(f"criterion must be one of {[c for c in CRITERIA if c != 'cv_error']}, got {criterion!r}")
@@ -614,7 +693,7 @@ def make_span_scorer(criterion: str = "span_rule"):
         if svc.kernel == "precomputed":
             K = check_kernel(X.toarray() if sp.issparse(X) else X, name="X (precomputed training kernel)")
         else:
-            K = ws.rbf_kernel(X.toarray() if sp.issparse(X) else X, gamma=svc._gamma)
+            K = ws.rbf_kernel(X.toarray() if sp.issparse(X) else X, gamma=compat.svc_gamma(svc))
         y_pm = np.where(np.asarray(y) == svc.classes_[1], 1.0, -1.0)
         sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         if sw.shape != (n,) or not np.all(sw > 0):

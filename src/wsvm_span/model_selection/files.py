@@ -129,7 +129,39 @@ def _label_index(label_column, header, width: int, path: Path) -> int:
 
 def read_data_file(path, fmt: str = "auto", *, label_column: str | int = 0,
                    n_features: int | None = None) -> DataFile:
-    """Read a data file; fmt "auto" means CSV for names ending in .csv (or .csv.gz), LIBSVM otherwise."""
+    """Read a data file of labelled points: LIBSVM/svmlight format, or CSV with a label column.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (``.gz`` files are decompressed).
+    fmt : {"auto", "libsvm", "csv"}, default="auto"
+        "auto": CSV for names ending in ``.csv`` (or ``.csv.gz``), LIBSVM otherwise.
+    label_column : str or int, default=0
+        CSV only: the label column, by index or header name.
+    n_features : int or None, default=None
+        The feature dimension (default: the highest index in the file).
+
+    Returns
+    -------
+    DataFile
+        ``X`` (CSR, n x d), ``y`` (n,) as found in the file, ``path`` and ``format``.
+
+    Raises
+    ------
+    ValueError
+        If the file is missing or empty, or a line is malformed (the message names the file and line).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from wsvm_span.model_selection import read_data_file
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.txt"
+    >>> _ = path.write_text("+1 1:0.5 3:1\\n-1 2:0.25\\n")
+    >>> data = read_data_file(path)
+    >>> data.X.toarray().tolist(), data.y.tolist(), data.format
+    ([[0.5, 0.0, 1.0], [0.0, 0.25, 0.0]], [1.0, -1.0], 'libsvm')
+    """
     name = Path(path).name.lower()
     if fmt == "auto":
         fmt = "csv" if name.endswith((".csv", ".csv.gz")) else "libsvm"

@@ -20,12 +20,15 @@ svm-scale's range-file format beside the model (``MODEL.range``, or ``DATA_FILE 
 from __future__ import annotations
 
 import argparse
+import importlib
 import re
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from wsvm_span.utils.environment import STUDY_EXTRA
 
 __all__ = ["configure_parser", "run"]
 
@@ -123,6 +126,9 @@ class _Progress:
 
 
 def run(args) -> int:
+    """Run `wsvm-span select` with parsed arguments; a ValueError (bad file, grid or option) is printed and
+    gives exit status 2.
+    """
     try:
         return _run(args)
     except ValueError as exc:
@@ -133,8 +139,12 @@ def run(args) -> int:
 def _run(args) -> int:
     from ._grid import log2_range
     from ._search import DEFAULT_TOL, SpanSearchCV
+    from ._sklearn_compat import has_fit_callbacks
     from .files import read_data_file
 
+    png = _png_target(args)
+    if args.mlflow and not _installed("mlflow"):
+        raise ValueError(f"--mlflow needs MLflow, which is part of the study extra: {STUDY_EXTRA}")
     train = read_data_file(args.data_file, args.format, label_column=args.label_column, n_features=args.n_features)
     labels = np.unique(train.y)
     if labels.size < 2:
@@ -157,7 +167,7 @@ def _run(args) -> int:
     svc = SVC(tol=DEFAULT_TOL if args.tol is None else args.tol, class_weight=weights)
     grid = {"C": [2.0 ** e for e in log2c], "gamma": [2.0 ** e for e in log2g]}
     search = SpanSearchCV(svc, grid, criterion=args.criterion, cv=args.folds, n_jobs=args.jobs)
-    if not args.quiet:
+    if not args.quiet and has_fit_callbacks():  # scikit-learn 1.9 on; before, only the closing line
         search.set_callbacks(_Progress(len(log2c) * len(log2g)))
     t0 = time.perf_counter()
     search.fit(train.X, train.y)
@@ -178,7 +188,6 @@ def _run(args) -> int:
     out = _target(args.out, f"{stem}.out")
     if out:
         out.write_text("".join(f"log2c={_num(c)} log2g={_num(g)} rate={r:g}\n" for c, g, r in points))
-    png = _target(args.png, f"{stem}.png")
     if png:
         contour_png(points, best, png, title=stem, criterion=args.criterion)
     if test is not None:
@@ -224,6 +233,27 @@ def _target(option: str | None, default: str) -> Path | None:
     if option == "null":
         return None
     return Path(option or default)
+
+
+def _installed(module: str) -> bool:
+    try:
+        importlib.import_module(module)  # imported now, used later: fail before the grid is trained
+    except ModuleNotFoundError:
+        return False
+    return True
+
+
+def _png_target(args) -> Path | None:
+    """The contour plot's file: drawn with matplotlib (the study extra). Without it, the default plot
+    is left out with a note (the core install selects without it); an asked-for one is an error."""
+    png = _target(args.png, f"{Path(args.data_file).name}.png")
+    if png is None or _installed("matplotlib"):
+        return png
+    if args.png is not None:
+        raise ValueError(f"-png draws with matplotlib, which is not installed (pass -png null, or {STUDY_EXTRA})")
+    if not args.quiet:
+        print(f"[wsvm-span select] no contour plot: matplotlib is not installed ({STUDY_EXTRA})", file=sys.stderr)
+    return None
 
 
 def _class_weights(pairs, labels):
@@ -285,8 +315,10 @@ def save_model(search, train, path) -> None:
         return
     from libsvm import svmutil
 
+    from ._sklearn_compat import svc_gamma
+
     svc = search.best_estimator_
-    options = f"-s 0 -t 2 -c {svc.C!r} -g {svc._gamma!r} -e {svc.tol!r} -q"
+    options = f"-s 0 -t 2 -c {svc.C!r} -g {svc_gamma(svc)!r} -e {svc.tol!r} -q"
     for label, weight in (svc.class_weight or {}).items():
         options += f" -w{_num(label)} {weight!r}"
     model = svmutil.svm_train(train.y, train.X, options)

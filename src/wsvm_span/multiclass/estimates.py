@@ -32,15 +32,40 @@ __all__ = ["loo_predictions", "machine_diameters", "machine_radius2", "span_boun
 
 # ------------------------------------------------------------------------------------ the LOO vote
 def loo_predictions(model: OneVsOneSVM, loo_decisions, points=None) -> np.ndarray:
-    """(l,) class positions of the LOO vote of every training point.
+    """The class of every training point's LOO vote, from LOO decision values of (machine, SV) pairs.
 
-    loo_decisions : per machine, (training indices, f^p(x_p)) for SVs p of that machine (the rest of
-        the machine's decision values are the trained ones); every SV of every machine in ``points``
-        must be there.
-    points : the training indices whose vote is taken (default: the SVs of any machine); every other
-        point is predicted its own class, which it provably keeps (with no SV pair changed, it gets all
-        k - 1 votes of its machines; for a point outside ``points`` the caller vouches for that).
     For k = 2 a LOO decision value of exactly 0 is an error for both classes (method.md's theta).
+
+    Parameters
+    ----------
+    model : OneVsOneSVM
+        The trained classifier.
+    loo_decisions : sequence of (ndarray of int, ndarray)
+        Per machine, (training indices, f^p(x_p)) for SVs p of that machine; the machine's other decision
+        values are the trained ones. Every SV pair of every point in ``points`` must be there.
+    points : array-like of int, optional
+        The training indices whose vote is taken (default: the SVs of any machine). Every other point is
+        predicted its own class, which it provably keeps when no SV pair of it changes (it gets all k - 1
+        votes of its machines); for a point outside ``points`` the caller vouches for that.
+
+    Returns
+    -------
+    ndarray of int, shape (l,)
+        Positions in ``model.classes``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> unchanged = [(idx[m.support], m.decision_train[m.support]) for idx, m in zip(model.members, model.machines)]
+    >>> mc.loo_predictions(model, unchanged)[:3].tolist()  # the trained votes
+    [0, 0, 0]
     """
     pred = model.class_index.copy()
     points = model.support if points is None else np.asarray(points, dtype=np.int64)
@@ -69,10 +94,37 @@ def _error_rate(model: OneVsOneSVM, pred) -> float:
 
 # -------------------------------------------------------------------------------------- span-rule
 def span_rule_decisions(model: OneVsOneSVM, K) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per machine, (training indices of its SVs, span-rule LOO decision values f - y_p a_p S_p^2).
+    """The span-rule's LOO decision values f^p(x_p) = f(x_p) - y_p a_p S_p^2 of every (machine, SV) pair.
 
-    Each machine's spans come from the kernel among its SVs only (``WeightedSVM.restricted``): one
-    bordered factorization of its in-bound SVs serves all its SVs.
+    Each machine's spans come from the kernel among its SVs only (``WeightedSVM.restricted``): one bordered
+    factorization of its in-bound SVs serves all its SVs. A machine without in-bound SV has no span
+    (S_p = inf): its SVs' values are -y_p inf, a vote against their class.
+
+    Parameters
+    ----------
+    model : OneVsOneSVM
+        The trained classifier.
+    K : array-like of shape (l, l)
+        Its training kernel.
+
+    Returns
+    -------
+    list of (ndarray of int, ndarray)
+        Per machine, the training indices of its SVs and their LOO decision values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> where, values = mc.span_rule_decisions(model, K)[0]
+    >>> where[:3].tolist(), np.round(values[:3], 3).tolist()
+    ([0, 1, 3], [0.431, 0.065, -0.435])
     """
     out = []
     for idx, machine in zip(model.members, model.machines):
@@ -89,20 +141,99 @@ def span_rule_decisions(model: OneVsOneSVM, K) -> list[tuple[np.ndarray, np.ndar
 
 
 def span_rule_predictions(model: OneVsOneSVM, K) -> np.ndarray:
-    """(l,) class positions of the LOO vote estimated by the span-rule."""
+    """The class of every training point's LOO vote as the span-rule estimates it.
+
+    Parameters
+    ----------
+    model : OneVsOneSVM
+        The trained classifier.
+    K : array-like of shape (l, l)
+        Its training kernel.
+
+    Returns
+    -------
+    ndarray of int, shape (l,)
+        Positions in ``model.classes``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> mc.span_rule_predictions(model, K)[:5].tolist()
+    [0, 0, 0, 1, 0]
+    """
     return loo_predictions(model, span_rule_decisions(model, np.asarray(K, dtype=float)))
 
 
 def span_rule(model: OneVsOneSVM, K) -> float:
-    """Multiclass span-rule: the fraction of training points whose vote with the span-rule's LOO
-    decision values differs from their class."""
+    """Multiclass span-rule: the fraction of training points whose vote with the span-rule's LOO decision
+    values differs from their class.
+
+    Parameters
+    ----------
+    model : OneVsOneSVM
+        The trained classifier.
+    K : array-like of shape (l, l)
+        Its training kernel.
+
+    Returns
+    -------
+    float
+        The estimate of the LOO error, a fraction of l.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> round(mc.span_rule(model, K), 4), round(mc.leave_one_out(model, K).loo_error, 4)
+    (0.2444, 0.2667)
+    """
     return _error_rate(model, span_rule_predictions(model, K))
 
 
 # ----------------------------------------------------------------------------------------- bounds
 def machine_radius2(K, labels) -> np.ndarray:
-    """(n_machines,) R_ij^2 = max K - min K over the points of each machine's two classes (the
-    xi-alpha bound's R^2 of that machine), from the kernel's per-class-block extremes."""
+    """R_ij^2 = max K - min K over the points of each machine's two classes: the xi-alpha bound's R^2.
+
+    Computed from the extremes of the kernel's class blocks, one pass over K.
+
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        The training kernel.
+    labels : array-like of shape (l,)
+        The training labels.
+
+    Returns
+    -------
+    ndarray of shape (n_machines,)
+        R_ij^2 per machine, in LIBSVM's order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> mc.machine_radius2(K, labels).round(4).tolist()
+    [1.0, 1.0, 1.0]
+    """
     K = np.asarray(K, dtype=float)
     classes, class_index = check_class_labels(labels, K.shape[0], name="labels")
     k = classes.size
@@ -118,7 +249,35 @@ def machine_radius2(K, labels) -> np.ndarray:
 
 
 def machine_diameters(K, labels, *, qp_solver: str = "auto") -> np.ndarray:
-    """(n_machines,) D_ij: the enclosing-ball diameter of each machine's training set (Theorem 1's D)."""
+    """D_ij: the enclosing-ball diameter of each machine's training set (Theorem 1's D).
+
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        The training kernel.
+    labels : array-like of shape (l,)
+        The training labels.
+    qp_solver : str, default="auto"
+        The QP backend (``wsvm_span.solvers.qp``).
+
+    Returns
+    -------
+    ndarray of shape (n_machines,)
+        D_ij per machine, in LIBSVM's order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> mc.machine_diameters(K, labels).round(3).tolist()
+    [1.803, 1.814, 1.826]
+    """
     K = np.asarray(K, dtype=float)
     _, class_index = check_class_labels(labels, K.shape[0], name="labels")
     solver = qp_solver_name(qp_solver)
@@ -132,8 +291,37 @@ def machine_diameters(K, labels, *, qp_solver: str = "auto") -> np.ndarray:
 def span_bound(model: OneVsOneSVM, K, *, diameters=None, qp_solver: str = "auto") -> float:
     """Union span bound (1/l) sum_ij l_ij bound_ij of the multiclass LOO error; can exceed 1.
 
-    diameters : (n_machines,) D_ij (``machine_diameters``; computed here when None: pass them to share
-        them across a grid). Each machine's Theorem 1 reads the kernel among its SVs only.
+    bound_ij is machine (i, j)'s Theorem 1 value with its own diameter D_ij; each reads the kernel among the
+    machine's SVs only.
+
+    Parameters
+    ----------
+    model : OneVsOneSVM
+        The trained classifier.
+    K : array-like of shape (l, l)
+        Its training kernel.
+    diameters : array-like of shape (n_machines,), optional
+        D_ij (:func:`machine_diameters`); computed here when None (pass them to share them across a grid).
+    qp_solver : str, default="auto"
+        The QP backend of the box-constrained spans and the diameters.
+
+    Returns
+    -------
+    float
+        The bound, a fraction of l.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> round(mc.span_bound(model, K), 4)
+    1.3417
     """
     K = np.asarray(K, dtype=float)
     if diameters is None:
@@ -150,7 +338,40 @@ def span_bound(model: OneVsOneSVM, K, *, diameters=None, qp_solver: str = "auto"
 
 
 def xi_alpha_bound(model: OneVsOneSVM, K=None, *, radius2=None) -> float:
-    """Fraction of training points with 2 a_p R_ij^2 + xi_p - 1 >= 0 in at least one of their machines."""
+    """Fraction of training points with 2 a_p R_ij^2 + xi_p - 1 >= 0 in at least one of their machines.
+
+    Parameters
+    ----------
+    model : OneVsOneSVM
+        The trained classifier.
+    K : array-like of shape (l, l), optional
+        Its training kernel (for the machines' R_ij^2 when ``radius2`` is not given).
+    radius2 : array-like of shape (n_machines,), optional
+        R_ij^2 (:func:`machine_radius2`).
+
+    Returns
+    -------
+    float
+        The bound, a fraction of l.
+
+    Raises
+    ------
+    ValueError
+        If neither K nor radius2 is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> round(mc.xi_alpha_bound(model, K), 4)
+    0.6444
+    """
     if radius2 is None:
         if K is None:
             raise ValueError("xi_alpha_bound needs the training kernel K or the machines' radius2")
@@ -162,12 +383,69 @@ def xi_alpha_bound(model: OneVsOneSVM, K=None, *, radius2=None) -> float:
 
 
 def sv_count_bound(model: OneVsOneSVM) -> float:
-    """Fraction of training points that are an SV of at least one machine."""
+    """Fraction of training points that are an SV of at least one machine.
+
+    Parameters
+    ----------
+    model : OneVsOneSVM
+        The trained classifier.
+
+    Returns
+    -------
+    float
+        The bound, a fraction of l.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> round(mc.sv_count_bound(model), 4)
+    0.7556
+    """
     return model.support.size / model.n_train
 
 
 def test_error(model: OneVsOneSVM, K_test, labels_test) -> float:
-    """Error rate of the vote on held-out points (K_test: (m, l) against the training set)."""
+    """Error rate of the vote on held-out points.
+
+    Parameters
+    ----------
+    model : OneVsOneSVM
+        The trained classifier.
+    K_test : array-like of shape (m, l)
+        Kernel block between the held-out points and the training set.
+    labels_test : array-like of shape (m,)
+        Their labels.
+
+    Returns
+    -------
+    float
+        The fraction of the m points voted another class.
+
+    Raises
+    ------
+    ValueError
+        If the labels do not match K_test's rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> round(mc.test_error(model, ws.rbf_kernel(X[:6], X, gamma=0.5), labels[:6]), 4)
+    0.1667
+    """
     labels_test = np.asarray(labels_test)
     pred = model.predict(K_test)
     if labels_test.shape != pred.shape:

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..engines import AUTO, DEFAULT_TOL, engine_for
-from ..model import WeightedSVM, classify_dual
+from ..model import WeightedSVM, classify_alpha
 from ..utils.validation import check_class_labels, check_kernel, check_weights
 
 __all__ = ["OneVsOneSVM", "fit_one_vs_one", "machine_pairs", "vote"]
@@ -27,15 +27,54 @@ DECISION_BLOCK_ROWS = 2048
 
 
 def machine_pairs(n_classes: int) -> np.ndarray:
-    """(k(k-1)/2, 2) class positions (i, j), i < j, of the one-vs-one machines in LIBSVM's order."""
+    """The class positions (i, j), i < j, of the one-vs-one machines, in LIBSVM's order.
+
+    Parameters
+    ----------
+    n_classes : int
+        k, the number of classes.
+
+    Returns
+    -------
+    ndarray of int, shape (k(k-1)/2, 2)
+        (0, 1), (0, 2), ..., (0, k-1), (1, 2), ...
+
+    Examples
+    --------
+    >>> from wsvm_span import multiclass as mc
+    >>> mc.machine_pairs(3).tolist()
+    [[0, 1], [0, 2], [1, 2]]
+    """
     return np.array([(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)], dtype=np.int64).reshape(-1, 2)
 
 
 def vote(decisions, pairs, n_classes: int) -> np.ndarray:
-    """LIBSVM's vote: (m,) class positions from the machines' decision values ((n_machines, m)).
+    """LIBSVM's vote: the class each point gets from the machines' decision values.
 
-    f_ij > 0 votes class i, anything else (0 included) class j; the most votes win, and among classes
-    with as many votes the one that comes first (``argmax`` takes the first maximum, as LIBSVM's loop).
+    f_ij > 0 votes class i, anything else (0 included) class j; the most votes win, and among classes with
+    as many votes the one that comes first (``argmax`` takes the first maximum, as LIBSVM's loop does).
+
+    Parameters
+    ----------
+    decisions : array-like of shape (n_machines, m)
+        f_ij at m points, one row per machine in the order of ``pairs``.
+    pairs : ndarray of int, shape (n_machines, 2)
+        The machines' class positions (:func:`machine_pairs`).
+    n_classes : int
+        k.
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        The voted class positions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span import multiclass as mc
+    >>> # votes 0, 2, 1: one each, the tie goes to class 0
+    >>> mc.vote(np.array([[1.0], [-1.0], [1.0]]), mc.machine_pairs(3), 3).tolist()
+    [0]
     """
     decisions = np.asarray(decisions, dtype=float)
     counts = np.zeros((n_classes, decisions.shape[1]), dtype=np.int32)
@@ -49,19 +88,56 @@ def vote(decisions, pairs, n_classes: int) -> np.ndarray:
 class OneVsOneSVM:
     """A trained one-vs-one classifier: k(k-1)/2 weighted SVMs on one training kernel.
 
+    Built by :func:`fit_one_vs_one`, not by hand. Frozen: its fields are the solution.
+
+    Parameters
+    ----------
+    classes : ndarray of shape (k,)
+        The class labels, sorted (``SVC.classes_``).
+    class_index : ndarray of int, shape (l,)
+        Position in ``classes`` of each training point's class.
+    pairs : ndarray of int, shape (n_machines, 2)
+        Class positions (i, j) of each machine, in LIBSVM's order (:func:`machine_pairs`).
+    members : tuple of ndarray of int
+        Per machine, the ascending training indices of its two classes.
+    machines : tuple of WeightedSVM
+        Per machine, the binary model on its members (y = +1 for class i, -1 for class j).
+    coef : scipy.sparse.csr_matrix of shape (n_machines, l)
+        y_p a_p of each machine in training indices (zero off its SVs).
+    b : ndarray of shape (n_machines,)
+        The machines' biases.
+    decision_train : ndarray of shape (n_machines, l)
+        f_ij(x_p) at EVERY training point (a point's vote needs every machine).
+    C : ndarray of shape (l,)
+        Instance weights C_p, the same in every machine.
+    engine : str
+        The engine that trained the machines; retraining (LOO, CV) uses it too.
+    tol : float
+        Its stopping tolerance.
+    fit_time : float, default=0.0
+        Seconds in the engine.
+
     Attributes
     ----------
-    classes : (k,) class labels, sorted
-    class_index : (l,) position in ``classes`` of each training point's class
-    pairs : (n_machines, 2) class positions (i, j) of each machine, LIBSVM's order
-    members : per machine, the (l_ij,) ascending training indices of its two classes
-    machines : per machine, the ``WeightedSVM`` on its members (y = +1 for class i, -1 for class j)
-    coef : (n_machines, l) sparse y_p a_p of each machine in training indices (zero off its SVs)
-    b : (n_machines,) biases
-    decision_train : (n_machines, l) f_ij(x_p) at EVERY training point (the vote needs all machines)
-    C : (l,) instance weights C_p
-    engine, tol : the engine that trained the machines and its tolerance (retraining uses them too)
-    fit_time : seconds in the engine
+    n_train, n_classes, n_machines : int
+        l, k and k(k-1)/2.
+    support, inbound, bounded : ndarray of int
+        Training indices that are an SV (in-bound SV, bounded SV) of at least one machine.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> model.classes.tolist(), model.n_machines, model.support.size
+    (['a', 'b', 'c'], 3, 34)
+    >>> model.predict(ws.rbf_kernel(np.array([[2.0, 0.0], [0.0, 2.0]]), X, gamma=0.5)).tolist()
+    ['b', 'c']
     """
 
     classes: np.ndarray
@@ -109,8 +185,18 @@ class OneVsOneSVM:
         return self._points("bounded")
 
     def decisions_at(self, K_support_rows) -> np.ndarray:
-        """(n_machines, m) decision values at m points from the kernel between ``support`` (rows) and
-        those points (columns): K_support_rows is (support.size, m)."""
+        """Decision values of every machine at m points, from the kernel rows of the model's SVs.
+
+        Parameters
+        ----------
+        K_support_rows : array-like of shape (support.size, m)
+            The kernel between ``support`` (rows) and the points (columns).
+
+        Returns
+        -------
+        ndarray of shape (n_machines, m)
+            f_ij at the points.
+        """
         sup = self.support
         K_support_rows = np.asarray(K_support_rows, dtype=float)
         if K_support_rows.ndim != 2 or K_support_rows.shape[0] != sup.size:
@@ -119,8 +205,23 @@ class OneVsOneSVM:
         return self.coef[:, sup] @ K_support_rows + self.b[:, None]
 
     def decision_function(self, K_rows) -> np.ndarray:
-        """(m, n_machines) f_ij at new points (``SVC.decision_function`` with shape "ovo"); K_rows:
-        (m, l) kernel between them and the training set."""
+        """f_ij at new points, as ``SVC.decision_function`` with ``decision_function_shape="ovo"``.
+
+        Parameters
+        ----------
+        K_rows : array-like of shape (m, l)
+            Kernel block between the new points and the training set.
+
+        Returns
+        -------
+        ndarray of shape (m, n_machines)
+            The machines' decision values.
+
+        Raises
+        ------
+        ValueError
+            If ``K_rows`` is not (m, l).
+        """
         K_rows = np.asarray(K_rows, dtype=float)
         if K_rows.ndim != 2 or K_rows.shape[1] != self.n_train:
             raise ValueError(f"K_rows must have shape (m, {self.n_train}) (new points x training points), "
@@ -133,11 +234,33 @@ class OneVsOneSVM:
         return out
 
     def predict_index(self, K_rows) -> np.ndarray:
-        """(m,) class positions voted at new points (K_rows: (m, l))."""
+        """The class positions voted at new points.
+
+        Parameters
+        ----------
+        K_rows : array-like of shape (m, l)
+            Kernel block between the new points and the training set.
+
+        Returns
+        -------
+        ndarray of int, shape (m,)
+            Positions in ``classes``.
+        """
         return vote(self.decision_function(K_rows).T, self.pairs, self.n_classes)
 
     def predict(self, K_rows) -> np.ndarray:
-        """(m,) class labels voted at new points (``SVC.predict``)."""
+        """The class labels voted at new points (``SVC.predict``).
+
+        Parameters
+        ----------
+        K_rows : array-like of shape (m, l)
+            Kernel block between the new points and the training set.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            Labels from ``classes``.
+        """
         return self.classes[self.predict_index(K_rows)]
 
 
@@ -145,11 +268,45 @@ def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL
                    check_input: bool = True) -> OneVsOneSVM:
     """Train LIBSVM's one-vs-one classifier on a precomputed training kernel.
 
-    K : (l, l) training kernel;  labels : (l,) any labels, at least two classes
-    C : scalar or (l,) C_p > 0 (class weights times sample weights, as ``SVC`` forms them)
-    engine : a name of ``ENGINE_NAMES``. An engine that can (``capabilities.one_vs_one``, scikit-learn's
-        LIBSVM) trains every machine in one call on the whole kernel; any other trains each machine by
-        its binary ``solve`` on the machine's kernel slice.
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        The training kernel.
+    labels : array-like of shape (l,)
+        Any labels, at least two classes.
+    C : float or array-like of shape (l,)
+        Instance weights C_p > 0 (class weights times sample weights, as ``SVC`` forms them).
+    engine : str, default="auto"
+        A name of ``ENGINE_NAMES``. An engine that can (``capabilities.one_vs_one``: scikit-learn's LIBSVM)
+        trains every machine in one call on the whole kernel; any other trains each machine by its binary
+        ``solve``, on the machine's rows of K in place (``capabilities.kernel_rows``) or on a slice of K.
+    tol : float, default=1e-7
+        The engine's stopping tolerance.
+    check_input : bool, default=True
+        Validate K and C (labels are always checked).
+
+    Returns
+    -------
+    OneVsOneSVM
+        The machines, their decision values at every training point and the classes.
+
+    Raises
+    ------
+    ValueError
+        For invalid K, C or tol, fewer than two classes, or weights the engine cannot express.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> [m.support.size for m in model.machines]
+    [20, 21, 20]
     """
     if check_input:
         K = check_kernel(K)
@@ -172,12 +329,15 @@ def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL
     if solver.capabilities.one_vs_one:
         alphas, b = solver.solve_one_vs_one(K, class_index, C, tol)
         alphas = [alphas[m, idx] for m, idx in enumerate(members)]
+    elif solver.capabilities.kernel_rows:  # each machine reads its rows of K in place
+        solved = [solver.solve(K, y, C[idx], tol, rows=idx) for idx, y in zip(members, signs)]
+        alphas, b = [a for a, _ in solved], np.array([bias for _, bias in solved])
     else:
         solved = [solver.solve(K[np.ix_(idx, idx)], y, C[idx], tol) for idx, y in zip(members, signs)]
         alphas, b = [a for a, _ in solved], np.array([bias for _, bias in solved])
     fit_time = time.perf_counter() - t0
 
-    parts = [classify_dual(a, C[idx]) for a, idx in zip(alphas, members)]
+    parts = [classify_alpha(a, C[idx]) for a, idx in zip(alphas, members)]
     rows = np.concatenate([np.full(sv.size, m) for m, (_, sv, _, _) in enumerate(parts)])
     cols = np.concatenate([idx[sv] for idx, (_, sv, _, _) in zip(members, parts)])
     vals = np.concatenate([y[sv] * a[sv] for y, (a, sv, _, _) in zip(signs, parts)])

@@ -50,21 +50,43 @@ class CpuClock:
 
 @dataclass(frozen=True)
 class ReferencePath:
-    """One data set of the reference experiment.
+    """One data set of the reference experiment (Experiment 7): the path against LIBSVM re-solving.
 
-    n_events, mean_margin_size, max_margin_size : the path's events and |M| along it (``PathResult``)
-    t_path, t_path_wall : CPU / wall seconds of ``follow_path`` from the start model to c_new
-    n_resolved : breakpoints LIBSVM re-solved (n_events when all were, fewer when sampled)
-    t_resolve, t_resolve_wall : mean CPU / wall seconds of one LIBSVM re-solve (cold)
-    t_libsvm : CPU seconds of re-solving at every breakpoint, t_resolve * n_events (measured when
-        n_resolved == n_events, scaled from the sample otherwise)
-    speedup : t_libsvm / t_path
-    max_abs_df : largest |f_path - f_LIBSVM| over the training points at the re-solved breakpoints (up to a
-        constant at the ``n_nonunique_b`` of them where no SV is free, so that b is not unique)
-    n_nonunique_b : re-solved breakpoints where LIBSVM's solution has no free SV
-    end_max_abs_df : the same at theta = 1 against LIBSVM trained from scratch at c_new (``END_TOL``)
-    fallback : None, or why the path's end was replaced by LIBSVM
-    engine : the engine of the start model and the re-solves (its registered name)
+    Parameters
+    ----------
+    n, seed : int
+        The four-Gaussian data set's size and seed.
+    engine : str
+        The engine of the start model and the re-solves (its registered name).
+    n_events, mean_margin_size, max_margin_size : int, float, int
+        The path's events and ``|M|`` along it (``PathResult``).
+    t_path, t_path_wall : float
+        CPU / wall seconds of ``follow_path`` from the start model to c_new.
+    n_resolved : int
+        Breakpoints LIBSVM re-solved (n_events when all were, fewer when sampled).
+    t_resolve, t_resolve_wall : float
+        Mean CPU / wall seconds of one LIBSVM re-solve (cold).
+    t_libsvm : float
+        CPU seconds of re-solving at every breakpoint, t_resolve * n_events (measured when n_resolved ==
+        n_events, scaled from the sample otherwise).
+    speedup : float
+        t_libsvm / t_path.
+    max_abs_df : float
+        Largest ``|f_path - f_LIBSVM|`` over the training points at the re-solved breakpoints (up to a constant at
+        the ``n_nonunique_b`` of them where no SV is free, so that b is not unique).
+    n_nonunique_b : int
+        Re-solved breakpoints where LIBSVM's solution has no free SV.
+    end_max_abs_df : float
+        The same at theta = 1 against LIBSVM trained from scratch at c_new (``END_TOL``).
+    fallback : str or None
+        None, or why the path's end was replaced by LIBSVM.
+
+    Examples
+    --------
+    >>> from wsvm_span.solution_path import measure_reference_path
+    >>> row = measure_reference_path(40, 0, resolve=3)
+    >>> row.n_resolved, row.fallback, bool(row.max_abs_df < 1e-3)
+    (3, None, True)
     """
 
     n: int
@@ -99,11 +121,41 @@ def reference_problem(n: int, seed: int, d1_start: float = D1_START):
 
 def measure_reference_path(n: int, seed: int, *, d1_start: float = D1_START, resolve: int | None = None,
                            tol: float = DEFAULT_TOL, engine: str = AUTO) -> ReferencePath:
-    """Follow the cost-weighted path of data set (n, seed) and re-solve LIBSVM at its breakpoints.
+    """Follow the cost-weighted path of a four-Gaussian data set and re-solve LIBSVM at its breakpoints.
 
-    resolve : None re-solves at every breakpoint; a positive count re-solves at that many breakpoints
-        drawn without replacement (seeded by ``seed``) and scales the time to all of them
-    tol, engine : LIBSVM's (the start model and the re-solves)
+    Parameters
+    ----------
+    n : int
+        Size of the data set (a multiple of 4).
+    seed : int
+        Its seed.
+    d1_start : float, default=0.01
+        Starting weight of group D1 (the path ends at 10; group D2 stays at 10).
+    resolve : int or None, default=None
+        None re-solves at every breakpoint; a positive count re-solves at that many breakpoints drawn without
+        replacement (seeded by ``seed``) and scales the time to all of them.
+    tol : float, default=1e-7
+        LIBSVM's tolerance (the start model and the re-solves).
+    engine : str, default="auto"
+        LIBSVM's engine.
+
+    Returns
+    -------
+    ReferencePath
+        The path's events and times against LIBSVM's, and their largest difference.
+
+    Raises
+    ------
+    ValueError
+        If n is not a positive multiple of 4, ``d1_start`` is not in (0, 10), or ``resolve`` is neither None
+        nor a positive integer.
+
+    Examples
+    --------
+    >>> from wsvm_span.solution_path import measure_reference_path
+    >>> row = measure_reference_path(40, 0, resolve=3)
+    >>> row.n, row.engine, row.n_events > 0
+    (40, 'sklearn', True)
     """
     if resolve is not None and not (isinstance(resolve, (int, np.integer)) and resolve >= 1):
         raise ValueError(f"resolve must be None (every breakpoint) or a positive integer, got {resolve!r}")

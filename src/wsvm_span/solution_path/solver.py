@@ -86,11 +86,25 @@ END_CLEANUP_ROUNDS = 3
 
 
 class PathStartError(RuntimeError):
-    """The starting sets could not be made consistent with the exact KKT conditions."""
+    """The starting sets could not be made consistent with the exact KKT conditions (``start_path``).
+
+    Examples
+    --------
+    >>> from wsvm_span.solution_path import PathStartError
+    >>> issubclass(PathStartError, RuntimeError)
+    True
+    """
 
 
 class PathEventLimitError(RuntimeError):
-    """The path needed more than ``max_events`` events."""
+    """The path needed more than ``max_events`` events (``follow_path``).
+
+    Examples
+    --------
+    >>> from wsvm_span.solution_path import PathEventLimitError
+    >>> issubclass(PathEventLimitError, RuntimeError)
+    True
+    """
 
 
 class PathDegenerateError(ArithmeticError):
@@ -99,13 +113,51 @@ class PathDegenerateError(ArithmeticError):
 
 @dataclass(frozen=True)
 class PathStart:
-    """The exact starting point of paths from one model (shared by LOO / CV paths).
+    """The exact starting point of paths from one model (``start_path``; shared by LOO and CV paths).
 
-    status : (l,) 0/1/2 for O/M/I; a, b : the exact solution of the ridged problem at
-    ``c``; yf : (l,) y_i f_i of the ridged problem; factor : Cholesky of the margin system;
-    repair_events : None when the sets identified from the model re-solved consistently,
-    else the events of the repair path; moved : indices whose set the repair changed;
-    since_refactor : events since the factor was last refactored (a chain carries it on).
+    Parameters
+    ----------
+    K : ndarray of shape (l, l)
+        The training kernel.
+    y : ndarray of shape (l,)
+        Labels.
+    c : ndarray of shape (l,)
+        The weights at the start.
+    ridge : float
+        The ridge on Q's diagonal.
+    status : ndarray of int, shape (l,)
+        0/1/2 for the sets O/M/I.
+    a : ndarray of shape (l,)
+        The exact solution of the ridged problem at ``c``.
+    b : float
+        Its bias.
+    yf : ndarray of shape (l,)
+        y_i f_i of the ridged problem.
+    factor : MarginFactor
+        Cholesky factor of the margin system.
+    repair_events : int or None
+        None when the sets identified from the model re-solved consistently, else the events of the repair
+        path.
+    moved : ndarray of int
+        Indices whose set the repair changed.
+    t_start : float
+        Seconds.
+    since_refactor : int, default=0
+        Events since the factor was last refactored (a chain carries it on).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> start = sp.start_path(model, K)
+    >>> start.repair_events is None, sorted(set(start.status.tolist()))
+    (True, [0, 1, 2])
     """
 
     K: np.ndarray
@@ -134,24 +186,54 @@ class PathStart:
 
 @dataclass(frozen=True)
 class PathResult:
-    """The end of a path and how it got there.
+    """The end of a path and how it got there (``follow_path``).
 
-    model : the solution at c_new (a ``WeightedSVM`` built by ``make_model``; engine
-        "path", or LIBSVM's when ``fallback`` is set)
-    events : structured array (theta, index, from_set, to_set), one row per event
-    margin_sizes : (n_events + 1,) |M| at the start and after each event
-    kkt_violation : max KKT violation of ``model`` on the true problem (margin units)
-    fallback : None, or why the path's end was replaced by LIBSVM at c_new
-    start_repair_events : None, or the events of the path that repaired the start
-        (``start_path``)
-    t_start, t_path, t_finish : seconds (identification + re-solve, events, final
-        re-solve + KKT check + fallback)
-    track_theta, track_f : when ``K_track`` was given: (P,) breakpoints in theta and
-        (P, m) decision values of the tracked points there; f is linear in theta between
-        consecutive breakpoints (repeated thetas mark jumps of b in an empty margin)
-    next_start : the exact end as a ``PathStart`` for a next segment from ``model``
-        (``follow_path(model, K, c, start=next_start)``); None after a fallback or when
-        c_new has zero weights
+    Parameters
+    ----------
+    model : WeightedSVM
+        The solution at c_new (engine "path", or LIBSVM's when ``fallback`` is set).
+    events : ndarray
+        Structured array (theta, index, from_set, to_set), one row per event.
+    margin_sizes : ndarray of int, shape (n_events + 1,)
+        ``|M|`` at the start and after each event.
+    kkt_violation : float
+        Max KKT violation of ``model`` on the true problem (margin units).
+    fallback : str or None
+        None, or why the path's end was replaced by LIBSVM at c_new.
+    start_repair_events : int or None
+        None, or the events of the path that repaired the start (``start_path``).
+    t_start, t_path, t_finish : float
+        Seconds: identification and re-solve; events; final re-solve, KKT check and fallback.
+    track_theta, track_f : ndarray or None, default=None
+        When ``K_track`` was given: (P,) breakpoints in theta and (P, m) decision values of the tracked points
+        there; f is linear in theta between consecutive breakpoints (repeated thetas mark jumps of b in an
+        empty margin).
+    next_start : PathStart or None, default=None
+        The exact end as the start of a next segment from ``model`` (``follow_path(model, K, c, start=...)``);
+        None after a fallback or when c_new has zero weights.
+
+    Attributes
+    ----------
+    n_events : int
+        Events along the path.
+    mean_margin_size : float
+        Mean ``|M|`` along it.
+    t_total : float
+        All its seconds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> res = sp.follow_path(model, K, ws.class_weights(y, 4.0, 1.0))
+    >>> res.n_events, res.fallback, res.model.engine
+    (17, None, 'path')
     """
 
     model: WeightedSVM
@@ -183,10 +265,36 @@ class PathResult:
 # --------------------------------------------------------------------------- checks ---
 
 def kkt_violation(model: WeightedSVM) -> tuple[float, float]:
-    """(max margin violation, |sum y_i a_i| / sum c_i) of ``model`` on the true problem.
+    """How far a model is from the exact solution of its problem (the KKT conditions).
 
-    Margin violation: y_i f_i < 1 where a_i < c_i, y_i f_i > 1 where a_i > 0; points with
-    c_i = 0 are at both bounds and have none.
+    Margin violation: y_i f_i < 1 where a_i < c_i, y_i f_i > 1 where a_i > 0; points with c_i = 0 are at
+    both bounds and have none.
+
+    Parameters
+    ----------
+    model : WeightedSVM
+        The model.
+
+    Returns
+    -------
+    margin : float
+        The largest margin violation.
+    balance : float
+        ``|sum_i y_i a_i|`` / sum_i c_i.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> margin, balance = sp.kkt_violation(sp.follow_path(model, K, ws.class_weights(y, 4.0, 1.0)).model)
+    >>> bool(margin < 1e-8 and balance < 1e-12)
+    True
     """
     return _kkt(model.y, model.C, model.alpha, model.decision_train)
 
@@ -309,13 +417,47 @@ def start_path(model: WeightedSVM, K, *, ridge: float | None = None, check_input
                max_events: int | None = None) -> PathStart:
     """The exact start of paths from ``model`` (e.g. LIBSVM's solution).
 
-    O/M/I are identified from the model's alphas (``ID_RTOL``) and the margin system is
-    re-solved exactly on them. When that is inconsistent (a_M outside its box, or a margin
-    on the wrong side of 1 by more than ``START_GTOL``: LIBSVM is only tolerance-accurate),
-    the start is repaired by a path: the model's (alpha, b) is the exact solution of the
-    problem whose margin targets t_i replace 1 (t_M = y_M f_M, t_O = min(1, y f), t_I =
-    max(1, y f)), and the targets are moved to 1 event by event. Raises ``PathStartError``
-    when even the repaired start fails the check (max_events caps the repair path).
+    O/M/I are identified from the model's alphas (``ID_RTOL``) and the margin system is re-solved exactly on
+    them. When that is inconsistent (a_M outside its box, or a margin on the wrong side of 1 by more than
+    ``START_GTOL``: LIBSVM is only tolerance-accurate), the start is repaired by a path: the model's
+    (alpha, b) is the exact solution of the problem whose margin targets t_i replace 1 (t_M = y_M f_M,
+    t_O = min(1, y f), t_I = max(1, y f)), and the targets are moved to 1 event by event.
+
+    Parameters
+    ----------
+    model : WeightedSVM
+        The model, at weights c > 0.
+    K : array-like of shape (l, l)
+        Its training kernel.
+    ridge : float or None, default=None
+        Ridge on Q's diagonal (default ``RIDGE_RTOL * max K_ii``).
+    check_input : bool, default=True
+        Validate K.
+    max_events : int or None, default=None
+        Cap on the repair path's events.
+
+    Returns
+    -------
+    PathStart
+        The exact start.
+
+    Raises
+    ------
+    PathStartError
+        If even the repaired start fails the check.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> sp.start_path(model, K).repair_events is None  # LIBSVM's sets re-solved consistently
+    True
     """
     t0 = time.perf_counter()
     K, _ = _check_path_input(model, K, model.C, check_input)
@@ -721,23 +863,60 @@ def follow_path(
 ) -> PathResult:
     """Exact solution of the weighted SVM at ``c_new`` by following the path from ``model``.
 
+    The path of (alpha, b) along c(theta) = c_old + theta (c_new - c_old) is piecewise linear; it is followed
+    event by event (solution-path.md) instead of re-solving.
+
     Parameters
     ----------
-    model : the solution at c_old = model.C (c_old > 0), e.g. ``fit_svm`` (LIBSVM; the start
-        is re-solved exactly and KKT-repaired first) or the end of a previous path
-    K : (l, l) training kernel of the model
-    c_new : scalar or (l,) target weights, >= 0 (c_i = 0 removes point i: alpha_i = 0)
-    start : a ``start_path(model, K)`` to share between many paths from one model (its
-        ridge is used; ``ridge`` is then ignored)
-    max_events : cap on events (default ``EVENTS_PER_POINT * l + 1000``); exceeding it
-        raises ``PathEventLimitError``
-    refactor_every : events between refactorizations from scratch (drift control)
-    ridge : ridge on Q's diagonal (default ``RIDGE_RTOL * max K_ii``)
-    K_track : (m, l) kernel rows of extra points whose decision values are recorded at
-        every breakpoint (``PathResult.track_theta`` / ``track_f``)
+    model : WeightedSVM
+        The solution at c_old = ``model.C`` (c_old > 0), e.g. ``fit_svm`` (LIBSVM; the start is re-solved
+        exactly and KKT-repaired first) or the end of a previous path.
+    K : array-like of shape (l, l)
+        Its training kernel.
+    c_new : float or array-like of shape (l,)
+        Target weights, >= 0 (c_i = 0 removes point i: alpha_i = 0).
+    start : PathStart or None, default=None
+        A ``start_path(model, K)`` to share between many paths from one model (its ridge is used; ``ridge``
+        is then ignored).
+    max_events : int or None, default=None
+        Cap on events (default ``EVENTS_PER_POINT * l + 1000``).
+    refactor_every : int, default=100
+        Events between refactorizations from scratch (drift control).
+    ridge : float or None, default=None
+        Ridge on Q's diagonal (default ``RIDGE_RTOL * max K_ii``).
+    K_track : array-like of shape (m, l) or None, default=None
+        Kernel rows of extra points whose decision values are recorded at every breakpoint
+        (``PathResult.track_theta`` / ``track_f``).
+    check_input : bool, default=True
+        Validate K and c_new.
 
-    Returns a ``PathResult``; its ``model`` passed the KKT check of the true problem, or
-    comes from LIBSVM at c_new (``fallback`` says why).
+    Returns
+    -------
+    PathResult
+        Its ``model`` passed the KKT check of the true problem, or comes from LIBSVM at c_new
+        (``fallback`` says why).
+
+    Raises
+    ------
+    PathEventLimitError
+        If the path needs more than ``max_events`` events.
+    ValueError
+        If the inputs are invalid (e.g. a negative weight).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> c_new = ws.class_weights(y, 4.0, 1.0)
+    >>> res = sp.follow_path(model, K, c_new)
+    >>> bool(np.allclose(res.model.alpha, ws.fit_svm(K, y, c_new).alpha, atol=1e-4))
+    True
     """
     K, c_new = _check_path_input(model, K, c_new, check_input)
     l = model.n_train
@@ -876,7 +1055,41 @@ def _fallback_end(model, K, c_new, reason, events, sizes, t_path, t0) -> PathEnd
 
 
 def fit_with_zero_weights(K, y, c, *, tol: float, engine: str = AUTO) -> WeightedSVM:
-    """LIBSVM on the points with c_i > 0, returned on all l points (alpha_i = 0 where c_i = 0)."""
+    """LIBSVM on the points with c_i > 0, returned on all l points (alpha_i = 0 where c_i = 0).
+
+    Parameters
+    ----------
+    K : ndarray of shape (l, l)
+        The training kernel (not validated).
+    y : ndarray of shape (l,)
+        Labels in {-1, +1}.
+    c : ndarray of shape (l,)
+        Weights, >= 0.
+    tol : float
+        LIBSVM's tolerance.
+    engine : str, default="auto"
+        The engine.
+
+    Returns
+    -------
+    WeightedSVM
+        The model on all l points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> c = np.where(np.arange(40) < 5, 0.0, 1.0)
+    >>> m = sp.fit_with_zero_weights(K, y, c, tol=1e-7)
+    >>> m.n_train, float(m.alpha[:5].max())
+    (40, 0.0)
+    """
     keep = c > 0
     if keep.all():
         return fit_svm(K, y, c, engine=engine, tol=tol, check_input=False)

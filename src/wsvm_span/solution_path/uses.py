@@ -32,11 +32,43 @@ from .solver import (
 
 @dataclass(frozen=True)
 class PathLeaveOneOut(LeaveOneOut):
-    """``LeaveOneOut`` computed by paths, plus per-SV path statistics.
+    """``LeaveOneOut`` computed by paths (``loo_by_path``), plus per-SV path statistics.
 
-    n_events : (n,) events of the path of each SV (0 where none was needed)
-    fallbacks : (n,) None, or why that SV's path ended in LIBSVM
-    t_total : seconds for all SVs (start included)
+    Parameters
+    ----------
+    support : ndarray of int, shape (n,)
+        The SVs of the full model.
+    decision_loo : ndarray of shape (n,)
+        f^p(x_p), the decision value at x_p of the model without x_p (the end of the path c_p -> 0).
+    sets_unchanged : ndarray of bool, shape (n,)
+        True where the path's final in-bound and bounded sets are the model's minus p.
+    loo_error : float
+        Fraction of l with y_p f^p(x_p) <= 0.
+    n_events : ndarray of int, shape (n,)
+        Events of the path of each SV (0 where none was needed).
+    fallbacks : tuple
+        Per SV: None, or why that SV's path ended in LIBSVM.
+    t_total : float
+        Seconds for all SVs (start included).
+
+    Attributes
+    ----------
+    n_fallbacks : int
+        The paths that ended in LIBSVM.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> loo = sp.loo_by_path(model, K)
+    >>> loo.loo_error == ws.loo_error(K, y, 1.0), loo.n_fallbacks
+    (True, 0)
     """
 
     n_events: np.ndarray
@@ -50,8 +82,33 @@ class PathLeaveOneOut(LeaveOneOut):
 
 @dataclass(frozen=True)
 class PathCV:
-    """K-fold CV by paths: cv_error (fraction of l, f = 0 counts as an error), per-fold
-    events and fallbacks, total seconds."""
+    """K-fold CV by paths (``kfold_cv_by_path``).
+
+    Parameters
+    ----------
+    cv_error : float
+        Fraction of l (f = 0 counts as an error).
+    n_events : ndarray of int, shape (k,)
+        Events of each fold's path.
+    fallbacks : tuple
+        Per fold: None, or why its path ended in LIBSVM.
+    t_total : float
+        Seconds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> folds = ws.stratified_folds(y, 5, seed=0)
+    >>> sp.kfold_cv_by_path(model, K, folds).cv_error == ws.kfold_cv_error(K, y, 1.0, folds=folds)
+    True
+    """
 
     cv_error: float
     n_events: np.ndarray
@@ -62,10 +119,45 @@ class PathCV:
 def loo_by_path(model: WeightedSVM, K, *, max_events: int | None = None,
                 refactor_every: int = REFACTOR_EVERY, ridge: float | None = None,
                 check_input: bool = True) -> PathLeaveOneOut:
-    """Exact leave-one-out of ``model`` by one path per SV p (c_p -> 0), all starting from
-    one exact start. Same fields and conventions as ``resampling.leave_one_out``; the
-    options are ``follow_path``'s. ``sets_unchanged`` compares the path's final in-bound
-    and bounded sets with the model's (minus p)."""
+    """Exact leave-one-out of ``model`` by one path per SV p (c_p -> 0), all from one exact start.
+
+    Same fields and conventions as ``resampling.leave_one_out``; ``sets_unchanged`` compares the path's final
+    in-bound and bounded sets with the model's (minus p).
+
+    Parameters
+    ----------
+    model : WeightedSVM
+        The model trained on all l points.
+    K : array-like of shape (l, l)
+        Its training kernel.
+    max_events, refactor_every, ridge : optional
+        As in :func:`follow_path`.
+    check_input : bool, default=True
+        Validate K.
+
+    Returns
+    -------
+    PathLeaveOneOut
+        The LOO decision values and error, with each path's events and fallback.
+
+    Raises
+    ------
+    PathStartError
+        If the model's start cannot be made exact.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> sp.loo_by_path(model, K).loo_error
+    0.15
+    """
     t0 = time.perf_counter()
     K = check_kernel(K) if check_input else np.asarray(K, dtype=float)
     y, C, l = model.y, model.C, model.n_train
@@ -99,10 +191,49 @@ def loo_by_path(model: WeightedSVM, K, *, max_events: int | None = None,
 def kfold_cv_by_path(model: WeightedSVM, K, folds, *, max_events: int | None = None,
                      refactor_every: int = REFACTOR_EVERY, ridge: float | None = None,
                      check_input: bool = True) -> PathCV:
-    """K-fold CV of the weights ``model.C`` by paths from the full model: fold k's model is
-    the path's end with the fold's weights set to 0 (the SVM trained on the other folds).
-    ``folds`` : (l,) fold ids, e.g. ``stratified_folds(y, 5, seed)``; the options are
-    ``follow_path``'s."""
+    """K-fold CV of the weights ``model.C`` by paths from the full model.
+
+    Fold k's model is the end of the path that sets the fold's weights to 0 (the SVM trained on the other
+    folds).
+
+    Parameters
+    ----------
+    model : WeightedSVM
+        The model trained on all l points.
+    K : array-like of shape (l, l)
+        Its training kernel.
+    folds : array-like of int, shape (l,)
+        Fold ids, e.g. ``stratified_folds(y, 5, seed)``.
+    max_events, refactor_every, ridge : optional
+        As in :func:`follow_path`.
+    check_input : bool, default=True
+        Validate K.
+
+    Returns
+    -------
+    PathCV
+        The CV error, each fold's events and fallback.
+
+    Raises
+    ------
+    ValueError
+        If the folds are not (l,), or a fold's training part holds a single class.
+    PathStartError
+        If the model's start cannot be made exact.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> sp.kfold_cv_by_path(model, K, ws.stratified_folds(y, 5, seed=0)).cv_error
+    0.15
+    """
     t0 = time.perf_counter()
     K = check_kernel(K) if check_input else np.asarray(K, dtype=float)
     y, C, l = model.y, model.C, model.n_train
@@ -128,8 +259,36 @@ def kfold_cv_by_path(model: WeightedSVM, K, folds, *, max_events: int | None = N
 
 @dataclass(frozen=True)
 class Segment:
-    """One path segment of a sweep: from node ``source`` to node ``target`` (positions in
-    the sweep's order)."""
+    """One path segment of a sweep: from node ``source`` to node ``target`` (positions in the sweep's order).
+
+    Parameters
+    ----------
+    source, target : int
+        The segment's nodes.
+    n_events : int
+        Its events.
+    mean_margin_size : float
+        Mean ``|M|`` along it.
+    t_total : float
+        Seconds.
+    fallback : str or None
+        Why its end was replaced by LIBSVM, or None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> W = np.stack([ws.class_weights(y, c, 1.0) for c in (1.0, 2.0)])
+    >>> segment = sp.sweep_chords(K, y, W).segments[0]
+    >>> segment.source, segment.target, segment.fallback
+    (0, 1, None)
+    """
 
     source: int
     target: int
@@ -141,9 +300,41 @@ class Segment:
 
 @dataclass(frozen=True)
 class ChordSweep:
-    """Models at the nodes of a chain of chords (``models[i]`` at ``weight_vectors[i]``),
-    the segments between consecutive nodes, the first (LIBSVM) training's and the whole
-    sweep's seconds."""
+    """Models at the nodes of a chain of chords (``sweep_chords``).
+
+    Parameters
+    ----------
+    models : list of WeightedSVM
+        ``models[i]`` at ``weight_vectors[i]``.
+    segments : list of Segment
+        The segments between consecutive nodes.
+    t_first_fit : float
+        Seconds of the first (LIBSVM) training.
+    t_total : float
+        Seconds of the whole sweep.
+
+    Attributes
+    ----------
+    n_events : int
+        Events over all segments.
+    n_fallbacks : int
+        Segments whose end was replaced by LIBSVM.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> W = np.stack([ws.class_weights(y, c, 1.0) for c in (1.0, 2.0, 4.0)])
+    >>> sweep = sp.sweep_chords(K, y, W)
+    >>> len(sweep.models), sweep.n_fallbacks
+    (3, 0)
+    """
 
     models: list
     segments: list
@@ -161,10 +352,55 @@ class ChordSweep:
 
 def sweep_chords(K, y, weight_vectors, *, model: WeightedSVM | None = None, tol: float = DEFAULT_TOL,
                  engine: str = AUTO, check_input: bool = True, **path_options) -> ChordSweep:
-    """Exact models at a chain of weight vectors (N, l), each reached by a straight path
-    (chord) from the previous one; the first is trained by LIBSVM (``tol``, ``engine``)
-    unless ``model`` is given. For weights that are not linear in their parameter (the
-    sigmoid of Experiment 2) the models are exact at the nodes."""
+    """Exact models at a chain of weight vectors, each reached by a straight path (chord) from the previous one.
+
+    The first is trained by LIBSVM (``tol``, ``engine``) unless ``model`` is given. For weights that are not
+    linear in their parameter (the sigmoid of Experiment 2) the models are exact at the nodes.
+
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        The training kernel.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    weight_vectors : array-like of shape (N, l)
+        The weights at the nodes.
+    model : WeightedSVM, optional
+        The model at the first node (default: trained by LIBSVM).
+    tol : float, default=1e-7
+        LIBSVM's tolerance for the first model (and for fallbacks).
+    engine : str, default="auto"
+        LIBSVM's engine.
+    check_input : bool, default=True
+        Validate K and y.
+    **path_options
+        Options of :func:`follow_path`.
+
+    Returns
+    -------
+    ChordSweep
+        The models at the nodes and the segments between them.
+
+    Raises
+    ------
+    ValueError
+        If the weight vectors are not (N, l), or ``model`` was trained at other weights than the first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> W = np.stack([ws.class_weights(y, c, 1.0) for c in (1.0, 2.0, 4.0)])
+    >>> sweep = sp.sweep_chords(K, y, W)
+    >>> bool(np.allclose(sweep.models[-1].alpha, ws.fit_svm(K, y, W[-1]).alpha, atol=1e-4))
+    True
+    """
     t0 = time.perf_counter()
     K = check_kernel(K) if check_input else np.asarray(K, dtype=float)
     y = check_labels(y, K.shape[0])
@@ -190,16 +426,57 @@ def sweep_chords(K, y, weight_vectors, *, model: WeightedSVM | None = None, tol:
 
 
 def snake_order(n_rows: int, n_cols: int) -> list[tuple[int, int]]:
-    """Grid nodes row by row, every other row reversed: consecutive nodes differ in one
-    coordinate, so each path segment changes one class's weight."""
+    """Grid nodes row by row, every other row reversed.
+
+    Consecutive nodes differ in one coordinate, so each path segment changes one class's weight.
+
+    Parameters
+    ----------
+    n_rows, n_cols : int
+        The grid's shape.
+
+    Returns
+    -------
+    list of tuple of int
+        (row, column) of every node, in walking order.
+
+    Examples
+    --------
+    >>> from wsvm_span.solution_path import snake_order
+    >>> snake_order(2, 3)
+    [(0, 0), (0, 1), (0, 2), (1, 2), (1, 1), (1, 0)]
+    """
     return [(i, j) for i in range(n_rows)
             for j in (range(n_cols) if i % 2 == 0 else range(n_cols - 1, -1, -1))]
 
 
 @dataclass(frozen=True)
 class GridSweep:
-    """Class-weight grid by paths: ``models[i][j]`` at C+ = 2^log2_c_plus[i],
-    C- = 2^log2_c_minus[j]; ``order`` the snake order walked; ``sweep`` its chord sweep."""
+    """A class-weight grid by paths (``sweep_class_grid``).
+
+    Parameters
+    ----------
+    models : list of list of WeightedSVM
+        ``models[i][j]`` at C+ = 2^log2_c_plus[i], C- = 2^log2_c_minus[j].
+    order : list of tuple of int
+        The snake order walked.
+    sweep : ChordSweep
+        Its chord sweep.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> grid = sp.sweep_class_grid(K, y, [0.0, 1.0], [0.0, 1.0])
+    >>> grid.order
+    [(0, 0), (0, 1), (1, 1), (1, 0)]
+    """
 
     models: list
     order: list
@@ -208,8 +485,53 @@ class GridSweep:
 
 def sweep_class_grid(K, y, log2_c_plus, log2_c_minus, *, tol: float = DEFAULT_TOL, engine: str = AUTO,
                      check_input: bool = True, **path_options) -> GridSweep:
-    """Every model of the class-weight grid (C+, C-) = (2^log2_c_plus[i], 2^log2_c_minus[j]),
-    the first by LIBSVM, every other by one path segment from its predecessor in snake order."""
+    """Every model of the class-weight grid (C+, C-) = (2^log2_c_plus[i], 2^log2_c_minus[j]) by paths.
+
+    The first model is trained by LIBSVM, every other by one path segment from its predecessor in snake
+    order (:func:`snake_order`).
+
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        The training kernel.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    log2_c_plus, log2_c_minus : sequence of float
+        The grid's axes.
+    tol : float, default=1e-7
+        LIBSVM's tolerance for the first model.
+    engine : str, default="auto"
+        LIBSVM's engine.
+    check_input : bool, default=True
+        Validate K and y.
+    **path_options
+        Options of :func:`follow_path`.
+
+    Returns
+    -------
+    GridSweep
+        The grid's models.
+
+    Raises
+    ------
+    ValueError
+        If an axis is not a finite 1-d sequence.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> grid = sp.sweep_class_grid(K, y, [0.0, 1.0], [0.0, 1.0])
+    >>> m = grid.models[1][0]
+    >>> bool(np.allclose(m.alpha, ws.fit_svm(K, y, ws.class_weights(y, 2.0, 1.0)).alpha, atol=1e-4))
+    True
+    """
     K = check_kernel(K) if check_input else np.asarray(K, dtype=float)
     y = check_labels(y, K.shape[0])
     lp = np.atleast_1d(np.asarray(log2_c_plus, dtype=float))
@@ -229,10 +551,32 @@ def sweep_class_grid(K, y, log2_c_plus, log2_c_minus, *, tol: float = DEFAULT_TO
 class BestTheta:
     """The validation-optimal theta of a segment c(theta) = c_old + theta (c_new - c_old).
 
-    error : the smallest validation error (f = 0 counts as an error) over theta in [0, 1]
-    interval : (lo, hi), the first theta interval where it is attained (open unless
-        lo == hi); theta : its midpoint
-    path : the ``PathResult`` of the segment (tracked validation decision values)
+    Parameters
+    ----------
+    theta : float
+        The midpoint of ``interval``.
+    interval : tuple of float
+        (lo, hi), the first theta interval where the smallest error is attained (open unless lo == hi).
+    error : float
+        The smallest validation error over theta in [0, 1] (f = 0 counts as an error).
+    path : PathResult
+        The segment's path (with the tracked validation decision values).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> Xv = rng.normal(size=(20, 2))
+    >>> yv = np.where(Xv[:, 0] > 0, 1.0, -1.0)
+    >>> best = sp.best_theta_on_segment(model, K, ws.class_weights(y, 4.0, 1.0), ws.rbf_kernel(Xv, X, gamma=0.5), yv)
+    >>> best.error, bool(best.interval[0] <= best.theta <= best.interval[1])
+    (0.0, True)
     """
 
     theta: float
@@ -245,9 +589,53 @@ def best_theta_on_segment(model: WeightedSVM, K, c_new, K_val, y_val, *, check_i
                           **path_options) -> BestTheta:
     """Exact validation-optimal theta along the segment from ``model.C`` to ``c_new``.
 
-    K_val : (m, l) kernel between validation and training points, y_val : (m,) labels.
-    f(x_v) is piecewise linear in theta along the path, so the validation error is
-    piecewise constant with breakpoints where some f(x_v) = 0; every piece is scanned.
+    f(x_v) is piecewise linear in theta along the path, so the validation error is piecewise constant with
+    breakpoints where some f(x_v) = 0; every piece is scanned.
+
+    Parameters
+    ----------
+    model : WeightedSVM
+        The model at c_old = ``model.C``.
+    K : array-like of shape (l, l)
+        Its training kernel.
+    c_new : float or array-like of shape (l,)
+        The segment's end.
+    K_val : array-like of shape (m, l)
+        Kernel between validation and training points.
+    y_val : array-like of shape (m,)
+        Validation labels.
+    check_input : bool, default=True
+        Validate the inputs.
+    **path_options
+        Options of :func:`follow_path`.
+
+    Returns
+    -------
+    BestTheta
+        The best theta, its interval and error, and the path.
+
+    Raises
+    ------
+    ValueError
+        If K_val or y_val does not fit.
+    RuntimeError
+        If the segment's path failed (then the exact best theta is unknown).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import solution_path as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> Xv = rng.normal(size=(20, 2))
+    >>> yv = np.where(Xv[:, 0] > 0, 1.0, -1.0)
+    >>> best = sp.best_theta_on_segment(model, K, ws.class_weights(y, 4.0, 1.0), ws.rbf_kernel(Xv, X, gamma=0.5), yv)
+    >>> round(best.theta, 4), best.error
+    (0.0444, 0.0)
     """
     K_val = check_kernel(K_val, name="K_val", square=False) if check_input else np.asarray(K_val)
     y_val = np.asarray(y_val, dtype=float)

@@ -26,7 +26,40 @@ MAX_ADDED_PER_ROUND = 64
 
 def enclosing_ball_radius2(K, solver: str = "auto", rtol: float = INSIDE_RTOL,
                            max_add: int = MAX_ADDED_PER_ROUND) -> float:
-    """R^2 of the smallest enclosing ball of the points whose kernel matrix is K ((l, l))."""
+    """R^2 of the smallest ball enclosing the points whose kernel matrix is K, in feature space.
+
+    A working-set method: the ball of a few points (a QP on their kernel), grown by the farthest points
+    outside it until every point is inside (certified on all l points).
+
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        The training kernel.
+    solver : str, default="auto"
+        QP solver of each working-set QP (``wsvm_span.solvers.qp.SOLVERS``).
+    rtol : float
+        A point is inside when its squared distance to the center is at most R^2 (1 + rtol).
+    max_add : int
+        Points added to the working set per round (the farthest outside ones).
+
+    Returns
+    -------
+    float
+        R^2 (0 for one point).
+
+    Raises
+    ------
+    RuntimeError
+        If a working-set QP fails.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> K = ws.rbf_kernel(np.array([[0.0], [1.0], [0.5]]), gamma=np.log(2.0))
+    >>> round(ws.enclosing_ball_radius2(K), 6)  # phi(0), phi(1) at squared distance 2 - 2 * 0.5
+    0.25
+    """
     K = np.asarray(K, dtype=float)
     l = K.shape[0]
     diag = np.diag(K).copy()
@@ -62,5 +95,33 @@ def enclosing_ball_radius2(K, solver: str = "auto", rtol: float = INSIDE_RTOL,
 
 
 def enclosing_ball_diameter(K, solver: str = "auto") -> float:
-    """D = 2 R; for RBF kernels D <= 2."""
+    """D = 2 R, the diameter of the smallest ball enclosing the training points in feature space.
+
+    The span bound's constant (method.md section 2.2); for RBF kernels D <= 2.
+
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        The training kernel.
+    solver : str, default="auto"
+        QP solver (``wsvm_span.solvers.qp.SOLVERS``).
+
+    Returns
+    -------
+    float
+        D.
+
+    Raises
+    ------
+    RuntimeError
+        If a working-set QP fails.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> K = ws.rbf_kernel(np.array([[0.0], [1.0], [0.5]]), gamma=np.log(2.0))
+    >>> round(ws.enclosing_ball_diameter(K), 6)
+    1.0
+    """
     return 2.0 * float(np.sqrt(enclosing_ball_radius2(K, solver=solver)))

@@ -40,21 +40,63 @@ BOX_FEASIBILITY_ATOL = 1e-12
 
 @dataclass(frozen=True)
 class SpanAnalysis:
-    """Everything the span-rule and the span bound of one model are made of.
+    """Everything the span-rule and the span bound of one model are made of (analyse_spans returns it).
 
     Per-SV arrays follow ``support`` (n,); per-in-bound-SV arrays follow ``inbound`` (n*,).
 
-    span2_rule : (n,) S_p^2 without box constraints (inf when undefined)
-    rule_errors : (n,) True where a_p S_p^2 - y_p f(x_p) >= 0 (a predicted LOO error)
-    lemma1 : (n*,) True where Lambda_p is non-empty
-    closed_form_feasible : (n*,) True where the closed-form lambda satisfies the box
-    span2_box : (n*,) box-constrained S_p^2; nan where Lambda_p is empty, or where the
-        QP was skipped because it provably cannot change S (unless ``all_box_spans``)
-    n_sv : SVs (n);  n_inbound : in-bound SVs (n*);  n_bounded : bounded SVs (m)
-    n_empty_lambda : in-bound SVs with empty Lambda_p (k);  S : max box-constrained S_p
-    D : enclosing-ball diameter;  n_qp : box-constrained QPs solved
-    no_inbound : n* = 0 (the span is undefined; every SV is counted as an error)
-    ridge : ridge added to K_MM to factor Kt (0 unless singular)
+    Parameters
+    ----------
+    l : int
+        Training points.
+    support, inbound, bounded : ndarray of int
+        The model's SVs (n), in-bound SVs (n*, 0 < a_i < C_i) and bounded SVs (m, a_i = C_i).
+    span2_rule : ndarray of shape (n,)
+        S_p^2 without box constraints (inf when undefined).
+    rule_errors : ndarray of bool, shape (n,)
+        True where a_p S_p^2 - y_p f(x_p) >= 0 (a predicted LOO error).
+    lemma1 : ndarray of bool, shape (n*,)
+        True where Lambda_p is non-empty.
+    closed_form_feasible : ndarray of bool, shape (n*,)
+        True where the closed-form lambda satisfies the box.
+    span2_box : ndarray of shape (n*,)
+        Box-constrained S_p^2; nan where Lambda_p is empty, or where the box-constrained QP was not
+        needed to find S.
+    S : float
+        The span: max of the box-constrained S_p over the in-bound SVs.
+    D : float
+        Enclosing-ball diameter of the training set.
+    n_qp : int
+        Box-constrained QPs solved.
+    qp_solver : str
+        The QP solver that ran.
+    ridge : float
+        Ridge added to K_MM to factor it (0 unless singular).
+    span_rule, span_bound : float
+        The two estimates, fractions of l.
+    t_span_rule, t_span_bound : float
+        Their times (s).
+
+    Attributes
+    ----------
+    n_sv, n_inbound, n_bounded : int
+        n, n* and m.
+    n_empty_lambda : int
+        k, the in-bound SVs with an empty Lambda_p.
+    no_inbound : bool
+        n* = 0: the span is undefined and every SV counts as an error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> spans = ws.analyse_spans(model, K)
+    >>> spans.n_sv, spans.n_inbound, spans.n_bounded, spans.n_empty_lambda
+    (22, 7, 15, 0)
     """
 
     l: int
@@ -105,12 +147,49 @@ def analyse_spans(
     qp_solver: str = "auto",
     all_box_spans: bool = False,
 ) -> SpanAnalysis:
-    """Span-rule and span bound of a trained model, with all intermediate quantities.
+    """Span-rule and span bound of a trained model, with every intermediate quantity.
 
-    K : (l, l) training kernel the model was trained on. D : enclosing-ball diameter of
-    the training set (computed here when None; pass it to share it across a grid).
-    all_box_spans : solve the box-constrained QP for every in-bound SV whose closed form
-    violates the box, even when it cannot change S (for per-SV studies).
+    The span-rule needs one factorization of the bordered matrix of the in-bound SVs (method.md section 4);
+    the span bound starts from the same closed form and solves the box-constrained QP only for the in-bound
+    SVs whose closed form violates the box, and only when that could change S.
+
+    Parameters
+    ----------
+    model : WeightedSVM
+        The trained model.
+    K : array-like of shape (l, l)
+        The training kernel the model was trained on.
+    D : float or None, default=None
+        Enclosing-ball diameter of the training set; computed here when None (pass it to share it across
+        a grid).
+    qp_solver : str, default="auto"
+        QP solver of the box-constrained spans and of D (``wsvm_span.solvers.qp.SOLVERS``).
+    all_box_spans : bool, default=False
+        Solve the box-constrained QP for every in-bound SV whose closed form violates the box, even when it
+        cannot change S (for per-SV studies).
+
+    Returns
+    -------
+    SpanAnalysis
+        Per-SV spans, Lemma 1 per in-bound SV, the counts, S, D, both estimates and their times.
+
+    Raises
+    ------
+    ValueError
+        If K is not the (l, l) kernel of the model's training set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> spans = ws.analyse_spans(model, K)
+    >>> spans.span_rule, round(spans.span_bound, 3), round(spans.S, 3), round(spans.D, 3)
+    (0.175, 0.524, 1.069, 1.797)
     """
     K = np.asarray(K, dtype=float)
     l = model.n_train
@@ -200,10 +279,43 @@ def _screen_box_constraints(model, K, inverse, lemma1, block: int = 256):
 
 
 def span_rule(model: WeightedSVM, K, *, method: str = "closed-form", qp_solver: str = "auto") -> float:
-    """Span-rule estimate of the LOO error (Corollary 1): #{SV p: a_p S_p^2 >= y_p f(x_p)} / l.
+    """Span-rule estimate of the LOO error (Corollary 1): #{SV p : a_p S_p^2 >= y_p f(x_p)} / l.
 
-    method : "closed-form" (one factorization for all SVs, method.md section 4) or "qp"
-        (one QP per SV, the original study's formulation; a slow reference).
+    Parameters
+    ----------
+    model : WeightedSVM
+        The trained model.
+    K : array-like of shape (l, l)
+        Its training kernel.
+    method : {"closed-form", "qp"}, default="closed-form"
+        "closed-form": one factorization for all SVs (method.md section 4); "qp": one QP per SV, the
+        original study's formulation (a slow reference).
+    qp_solver : str, default="auto"
+        QP solver of ``method="qp"``.
+
+    Returns
+    -------
+    float
+        The estimated LOO error, a fraction of l (with no in-bound SV, every SV counts as an error).
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown or K does not match the model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> ws.span_rule(model, K)
+    0.175
+    >>> ws.loo_error(K, y, 1.0)  # the exact LOO error, by retraining without each SV
+    0.15
     """
     K = np.asarray(K, dtype=float)
     if method == "closed-form":
@@ -246,12 +358,45 @@ SPAN_BLOCK_ROWS = 2048
 
 
 def span_rule_from_svs(model: WeightedSVM, X, gamma: float, *, block_rows: int | None = None) -> float:
-    """``span_rule(model, K)`` of an RBF model trained on features X ((l, d)), from kernel blocks of
-    its SVs only: the closed form reads K only among the SVs, so l can be far beyond an l x l kernel.
+    """The span-rule of an RBF model from kernel blocks of its SVs only: ``span_rule(model, K)`` without K.
 
-    The bordered matrix of the in-bound SVs is factored once (n* x n* kernel); the bounded SVs go
-    through in blocks of ``block_rows`` (default SPAN_BLOCK_ROWS), each as the model restricted to
-    (in-bound + block), whose kernel is (n* + block)^2. The count is divided by the full l.
+    The closed form reads K only among the SVs, so l can be far beyond an l x l kernel. The bordered matrix
+    of the in-bound SVs is factored once (n* x n* kernel); the bounded SVs go through in blocks of
+    ``block_rows``, each as the model restricted to (in-bound + block), whose kernel is (n* + block)^2. The
+    count is divided by the full l.
+
+    Parameters
+    ----------
+    model : WeightedSVM
+        An RBF model trained on X (e.g. by ``fit_features``).
+    X : array-like of shape (l, d)
+        Its training features.
+    gamma : float
+        Its RBF parameter.
+    block_rows : int or None, default=None
+        Bounded SVs per block (default ``SPAN_BLOCK_ROWS``).
+
+    Returns
+    -------
+    float
+        The span-rule, a fraction of l.
+
+    Raises
+    ------
+    ValueError
+        If X does not have the model's l rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> ws.span_rule_from_svs(model, X, gamma=0.5) == ws.span_rule(model, K)
+    True
     """
     X = check_features(X, name="X")
     l = model.n_train
@@ -276,7 +421,41 @@ def span_rule_from_svs(model: WeightedSVM, X, gamma: float, *, block_rows: int |
 
 
 def span_bound(model: WeightedSVM, K, *, D: float | None = None, qp_solver: str = "auto") -> float:
-    """Span bound of the LOO error for weighted SVM (Theorem 1); can exceed 1."""
+    """Span bound of the LOO error for weighted SVM (Theorem 1); it can exceed 1.
+
+    Parameters
+    ----------
+    model : WeightedSVM
+        The trained model.
+    K : array-like of shape (l, l)
+        Its training kernel.
+    D : float or None, default=None
+        Enclosing-ball diameter of the training set (computed when None).
+    qp_solver : str, default="auto"
+        QP solver (``wsvm_span.solvers.qp.SOLVERS``).
+
+    Returns
+    -------
+    float
+        The bound, a fraction of l.
+
+    Raises
+    ------
+    ValueError
+        If K does not match the model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> round(ws.span_bound(model, K), 3)
+    0.524
+    """
     return analyse_spans(model, K, D=D, qp_solver=qp_solver).span_bound
 
 
@@ -308,13 +487,45 @@ def _spans_of(model: WeightedSVM, K, D, qp_solver, spans: SpanAnalysis | None) -
 
 def span_bound_standard(model: WeightedSVM, K=None, *, D: float | None = None, qp_solver: str = "auto",
                         spans: SpanAnalysis | None = None) -> float:
-    """Theorem 1 for the standard SVM (every C_i = C; standard-svm-span.md):
+    """Theorem 1 for the standard SVM (every C_i = C; standard-svm-span.md).
 
-        ( S max(D, 1/sqrt(C)) sum_{in-bound p} a_p + m ) / l,
+    The bound is ( S max(D, 1/sqrt(C)) sum_{in-bound p} a_p + m ) / l, where Lemma 1 always holds (no k
+    term). It equals :func:`span_bound` on such a model, and can exceed 1.
 
-    where Lemma 1 always holds (no k term). Equal to :func:`span_bound` on such a model; can exceed 1.
-    ``spans``: the model's :func:`analyse_spans` result when already computed (then K, D and qp_solver
-    are not used).
+    Parameters
+    ----------
+    model : WeightedSVM
+        A model with every C_i equal.
+    K : array-like of shape (l, l) or None, default=None
+        Its training kernel (not used when ``spans`` is given).
+    D : float or None, default=None
+        Enclosing-ball diameter (computed when None).
+    qp_solver : str, default="auto"
+        QP solver.
+    spans : SpanAnalysis or None, default=None
+        The model's :func:`analyse_spans` result when already computed (then K, D and qp_solver are not used).
+
+    Returns
+    -------
+    float
+        The bound, a fraction of l.
+
+    Raises
+    ------
+    ValueError
+        If the C_i differ, or neither K nor a matching ``spans`` is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> ws.span_bound_standard(model, K) == ws.span_bound(model, K)
+    True
     """
     C = standard_C(model)
     spans = _spans_of(model, K, D, qp_solver, spans)
@@ -326,8 +537,43 @@ def span_bound_separable(model: WeightedSVM, K=None, *, D: float | None = None, 
                          spans: SpanAnalysis | None = None) -> float:
     """The span bound for separable data (C effectively infinite): S D / (l rho^2), 1/rho^2 = sum_i a_i.
 
-    Only a model without bounded SVs (a_i = C_i) is the hard-margin SVM; for any other a ValueError
-    says so. ``spans`` as in :func:`span_bound_standard`.
+    Parameters
+    ----------
+    model : WeightedSVM
+        A model without bounded SVs (the hard-margin SVM).
+    K : array-like of shape (l, l) or None, default=None
+        Its training kernel (not used when ``spans`` is given).
+    D : float or None, default=None
+        Enclosing-ball diameter (computed when None).
+    qp_solver : str, default="auto"
+        QP solver.
+    spans : SpanAnalysis or None, default=None
+        As in :func:`span_bound_standard`.
+
+    Returns
+    -------
+    float
+        The bound, a fraction of l.
+
+    Raises
+    ------
+    ValueError
+        If the model has a bounded SV (a_i = C_i), or neither K nor a matching ``spans`` is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> hard = ws.fit_svm(K, y, C=1e6)
+    >>> hard.bounded.size
+    0
+    >>> bool(ws.span_bound_separable(hard, K) >= ws.span_rule(hard, K))
+    True
     """
     if model.bounded.size:
         raise ValueError(
@@ -339,9 +585,40 @@ def span_bound_separable(model: WeightedSVM, K=None, *, D: float | None = None, 
 
 
 def inbound_diameter(model: WeightedSVM, K, *, qp_solver: str = "auto") -> float:
-    """D_SV: the diameter of the smallest sphere enclosing the in-bound SVs in feature space (the exact
-    enclosing ball of K_MM). Every span S_p of an in-bound SV is at most D_SV. 0 with one in-bound SV;
-    nan with none (nothing to enclose).
+    """D_SV: the diameter of the smallest sphere enclosing the in-bound SVs in feature space.
+
+    It is the exact enclosing ball of K_MM; every span S_p of an in-bound SV is at most D_SV.
+
+    Parameters
+    ----------
+    model : WeightedSVM
+        The trained model.
+    K : array-like of shape (l, l)
+        Its training kernel.
+    qp_solver : str, default="auto"
+        QP solver.
+
+    Returns
+    -------
+    float
+        D_SV: 0 with one in-bound SV, nan with none (nothing to enclose).
+
+    Raises
+    ------
+    ValueError
+        If K does not match the model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> bool(ws.analyse_spans(model, K).S <= ws.inbound_diameter(model, K))
+    True
     """
     M = model.inbound
     if M.size == 0:
@@ -353,7 +630,39 @@ def inbound_diameter(model: WeightedSVM, K, *, qp_solver: str = "auto") -> float
 
 
 def xi_alpha_bound(model: WeightedSVM, K=None, *, R2: float | None = None) -> float:
-    """xi-alpha bound: #{p: 2 a_p R^2 + xi_p - 1 >= 0} / l, R^2 = max K - min K."""
+    """The xi-alpha bound: #{p : 2 a_p R^2 + xi_p - 1 >= 0} / l, R^2 = max K - min K.
+
+    Parameters
+    ----------
+    model : WeightedSVM
+        The trained model.
+    K : array-like of shape (l, l) or None, default=None
+        Its training kernel (for R^2).
+    R2 : float or None, default=None
+        R^2, when already computed (then K is not needed).
+
+    Returns
+    -------
+    float
+        The bound, a fraction of l.
+
+    Raises
+    ------
+    ValueError
+        If neither K nor R2 is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> ws.xi_alpha_bound(model, K)
+    0.425
+    """
     if R2 is None:
         if K is None:
             raise ValueError("xi_alpha_bound needs the training kernel K or R2")
@@ -362,5 +671,28 @@ def xi_alpha_bound(model: WeightedSVM, K=None, *, R2: float | None = None) -> fl
 
 
 def sv_count_bound(model: WeightedSVM) -> float:
-    """n / l."""
+    """The SV-count bound: n / l.
+
+    Parameters
+    ----------
+    model : WeightedSVM
+        The trained model.
+
+    Returns
+    -------
+    float
+        The fraction of training points that are support vectors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = ws.fit_svm(K, y, C=1.0)
+    >>> ws.sv_count_bound(model)
+    0.55
+    """
     return model.support.shape[0] / model.n_train

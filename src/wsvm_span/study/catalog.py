@@ -252,10 +252,14 @@ def grid_experiments() -> tuple[str, ...]:
 
 
 def selection_experiments() -> tuple[str, ...]:
+    """The experiments whose rows select hyperparameters (the tables of each estimator's selection read them).
+    """
     return tuple(name for name, e in EXPERIMENTS.items() if e.selection)
 
 
 def table(name: str) -> Table:
+    """The catalog's table ``name``; a KeyError naming the catalog's tables for any other name.
+    """
     for t in TABLES:
         if t.name == name:
             return t
@@ -263,6 +267,8 @@ def table(name: str) -> Table:
 
 
 def figure_kind(kind: str) -> Figure:
+    """The catalog's figure kind ``kind``; a KeyError naming the catalog's kinds for any other.
+    """
     for f in FIGURES:
         if f.kind == kind:
             return f

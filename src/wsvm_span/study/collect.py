@@ -63,6 +63,8 @@ def tracking_overhead(provenance: Iterable[dict]) -> dict:
 
 
 def write_json_atomic(obj, path: str | Path) -> None:
+    """Write ``obj`` as indented, key-sorted JSON to ``path`` atomically (a temporary file, then a rename).
+    """
     with atomic_write(path, "w", encoding="utf-8") as fh:
         json.dump(obj, fh, indent=2, sort_keys=True, default=str)
         fh.write("\n")

@@ -77,6 +77,9 @@ def _under(results: Path, path: str) -> Path:
 
 def study_status(config: str | os.PathLike, results: str | os.PathLike = "results", cores: int | None = None,
                  schema: str | os.PathLike | None = None) -> StudyStatus:
+    """How far a study is: jobs and models done per experiment, time spent, and time left on ``cores`` cores
+    (default: all), from its results folder (what `wsvm-span status` prints).
+    """
     cfg = load_config(config, schema=schema)
     results = Path(results)
     status = StudyStatus(str(config), str(results), cores or os.cpu_count() or 1)

@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..tie_rules import TIE_ATOL, TIE_RTOL, TIE_RULES, select_test_error
 from ..utils.atomic import atomic_write
 
 from . import catalog
@@ -124,18 +125,6 @@ _LATEX_LABELS = {
 }
 
 
-def _lower_median(e: np.ndarray) -> float:
-    """The lower median: the middle value, or the lower of the two middle values (an actual element,
-    never the average of two)."""
-    return float(np.sort(e)[(len(e) - 1) // 2])
-
-
-#: tie rule -> the test error reported among the models tied at an estimator's minimum
-TIE_RULES: dict[str, Callable[[np.ndarray], float]] = {
-    "worst": lambda e: float(np.max(e)),
-    "best": lambda e: float(np.min(e)),
-    "median": _lower_median,
-}
 #: how the captions describe each tie rule
 TIE_RULE_TEXT = {
     "worst": "the worst test error among the models attaining an estimator's minimum",
@@ -164,26 +153,6 @@ class TableResult:
 
 
 # ------------------------------------------------------------------------------------------ helpers
-#: two estimate values are tied when they agree to these tolerances: estimates are counts over l
-#: (span-rule, CV, bounds) or bounds computed to ~1e-10, so a real difference is far larger
-TIE_RTOL = 1e-9
-TIE_ATOL = 1e-12
-
-
-def select_test_error(values: np.ndarray, test_error: np.ndarray, tie_rule: str = "worst",
-                      rtol: float = TIE_RTOL, atol: float = TIE_ATOL) -> float:
-    """Test error of the model selected by ``values`` (argmin) under the tie rule; NaN when any value
-    is missing (an estimator not computed for every model cannot select). An infinite value is a value
-    (a span bound of a model whose span is undefined): it can only lose the argmin."""
-    values = np.asarray(values, dtype=float)
-    test_error = np.asarray(test_error, dtype=float)
-    if values.size == 0 or np.isnan(values).any():
-        return math.nan
-    best = values.min()
-    tied = np.isclose(values, best, rtol=rtol, atol=atol)
-    return TIE_RULES[tie_rule](test_error[tied])
-
-
 def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
     arr = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
     if arr.size == 0:

@@ -100,6 +100,8 @@ class TrackingUnavailable(RuntimeError):
 
 
 def experiment_name(prefix: str, experiment: str) -> str:
+    """The MLflow experiment of a study's experiment: ``<prefix>/<experiment>``.
+    """
     return f"{prefix}/{experiment}"
 
 

@@ -39,7 +39,32 @@ RHO_RTOL = 1e-12
 
 
 def svm_plus_weights(model: SVMPlus) -> np.ndarray:
-    """(l,) weights c_i = C + a~_i = a_i + beta_i >= 0 of the equivalent weighted SVM."""
+    """The weights c_i = C + a~_i = a_i + beta_i >= 0 of the weighted SVM equivalent to an SVM+.
+
+    Parameters
+    ----------
+    model : SVMPlus
+        The trained SVM+.
+
+    Returns
+    -------
+    ndarray of shape (l,)
+        The weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> c = svm_plus.svm_plus_weights(model)
+    >>> bool(np.allclose(c, model.C + model.alpha_tilde)), bool((c >= 0).all())
+    (True, True)
+    """
     # c >= 0 holds at any feasible point (a >= 0, beta >= 0); the clip removes round-off.
     return np.maximum(model.C + model.alpha_tilde, 0.0)
 
@@ -47,12 +72,43 @@ def svm_plus_weights(model: SVMPlus) -> np.ndarray:
 def to_weighted_svm(model: SVMPlus, K, *, tol: float = RETRAIN_TOL) -> WeightedSVM:
     """The weighted SVM with weights ``svm_plus_weights(model)`` and the SVM+ alpha and b.
 
-    K : (l, l) ordinary-feature kernel the SVM+ was trained on. The result goes to
-    ``analyse_spans``, ``span_rule``, ``span_bound`` and ``leave_one_out`` of ``wsvm_span``
-    (which retrains it with the default engine, LIBSVM, at ``tol``: the only engine for
-    per-instance weights); add ``zero_weight_errors`` to their LOO counts. Its in-bound /
-    bounded split is that of the SVM+ solution (exact for the active-set solver). Zero
-    weights are stored as ``ZERO_WEIGHT``; ``model.solver`` says which SVM+ solver ran.
+    The result goes to ``analyse_spans``, ``span_rule``, ``span_bound`` and ``leave_one_out`` of ``wsvm_span``
+    (which retrains it with the default engine, LIBSVM, at ``tol``: the only engine for per-instance weights);
+    add ``zero_weight_errors`` to their LOO counts. Its in-bound / bounded split is that of the SVM+ solution
+    (exact for the active-set solver). Zero weights are stored as ``ZERO_WEIGHT``.
+
+    Parameters
+    ----------
+    model : SVMPlus
+        The trained SVM+.
+    K : array-like of shape (l, l)
+        The ordinary-feature kernel it was trained on.
+    tol : float, default=1e-7
+        The tolerance recorded for retraining.
+
+    Returns
+    -------
+    WeightedSVM
+        The equivalent weighted SVM.
+
+    Raises
+    ------
+    ValueError
+        If K is not the model's (l, l) training kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> weighted = svm_plus.to_weighted_svm(model, K)
+    >>> bool(np.allclose(weighted.decision_train, model.decision_train))
+    True
     """
     K = np.asarray(K, dtype=float)
     l = model.n_train
@@ -64,14 +120,63 @@ def to_weighted_svm(model: SVMPlus, K, *, tol: float = RETRAIN_TOL) -> WeightedS
 
 
 def zero_weight_errors(model: SVMPlus) -> int:
-    """Points with weight c_i = 0 that the SVM+ misclassifies on the training set
-    (f = 0 counts as an error): LOO errors the weighted-SVM estimators do not see."""
+    """Points with weight c_i = 0 that the SVM+ misclassifies on the training set (f = 0 counts as an error):
+    LOO errors the weighted-SVM estimators do not see.
+
+    Parameters
+    ----------
+    model : SVMPlus
+        The trained SVM+.
+
+    Returns
+    -------
+    int
+        Their number.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> svm_plus.zero_weight_errors(model)
+    3
+    """
     zero = svm_plus_weights(model) == 0.0
     return int(np.count_nonzero(zero & (model.y * model.decision_train <= 0)))
 
 
 def rho(c, xi) -> float:
-    """rho(c, xi*) = <c - mean(c) 1, xi*>."""
+    """rho(c, xi*) = <c - mean(c) 1, xi*>: positive exactly when an SVM+ with gamma > 0 reproduces the weighted
+    SVM with weights c and slacks xi* (svm-plus.md).
+
+    Parameters
+    ----------
+    c : array-like of shape (l,)
+        Weights.
+    xi : array-like of shape (l,)
+        Slacks.
+
+    Returns
+    -------
+    float
+        rho.
+
+    Raises
+    ------
+    ValueError
+        If c and xi are not vectors of the same length.
+
+    Examples
+    --------
+    >>> from wsvm_span.svm_plus import rho
+    >>> rho([1.0, 3.0], [0.0, 1.0])
+    1.0
+    """
     c = np.asarray(c, dtype=float)
     xi = np.asarray(xi, dtype=float)
     if c.shape != xi.shape or c.ndim != 1:
@@ -82,17 +187,46 @@ def rho(c, xi) -> float:
 def weighted_to_svm_plus(model: WeightedSVM, xi=None) -> tuple[SVMPlus, np.ndarray]:
     """The SVM+ that reproduces a weighted-SVM solution, when one exists.
 
-    xi : (l,) slacks xi* of the solution; default ``model.slacks`` with the in-bound SVs
-        set to 0 (their KKT value; LIBSVM leaves round-off there).
-    Returns (svm_plus, x_priv): the SVM+ solution (alpha and b of the weighted SVM,
-    a~ = c - C, correcting values xi*) and the (l, 1) privileged feature to train it on
-    with the linear kernel x_priv @ x_priv.T, C = svm_plus.C, gamma = svm_plus.gamma.
+    The weights are the model's own when rho(C_i, xi*) > 0, else the equivalent weights c_i = a_i (the
+    solution stays optimal when a weight is lowered to a_i where xi*_i = 0; this maximises rho over all
+    equivalent weights).
 
-    The weights are the model's own when rho(C_i, xi*) > 0, else the equivalent weights
-    c_i = a_i (the solution stays optimal when a weight is lowered to a_i where xi*_i = 0;
-    this maximises rho over all equivalent weights). Raises ValueError when even that
-    gives rho <= 0: no SVM+ with gamma > 0 has this solution (svm-plus.md's necessary
-    condition), e.g. the 1-D counterexample of the spec.
+    Parameters
+    ----------
+    model : WeightedSVM
+        The weighted-SVM solution.
+    xi : array-like of shape (l,) or None, default=None
+        Its slacks xi*; default ``model.slacks`` with the in-bound SVs set to 0 (their KKT value; LIBSVM
+        leaves round-off there).
+
+    Returns
+    -------
+    svm_plus : SVMPlus
+        The SVM+ solution (alpha and b of the weighted SVM, a~ = c - C, correcting values xi*).
+    x_priv : ndarray of shape (l, 1)
+        The privileged feature to train it on with the linear kernel ``x_priv @ x_priv.T``,
+        C = ``svm_plus.C``, gamma = ``svm_plus.gamma``.
+
+    Raises
+    ------
+    ValueError
+        If even the equivalent weights give rho <= 0: no SVM+ with gamma > 0 has this solution (svm-plus.md's
+        necessary condition), or xi is not l finite non-negative slacks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> weighted = ws.fit_svm(K, y, 1.0)
+    >>> plus, x_priv = svm_plus.weighted_to_svm_plus(weighted)
+    >>> x_priv.shape, bool(np.allclose(plus.alpha, weighted.alpha))
+    ((30, 1), True)
     """
     l = model.n_train
     if xi is None:

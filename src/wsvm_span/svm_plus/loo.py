@@ -31,13 +31,33 @@ from .solver import KKT_TOL, ActiveSetFailure, SVMPlusProblem, solve_symmetric, 
 
 @dataclass(frozen=True)
 class SVMPlusLeaveOneOut:
-    """Leave-one-out of SVM+.
+    """Leave-one-out of SVM+ (``leave_one_out``, ``loo_rule``).
 
-    points : (k,) points left out (every point with a_p > 0 or a~_p != 0)
-    decision_loo : (k,) f^p(x_p), the decision value of the model trained without x_p
-    sets_unchanged : (k,) True where the refit's active sets are the full model's minus p
-        (retraining only; None for ``loo_rule``, which assumes it)
-    error : fraction of l with y_p f^p(x_p) <= 0
+    Parameters
+    ----------
+    points : ndarray of int, shape (k,)
+        Points left out (every point with a_p > 0 or a~_p != 0).
+    decision_loo : ndarray of shape (k,)
+        f^p(x_p), the decision value of the model trained without x_p.
+    sets_unchanged : ndarray of bool, shape (k,), or None
+        True where the refit's active sets are the full model's minus p (retraining only; None for
+        ``loo_rule``, which assumes it).
+    error : float
+        Fraction of l with y_p f^p(x_p) <= 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> loo = svm_plus.leave_one_out(model, K, K_priv)
+    >>> round(loo.error, 4)
+    0.1667
     """
 
     points: np.ndarray
@@ -74,7 +94,33 @@ def refit_without(model: SVMPlus, K, K_priv, p: int) -> tuple[SVMPlus, np.ndarra
 
 
 def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
-    """Exact LOO: retrain SVM+ without each point that can change it (warm-started)."""
+    """Exact leave-one-out of SVM+: retrain without each point that can change it (warm-started).
+
+    Parameters
+    ----------
+    model : SVMPlus
+        The model trained on all l points.
+    K, K_priv : array-like of shape (l, l)
+        Its ordinary and privileged kernels.
+
+    Returns
+    -------
+    SVMPlusLeaveOneOut
+        The LOO decision values and error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> round(svm_plus.leave_one_out(model, K, K_priv).error, 4)
+    0.1667
+    """
     y = model.y
     Z, B = active_sets(model)
     points = _points(model)
@@ -94,8 +140,35 @@ def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
 
 
 def loo_rule(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
-    """f^p(x_p) for every point that matters from one inverse of the active-set KKT
-    system; exact when leaving x_p out does not change the active sets (module doc)."""
+    """SVM+'s LOO rule: f^p(x_p) for every point that matters, from one inverse of the active-set KKT system.
+
+    Exact when leaving x_p out does not change the active sets (the module's doc).
+
+    Parameters
+    ----------
+    model : SVMPlus
+        The model trained on all l points.
+    K, K_priv : array-like of shape (l, l)
+        Its ordinary and privileged kernels.
+
+    Returns
+    -------
+    SVMPlusLeaveOneOut
+        The estimated LOO decision values and error (``sets_unchanged`` None).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> svm_plus.loo_rule(model, K, K_priv).error
+    0.2
+    """
     K = np.asarray(K, dtype=float)
     y, C = model.y, model.C
     problem = SVMPlusProblem.build(K, np.asarray(K_priv, dtype=float), y, C, model.gamma)

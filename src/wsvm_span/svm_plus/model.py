@@ -19,21 +19,60 @@ import numpy as np
 
 @dataclass(frozen=True)
 class SVMPlus:
-    """A trained SVM+.
+    """A trained SVM+: decision function f(x) = sum_i a_i y_i K(x_i, x) + b, correcting (slack) function
+    xi(x~) = sum_i a~_i K~(x~_i, x~) / gamma + b~.
+
+    Parameters
+    ----------
+    alpha : ndarray of shape (l,)
+        Dual variables a of the margin constraints.
+    alpha_tilde : ndarray of shape (l,)
+        a~ = a + beta - C 1 (sums to 0).
+    b, b_tilde : float
+        Biases of the decision and the correcting function.
+    y : ndarray of shape (l,)
+        Training labels in {-1, +1}.
+    C, gamma : float
+        The SVM+ hyperparameters.
+    decision_train : ndarray of shape (l,)
+        f(x_i).
+    correcting_train : ndarray of shape (l,)
+        xi(x~_i), the slack values.
+    ridge : float
+        Added to the diagonal of K~ (the problem solved is SVM+ with the kernel K~ + ridge I, see
+        ``solver.PRIV_RIDGE``); ``correcting_train`` includes it.
+    solver : str
+        Which solver produced the solution ("active-set", "clarabel", "mosek", "clarabel+active-set" when the
+        interior-point solution was polished, ...).
+    iterations : int, default=0
+        Active-set iterations (0 for a pure QP solve).
+    fit_time : float, default=0.0
+        Seconds spent solving (the kernels are precomputed and not counted).
 
     Attributes
     ----------
-    alpha : (l,) dual variables a of the margin constraints
-    alpha_tilde : (l,) a~ = a + beta - C 1 (sums to 0)
-    b, b_tilde : biases of the decision and the correcting function
-    y : (l,) training labels in {-1, +1};  C, gamma : the SVM+ hyperparameters
-    decision_train : (l,) f(x_i);  correcting_train : (l,) xi(x~_i) = slack values
-    ridge : added to the diagonal of K~ (the problem solved is SVM+ with the kernel
-        K~ + ridge I, see ``solver.PRIV_RIDGE``); correcting_train includes it
-    solver : which solver produced the solution ("active-set", "clarabel", "mosek",
-        "clarabel+active-set" when the interior-point solution was polished, ...)
-    iterations : active-set iterations (0 for a pure QP solve)
-    fit_time : seconds spent solving (the kernels are precomputed and not counted)
+    n_train : int
+        l.
+    beta : ndarray of shape (l,)
+        The multipliers of xi >= 0.
+    margin_slack : ndarray of shape (l,)
+        y_i f(x_i) - 1 + xi_i.
+    kkt_violation : float
+        The largest KKT residual.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> f = model.decision_function(ws.rbf_kernel(X[:3], X, gamma=0.5))
+    >>> bool(np.allclose(f, model.decision_train[:3]))
+    True
     """
 
     alpha: np.ndarray
@@ -89,13 +128,34 @@ class SVMPlus:
         return max(self.kkt_residuals().values())
 
     def decision_function(self, K_rows) -> np.ndarray:
-        """f(x) for new points. K_rows: (m, l) kernel block between them and the training set."""
+        """f(x) for new points.
+
+        Parameters
+        ----------
+        K_rows : array-like of shape (m, l)
+            Kernel block between the new points and the training set.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The decision values.
+        """
         return _rows(K_rows, self.n_train, "K_rows") @ (self.y * self.alpha) + self.b
 
     def correcting_function(self, K_priv_rows) -> np.ndarray:
-        """xi(x~) for new privileged points. K_priv_rows: (m, l) privileged-kernel block
-        between them and the training set (without the ridge, which only touches the
-        training diagonal)."""
+        """xi(x~) for new privileged points.
+
+        Parameters
+        ----------
+        K_priv_rows : array-like of shape (m, l)
+            Privileged-kernel block between them and the training set (without the ridge, which only touches the
+            training diagonal).
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The correcting (slack) values.
+        """
         return _rows(K_priv_rows, self.n_train, "K_priv_rows") @ self.alpha_tilde / self.gamma + self.b_tilde
 
 

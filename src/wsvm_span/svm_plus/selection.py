@@ -41,12 +41,42 @@ from .solver import fit_svm_plus
 
 @dataclass(frozen=True)
 class SelectionEvaluation:
-    """One grid point of one method: its errors, every estimate of its error from the training
-    sample (fractions of l; NaN where not computed or not defined), SV counts and timings (s).
+    """One grid point of one method of Experiment 8: its errors, every estimate of its error from the training
+    sample, SV counts and timings.
 
-    ``engine`` names the trainer (a LIBSVM engine, or the SVM+ solver that ran); ``n_zero_weight``
-    counts the points whose (equivalent) weight is 0. ``t_span_bound`` includes the closed form of
-    ``t_span_rule``; ``t_loo`` covers ``loo_converted`` too.
+    Estimates are fractions of l (NaN where not computed or not defined); times are seconds. ``t_span_bound``
+    includes the closed form of ``t_span_rule``; ``t_loo`` covers ``loo_converted`` too.
+
+    Parameters
+    ----------
+    test_error, val_error, cv_error, span_rule, span_bound, loo_rule, loo_error, loo_converted : float
+        The errors and estimates (``loo_converted``: exact LOO of SVM+'s equivalent weighted SVM with its
+        weights held fixed).
+    cv_folds : int
+        The folds of ``cv_error``.
+    n_sv, n_inbound, n_bounded, n_zero_weight : int
+        SV counts, and the points whose (equivalent) weight is 0.
+    t_train, t_val, t_cv, t_span_rule, t_span_bound, t_loo_rule, t_loo : float
+        Times (s).
+    engine : str
+        The trainer (a LIBSVM engine, or the SVM+ solver that ran).
+    qp_solver : str
+        The QP solver of the span bound.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> ev = svm_plus.evaluate_weighted(K, y, 1.0, K, y, folds=ws.stratified_folds(y, 5, seed=0),
+    ...                                 D=ws.enclosing_ball_diameter(K))
+    >>> ev.engine, bool(np.isnan(ev.loo_rule))
+    ('sklearn', True)
     """
 
     test_error: float
@@ -77,8 +107,45 @@ class SelectionEvaluation:
 
 
 def kfold_cv_error(K, K_priv, y, C: float, gamma: float, folds, *, solver: str = "auto") -> float:
-    """K-fold CV error of SVM+: retrain SVM+ on each fold's training part, count errors (f = 0
-    counts as an error) on its held-out part. folds : (l,) fold ids."""
+    """K-fold CV error of SVM+: retrain SVM+ on each fold's training part, count errors on its held-out part
+    (f = 0 counts as an error).
+
+    Parameters
+    ----------
+    K, K_priv : array-like of shape (l, l)
+        Ordinary and privileged kernels.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    C, gamma : float
+        The SVM+ hyperparameters.
+    folds : array-like of int, shape (l,)
+        Fold ids.
+    solver : str, default="auto"
+        As in :func:`fit_svm_plus`.
+
+    Returns
+    -------
+    float
+        The CV error, a fraction of l.
+
+    Raises
+    ------
+    ValueError
+        If a fold's training part holds a single class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> round(svm_plus.kfold_cv_error(K, K_priv, y, 1.0, 1.0, ws.stratified_folds(y, 5, seed=0)), 4)
+    0.1667
+    """
     folds = np.asarray(folds)
     y = np.asarray(y, dtype=float)
     errors = 0
@@ -105,14 +172,56 @@ def evaluate_svm_plus(
     K, K_priv, y, C: float, gamma: float, K_test, y_test, *, folds, D: float, K_val=None, y_val=None,
     solver: str = "auto", qp_solver: str = "auto", compute_loo: bool = False,
 ) -> SelectionEvaluation:
-    """Train SVM+ on (K, K_priv, y, C, gamma) and compute its test and validation errors, the
-    span-rule and span bound of its equivalent weighted SVM, its LOO rule, K-fold CV (folds: (l,) fold
-    ids) and, with ``compute_loo``, its exact LOO error and that of the equivalent weighted SVM.
+    """One grid point of SVM+: train it and compute its test and validation errors, the span-rule and span bound
+    of its equivalent weighted SVM, its LOO rule, K-fold CV and, with ``compute_loo``, its exact LOO error and
+    that of the equivalent weighted SVM.
 
-    K : (l, l) training kernel, K_priv : (l, l) privileged kernel, K_test / K_val : (m, l) blocks
-    between the test / validation points and the training points (K_val None: no validation
-    sample), D : the enclosing-ball diameter of K (span bound). The kernels are not validated (a grid
-    builds them once); ``fit_svm_plus`` validates a single problem.
+    The kernels are not validated (a grid builds them once); ``fit_svm_plus`` validates a single problem.
+
+    Parameters
+    ----------
+    K, K_priv : array-like of shape (l, l)
+        Ordinary and privileged training kernels.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    C, gamma : float
+        The SVM+ hyperparameters.
+    K_test : array-like of shape (m, l)
+        Test-by-training kernel.
+    y_test : array-like of shape (m,)
+        Test labels.
+    folds : array-like of int, shape (l,)
+        CV fold ids.
+    D : float
+        Enclosing-ball diameter of K (span bound).
+    K_val, y_val : array-like or None, default=None
+        A validation sample (None: none).
+    solver : str, default="auto"
+        As in :func:`fit_svm_plus`.
+    qp_solver : str, default="auto"
+        QP solver.
+    compute_loo : bool, default=False
+        Also compute the exact LOO errors.
+
+    Returns
+    -------
+    SelectionEvaluation
+        Every number of the grid point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> ev = svm_plus.evaluate_svm_plus(K, K_priv, y, 1.0, 1.0, K, y, folds=ws.stratified_folds(y, 5, seed=0),
+    ...                                 D=ws.enclosing_ball_diameter(K))
+    >>> ev.loo_rule, ev.engine.startswith("svm+")
+    (0.2, True)
     """
     y = np.asarray(y, dtype=float)
     l = y.size
@@ -150,16 +259,70 @@ def evaluate_weighted(
     K, y, C, K_test, y_test, *, folds, D: float, K_val=None, y_val=None, engine: str = AUTO,
     qp_solver: str = "auto", tol: float = 1e-7, compute_loo: bool = False, fold_kernels: FoldKernels | None = None,
 ) -> SelectionEvaluation:
-    """``evaluate_svm_plus`` for a weighted SVM with weights C ((l,) or a scalar), trained by ``engine``:
-    test and validation errors, span-rule, span bound, K-fold CV with the same weights and (with
-    ``compute_loo``) the exact LOO error; ``loo_rule`` and ``loo_converted`` are NaN.
+    """:func:`evaluate_svm_plus` for a weighted SVM with weights C, trained by ``engine``.
 
-    Weights at most ``equivalence.ZERO_WEIGHT`` (learned weights reach this bound) count as 0: such a
-    point is left out of training (LIBSVM leaves ~1e-301 alphas on it, which would make it a spurious
-    in-bound SV of the span computation); it never changes the model, so it is a leave-one-out error
-    exactly when the model misclassifies it, and those errors are added to the span-rule, span bound
-    and exact LOO. The CV folds keep every point (a held-out zero-weight point is classified like any
-    other). D stays the full sample's diameter, an upper bound of the kept points' one.
+    Test and validation errors, span-rule, span bound, K-fold CV with the same weights and (with
+    ``compute_loo``) the exact LOO error; ``loo_rule`` and ``loo_converted`` are NaN. Weights at most
+    ``equivalence.ZERO_WEIGHT`` (learned weights reach this bound) count as 0: such a point is left out of
+    training (LIBSVM leaves ~1e-301 alphas on it, which would make it a spurious in-bound SV of the span
+    computation); it never changes the model, so it is a leave-one-out error exactly when the model
+    misclassifies it, and those errors are added to the span-rule, span bound and exact LOO. The CV folds keep
+    every point (a held-out zero-weight point is classified like any other). D stays the full sample's
+    diameter, an upper bound of the kept points' one.
+
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        Training kernel.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    C : float or array-like of shape (l,)
+        Weights, >= 0.
+    K_test : array-like of shape (m, l)
+        Test-by-training kernel.
+    y_test : array-like of shape (m,)
+        Test labels.
+    folds : array-like of int, shape (l,)
+        CV fold ids.
+    D : float
+        Enclosing-ball diameter of K.
+    K_val, y_val : array-like or None, default=None
+        A validation sample (None: none).
+    engine : str, default="auto"
+        The engine.
+    qp_solver : str, default="auto"
+        QP solver of the span bound.
+    tol : float, default=1e-7
+        The engine's tolerance.
+    compute_loo : bool, default=False
+        Also compute the exact LOO error.
+    fold_kernels : FoldKernels, optional
+        The folds' kernels, sliced once for a grid.
+
+    Returns
+    -------
+    SelectionEvaluation
+        Every number of the grid point.
+
+    Raises
+    ------
+    ValueError
+        If the weights are 0 on every point of one class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> ev = svm_plus.evaluate_weighted(K, y, 1.0, K, y, folds=ws.stratified_folds(y, 5, seed=0),
+    ...                                 D=ws.enclosing_ball_diameter(K))
+    >>> ev.span_rule == ws.span_rule(ws.fit_svm(K, y, 1.0), K)
+    True
     """
     y = np.asarray(y, dtype=float)
     C = np.broadcast_to(np.asarray(C, dtype=float), y.shape).astype(float)

@@ -99,7 +99,14 @@ START_SVM_TOL = 1e-3
 
 
 class ActiveSetFailure(RuntimeError):
-    """The active-set method cycled or ran out of iterations."""
+    """The active-set method of ``fit_svm_plus`` cycled or ran out of iterations.
+
+    Examples
+    --------
+    >>> from wsvm_span.svm_plus import ActiveSetFailure
+    >>> issubclass(ActiveSetFailure, RuntimeError)
+    True
+    """
 
 
 def fit_svm_plus(
@@ -110,15 +117,53 @@ def fit_svm_plus(
 
     Parameters
     ----------
-    K : (l, l) kernel of the ordinary features;  K_priv : (l, l) kernel of the privileged ones
-    y : (l,) labels in {-1, +1};  C > 0, gamma > 0 : the SVM+ hyperparameters
-    solver : "active-set" (exact; raises ``ActiveSetFailure`` if it cycles), "qp" (the
-        project's QP switch, then polished) or "auto" (active-set, falling back to "qp")
-    qp_solver : for the "qp" route: "auto", "clarabel" or "mosek" (see ``solvers.qp.qp_solver_name``)
-    polish : refine a "qp" solution to exact active sets (False keeps the raw
-        interior-point solution: a reference for tests)
-    check_input : validate K, K_priv, y, C, gamma; internal callers training on slices
-        of an already validated problem skip it
+    K : array-like of shape (l, l)
+        Kernel of the ordinary features.
+    K_priv : array-like of shape (l, l)
+        Kernel of the privileged features (training only).
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    C : float
+        The SVM+ C, > 0.
+    gamma : float
+        The SVM+ gamma (weight of the correcting function's norm), > 0.
+    solver : {"auto", "active-set", "qp"}, default="auto"
+        "active-set" (exact; raises ``ActiveSetFailure`` if it cycles), "qp" (the project's QP switch, then
+        polished) or "auto" (active-set, falling back to "qp").
+    qp_solver : str, default="auto"
+        For the "qp" route: "auto", "clarabel" or "mosek" (``solvers.qp.qp_solver_name``).
+    polish : bool, default=True
+        Refine a "qp" solution to exact active sets (False keeps the raw interior-point solution: a reference
+        for tests).
+    check_input : bool, default=True
+        Validate K, K_priv, y, C, gamma; internal callers training on slices of a validated problem skip it.
+
+    Returns
+    -------
+    SVMPlus
+        The trained model (``solver`` records which solver ran).
+
+    Raises
+    ------
+    ValueError
+        If the inputs are invalid or ``solver`` is unknown.
+    ActiveSetFailure
+        Under ``solver="active-set"``, if the method cycles.
+    RuntimeError
+        If the QP route fails.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> bool(abs(model.alpha_tilde.sum()) < 1e-9), bool(model.kkt_violation < 1e-6)
+    (True, True)
     """
     K, K_priv, y = _check_inputs(K, K_priv, y, C, gamma, solver, check_input)
     C, gamma = float(C), float(gamma)

@@ -48,11 +48,32 @@ INNER_TOL = 1e-10
 
 @dataclass(frozen=True)
 class NWEstimate:
-    """Leave-one-out Nadaraya-Watson estimate at the training points.
+    """Leave-one-out Nadaraya-Watson estimate at the training points (``nadaraya_watson``).
 
-    eta : (l,) estimate of 2 P(1|x_i) - 1 without x_i;  p : (l,) (1 + y_i eta_i) / 2,
-    floored at P_FLOOR;  bandwidth : h of K_h(u) = exp(-||u||^2 / (2 h^2));
-    log_likelihood : sum_i log p_i at that bandwidth.
+    Parameters
+    ----------
+    eta : ndarray of shape (l,)
+        Estimate of 2 P(1 | x_i) - 1 without x_i.
+    p : ndarray of shape (l,)
+        (1 + y_i eta_i) / 2, floored at ``P_FLOOR``.
+    bandwidth : float
+        h of K_h(u) = exp(-||u||^2 / (2 h^2)).
+    log_likelihood : float
+        sum_i log p_i at that bandwidth.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> nw = svm_plus.nadaraya_watson(X, y, bandwidth=0.5)
+    >>> nw.p.shape, bool(((nw.p > 0) & (nw.p <= 1)).all())
+    ((30,), True)
     """
 
     eta: np.ndarray
@@ -62,9 +83,42 @@ class NWEstimate:
 
 
 def nadaraya_watson(X, y, bandwidth: float | None = None) -> NWEstimate:
-    """Leave-one-out Nadaraya-Watson estimate of P(y_i | x_i); bandwidth None: the
-    candidate (``BANDWIDTH_FACTORS`` x median pairwise distance) with the largest
-    leave-one-out log-likelihood (the larger one on ties). O(l^2) memory."""
+    """Leave-one-out Nadaraya-Watson estimate of P(y_i | x_i) at every training point (weights A of
+    svm-plus.md). O(l^2) memory.
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Features.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    bandwidth : float or None, default=None
+        h; None: the candidate (``BANDWIDTH_FACTORS`` x median pairwise distance) with the largest
+        leave-one-out log-likelihood (the larger one on ties).
+
+    Returns
+    -------
+    NWEstimate
+        eta, p, the bandwidth and its log-likelihood.
+
+    Raises
+    ------
+    ValueError
+        If the bandwidth is not positive and finite, or every point coincides (none can be chosen).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> round(float(svm_plus.nadaraya_watson(X, y).bandwidth), 4)
+    0.4429
+    """
     X = check_features(X)
     y = check_labels(y, X.shape[0])
     D2 = squareform(pdist(X, "sqeuclidean"))
@@ -91,7 +145,33 @@ def _nw(D2, y, h) -> NWEstimate:
 
 
 def probability_weights(p, C: float, tau: float) -> np.ndarray:
-    """c_i = C * max(p_i, P_FLOOR)^tau; p: (l,) probabilities of the observed labels."""
+    """Weights from label probabilities: c_i = C max(p_i, P_FLOOR)^tau.
+
+    Parameters
+    ----------
+    p : array-like of shape (l,)
+        Probabilities of the observed labels, in [0, 1].
+    C : float
+        The largest weight, > 0.
+    tau : float
+        Exponent, >= 0 (0 is the plain SVM).
+
+    Returns
+    -------
+    ndarray of shape (l,)
+        The weights.
+
+    Raises
+    ------
+    ValueError
+        If p is not a 1-d array of probabilities, C is not positive or tau is negative.
+
+    Examples
+    --------
+    >>> from wsvm_span.svm_plus import probability_weights
+    >>> probability_weights([0.25, 1.0], C=2.0, tau=0.5).tolist()
+    [1.0, 2.0]
+    """
     p = np.asarray(p, dtype=float)
     if p.ndim != 1 or not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
         raise ValueError("p must be a 1-D array of probabilities in [0, 1]")
@@ -105,8 +185,35 @@ def probability_weights(p, C: float, tau: float) -> np.ndarray:
 def smooth_hinge(t, d: float) -> tuple[np.ndarray, np.ndarray]:
     """The smooth hinge l_d of svm-plus.md and its derivative, at margins t.
 
-    l_d(t) = 1 - t - d for t <= 1 - 2d, (1 - t)^3 (t - 1 + 4d) / (16 d^3) on (1 - 2d, 1),
-    0 for t >= 1 (C^2: value d, slope -1, curvature 0 at t = 1 - 2d).
+    l_d(t) = 1 - t - d for t <= 1 - 2d, (1 - t)^3 (t - 1 + 4d) / (16 d^3) on (1 - 2d, 1), 0 for t >= 1
+    (C^2: value d, slope -1, curvature 0 at t = 1 - 2d).
+
+    Parameters
+    ----------
+    t : array-like
+        Margins y f(x).
+    d : float
+        Smoothing width, in [0.01, 1].
+
+    Returns
+    -------
+    value : ndarray
+        l_d(t).
+    derivative : ndarray
+        l_d'(t).
+
+    Raises
+    ------
+    ValueError
+        If d is outside [0.01, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.svm_plus import smooth_hinge
+    >>> value, slope = smooth_hinge(np.array([0.0, 0.9, 1.0]), 0.1)
+    >>> value.round(4).tolist(), slope.round(4).tolist()
+    ([0.9, 0.0187, 0.0], [-1.0, -0.5, 0.0])
     """
     _check_d(d)
     t = np.asarray(t, dtype=float)
@@ -127,8 +234,40 @@ def _check_d(d) -> None:
 
 @dataclass(frozen=True)
 class LearnedWeights:
-    """Result of ``learn_weights``: weights c, validation loss before and after,
-    L-BFGS-B's iteration and evaluation counts, success flag and message."""
+    """Result of ``learn_weights`` (weights B of svm-plus.md).
+
+    Parameters
+    ----------
+    c : ndarray of shape (l,)
+        The learned weights, >= 0.
+    loss : float
+        Validation loss at c.
+    initial_loss : float
+        Validation loss at the start c0.
+    n_iter, n_evaluations : int
+        L-BFGS-B's iteration and evaluation counts.
+    success : bool
+        L-BFGS-B's success flag.
+    message : str
+        Its message.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> Xv = rng.normal(size=(40, 2))
+    >>> yv = np.where(Xv[:, 0] > 0, 1.0, -1.0)
+    >>> K_val = ws.rbf_kernel(Xv, X, gamma=0.5)
+    >>> learned = svm_plus.learn_weights(K, y, K_val, yv, C=1.0, max_iter=20)
+    >>> bool(learned.loss <= learned.initial_loss), learned.c.shape
+    (True, (30,))
+    """
 
     c: np.ndarray
     loss: float
@@ -140,13 +279,51 @@ class LearnedWeights:
 
 
 def validation_loss(c, K, y, K_val, y_val, d: float) -> tuple[float, np.ndarray]:
-    """Mean smooth-hinge loss on the validation points of the weighted SVM trained with
-    weights c, and its gradient with respect to c (implicit differentiation, module doc).
+    """Mean smooth-hinge loss on the validation points of the weighted SVM trained with weights c, and its
+    gradient with respect to c (implicit differentiation, the module's doc).
 
-    K : (l, l) training kernel, K_val : (n_val, l) validation-by-training kernel. Weights at most
-    ``ZERO_WEIGHT`` are 0: the point is left out of training (LIBSVM would leave ~1e-301 alphas on
-    it and count it in-bound); its derivative is the one-sided one as c_i grows from 0: that of a
+    Weights at most ``ZERO_WEIGHT`` are 0: the point is left out of training (LIBSVM would leave ~1e-301
+    alphas on it and count it in-bound); its derivative is the one-sided one as c_i grows from 0: that of a
     bounded SV (a_i = c_i) when it violates the margin, else 0.
+
+    Parameters
+    ----------
+    c : array-like of shape (l,)
+        Weights, >= 0.
+    K : array-like of shape (l, l)
+        Training kernel.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    K_val : array-like of shape (n_val, l)
+        Validation-by-training kernel.
+    y_val : array-like of shape (n_val,)
+        Validation labels.
+    d : float
+        Smoothing width of the hinge.
+
+    Returns
+    -------
+    loss : float
+        The mean validation loss.
+    gradient : ndarray of shape (l,)
+        Its gradient with respect to c.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> Xv = rng.normal(size=(40, 2))
+    >>> yv = np.where(Xv[:, 0] > 0, 1.0, -1.0)
+    >>> K_val = ws.rbf_kernel(Xv, X, gamma=0.5)
+    >>> loss, gradient = svm_plus.validation_loss(np.ones(30), K, y, K_val, yv, 0.1)
+    >>> gradient.shape, bool(loss > 0)
+    ((30,), True)
     """
     c = np.asarray(c, dtype=float)
     keep = np.flatnonzero(c > ZERO_WEIGHT)
@@ -171,12 +348,55 @@ def validation_loss(c, K, y, K_val, y_val, d: float) -> tuple[float, np.ndarray]
 
 
 def learn_weights(K, y, K_val, y_val, C: float, *, d: float = 0.1, c0=None, max_iter: int = 100) -> LearnedWeights:
-    """Weights c >= 0 minimising the validation smooth-hinge loss (scheme B), by L-BFGS-B
-    from c0 (default: C for every point, the plain SVM).
+    """Weights c >= 0 minimising the validation smooth-hinge loss (scheme B), by L-BFGS-B from c0.
 
-    K : (l, l) training kernel;  K_val : (n_val, l) kernel between validation and training
-    points;  y, y_val : labels;  d : smoothing width of l_d in [0.01, 1].
     Warns when n_val < l: with more weights than validation points it overfits (svm-plus.md).
+
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        Training kernel.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    K_val : array-like of shape (n_val, l)
+        Kernel between validation and training points.
+    y_val : array-like of shape (n_val,)
+        Validation labels.
+    C : float
+        The start's weight (c0 = C 1) when c0 is None.
+    d : float, default=0.1
+        Smoothing width of l_d, in [0.01, 1].
+    c0 : array-like of shape (l,) or None, default=None
+        The start (default: C for every point, the plain SVM).
+    max_iter : int, default=100
+        L-BFGS-B's iteration cap.
+
+    Returns
+    -------
+    LearnedWeights
+        The weights and the losses before and after.
+
+    Raises
+    ------
+    ValueError
+        If the validation kernel or labels do not fit, C is not positive, or c0 is not l non-negative weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> Xv = rng.normal(size=(40, 2))
+    >>> yv = np.where(Xv[:, 0] > 0, 1.0, -1.0)
+    >>> K_val = ws.rbf_kernel(Xv, X, gamma=0.5)
+    >>> learned = svm_plus.learn_weights(K, y, K_val, yv, C=1.0, max_iter=20)
+    >>> bool(learned.loss < learned.initial_loss)
+    True
     """
     K = check_kernel(K)
     l = K.shape[0]

@@ -10,6 +10,13 @@ from functools import lru_cache
 from importlib import metadata
 
 
+#: how to install what the study workflow needs beyond the core library (pyproject.toml's extras)
+STUDY_EXTRA = "pip install 'wsvm-span[study]'"
+#: the top-level modules of the study extra: a command that imports one of them needs the extra
+STUDY_EXTRA_MODULES = frozenset(
+    {"jsonschema", "matplotlib", "mlflow", "pandas", "pyarrow", "seaborn", "snakemake", "tabulate", "yaml"})
+
+
 @contextlib.contextmanager
 def single_threaded():
     """Limit BLAS/OpenMP pools to one thread inside the block (LIBSVM itself is serial)."""

@@ -36,19 +36,61 @@ DEFAULT_TOL = 1e-10
 
 
 class SolverUnavailableError(RuntimeError):
-    """The requested QP solver cannot run here (e.g. MOSEK without a license)."""
+    """The requested QP solver cannot run here (e.g. MOSEK without a license); the message says why.
+
+    Examples
+    --------
+    >>> from wsvm_span.solvers.qp import SolverUnavailableError
+    >>> issubclass(SolverUnavailableError, RuntimeError)
+    True
+    """
 
 
 def available_solvers() -> dict[str, str]:
-    """{backend: why it is or is not usable here}."""
+    """Every QP backend with why it is or is not usable here.
+
+    Returns
+    -------
+    dict of str to str
+        {backend: "installed", or why not (not installed, no license)}.
+
+    Examples
+    --------
+    >>> from wsvm_span.solvers.qp import available_solvers
+    >>> available_solvers()["clarabel"]
+    'installed'
+    """
     return {name: backend.availability()[1] for name, backend in BACKENDS.items()}
 
 
 def qp_solver_name(requested: str = "auto") -> str:
     """Resolve a solver request to the backend that will run.
 
-    "auto" gives the first usable backend (MOSEK when a working license is present, else
-    Clarabel); naming an unusable backend raises ``SolverUnavailableError`` saying why.
+    Parameters
+    ----------
+    requested : str, default="auto"
+        A name of :data:`SOLVERS`. "auto" gives the first usable backend (MOSEK when a working license is
+        present, else Clarabel).
+
+    Returns
+    -------
+    str
+        The backend's name.
+
+    Raises
+    ------
+    ValueError
+        If the name is not one of :data:`SOLVERS`.
+    SolverUnavailableError
+        If the named backend cannot run here (the message says why, e.g. the license variable to set).
+
+    Examples
+    --------
+    >>> from wsvm_span.solvers.qp import qp_solver_name
+    >>> qp_solver_name("clarabel")
+    'clarabel'
+    >>> qp_solver_name() in ("mosek", "clarabel")
+    True
     """
     if requested not in SOLVERS:
         raise ValueError(f"qp_solver must be one of {SOLVERS}, got {requested!r}")
@@ -61,7 +103,19 @@ def qp_solver_name(requested: str = "auto") -> str:
 
 
 def qp_fallback_reason() -> str | None:
-    """Why "auto" did not pick the preferred backend (None when it did)."""
+    """Why "auto" did not pick the preferred backend (MOSEK).
+
+    Returns
+    -------
+    str or None
+        The reason (e.g. no license file), or None when it did.
+
+    Examples
+    --------
+    >>> from wsvm_span.solvers.qp import qp_fallback_reason, qp_solver_name
+    >>> (qp_fallback_reason() is None) == (qp_solver_name() == "mosek")
+    True
+    """
     preferred = next(iter(BACKENDS.values()))
     usable, why = preferred.availability()
     return None if usable else why
@@ -69,11 +123,51 @@ def qp_fallback_reason() -> str | None:
 
 def solve_qp(P, q, A_eq, b_eq, lb=None, ub=None, solver: str = "auto", tol: float = DEFAULT_TOL,
              *, G=None, h=None) -> QPResult:
-    """Solve the convex QP above.
+    """Solve the convex QP  minimize 1/2 x' P x + q' x  s.t.  A_eq x = b_eq,  lb <= x <= ub,  G x <= h.
 
-    P : (n, n) symmetric PSD, q : (n,), A_eq : (k, n), b_eq : (k,),
-    lb / ub : (n,) bounds (+-inf or None for free variables),
-    G : (r, n) and h : (r,) general inequality rows G x <= h (None for none).
+    Parameters
+    ----------
+    P : array-like of shape (n, n)
+        Symmetric positive semidefinite.
+    q : array-like of shape (n,)
+        Linear term.
+    A_eq : array-like of shape (k, n)
+        Equality rows.
+    b_eq : array-like of shape (k,)
+        Their right-hand sides.
+    lb, ub : array-like of shape (n,) or None, default=None
+        Bounds (+-inf, or None, for free variables).
+    solver : str, default="auto"
+        A name of :data:`SOLVERS`.
+    tol : float, default=1e-10
+        Duality-gap and feasibility tolerance.
+    G : array-like of shape (r, n) or None, default=None
+        Inequality rows G x <= h (with ``h``).
+    h : array-like of shape (r,) or None, default=None
+        Their right-hand sides.
+
+    Returns
+    -------
+    QPResult
+        ``x``, ``objective``, ``status`` ("optimal", "infeasible" or "failed:<solver status>"), the solver
+        that ran and the equality multipliers ``eq_dual``.
+
+    Raises
+    ------
+    ValueError
+        If G and h do not come together or their shapes disagree, or the solver name is unknown.
+    SolverUnavailableError
+        If the named solver cannot run here.
+
+    Examples
+    --------
+    >>> from wsvm_span.solvers.qp import solve_qp
+    >>> res = solve_qp([[2.0, 0.0], [0.0, 2.0]], [0.0, 0.0], [[1.0, 1.0]], [1.0], lb=[0.0, 0.0],
+    ...                solver="clarabel")
+    >>> res.status, res.x.round(6).tolist(), round(res.objective, 6)
+    ('optimal', [0.5, 0.5], 0.5)
+    >>> solve_qp([[2.0]], [0.0], [[1.0]], [2.0], lb=[0.0], ub=[1.0], solver="clarabel").status
+    'infeasible'
     """
     P = np.asarray(P, dtype=float)
     q = np.asarray(q, dtype=float)

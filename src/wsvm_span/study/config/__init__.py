@@ -19,6 +19,7 @@ from .loading import (
     find_schema,
     known_datasets,
     load_config,
+    load_schema,
     validate_config,
 )
 from .runtime import RuntimeSettings, runtime_settings
@@ -27,5 +28,5 @@ __all__ = [
     "ConfigError", "IDA_DATASETS", "RuntimeSettings", "SCORED_DATASETS",
     "approx_sizes", "canonical_json", "estimated_seconds", "memory_mb",
     "config_hash", "expand_axis", "find_schema", "grid_axes", "grid_point", "grid_size", "job_resources",
-    "known_datasets", "load_config", "runtime_settings", "validate_config",
+    "known_datasets", "load_config", "load_schema", "runtime_settings", "validate_config",
 ]

@@ -47,7 +47,7 @@ CHUNK_SPREAD = 3.0
 #: the cost's exponent grows with l (LIBSVM's iterations and SV count, CV's fold trainings), and a straight
 #: line through the largest sizes underestimated the next doubling by 6-41% on Experiment 6's ringnorm
 #: families (the parabola: -7% to +25%; benchmarks/cost_model_error.py, issue 8). It overshoots where the
-#: grid's rows grow at different rates (about 2.5x at l = 16384 by the one job measured there; README)
+#: grid's rows grow at different rates (about 2.5x at l = 16384 by the one job measured there; docs/study.md)
 FAMILY_POINTS = 3
 _SIZE_SUFFIX = re.compile(r"_l\d+$")
 
@@ -230,6 +230,9 @@ def calibrate(rows_files: Iterable[str | Path], exclude: Iterable[str] = ()) -> 
 
 
 def load_calibration(path: str | Path | None = None) -> Calibration:
+    """The cost calibration at ``path`` (default: the one shipped with the package,
+    ``cost_calibration.json``); FileNotFoundError when there is none.
+    """
     path = Path(path) if path else CALIBRATION_FILE
     if not path.is_file():
         raise FileNotFoundError(f"no cost calibration at {path}; write one with `wsvm-span calibrate-cost`")
@@ -317,6 +320,9 @@ def job_memory_mb(job) -> float:
 
 
 def estimate(jobs: Iterable, cal: Calibration, cores: int = 2) -> Estimate:
+    """Project the CPU-hours, wall time on ``cores`` cores, longest job and peak memory of ``jobs`` from the
+    cost calibration ``cal`` (what `check-config --estimate` prints).
+    """
     jobs = list(jobs)
     per_exp: dict[str, float] = {}
     training: dict[str, float] = {}

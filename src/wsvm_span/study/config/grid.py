@@ -42,6 +42,8 @@ def grid_axes(cfg: Mapping[str, Any], experiment: str) -> dict[str, list[float]]
 
 
 def grid_size(axes: Mapping[str, list[float]]) -> int:
+    """Models of a grid: the product of its axes' lengths.
+    """
     return math.prod(len(v) for v in axes.values())
 
 

@@ -1,10 +1,9 @@
 """Loading and validating a study configuration: one JSON schema plus the checks a schema cannot express.
 
-The schema lives in ``workflow/schemas/config.schema.yaml`` (one place); the Snakefile and the CLI both
-call :func:`validate_config`, which fills in the schema's defaults and then runs the semantic checks.
-The schema's enums (engines, QP solvers, tie rules) and the experiments' descriptions come from the
-code's registries and the catalog when the schema is loaded, so they cannot drift apart; the schema
-must define exactly the catalog's grid experiments.
+The schema is package data, ``wsvm_span/study/config/config.schema.yaml`` (one place); the Snakefile and
+the CLI both call :func:`validate_config`, which fills in the schema's defaults and then runs the semantic
+checks. The file is used as it is: its enums (engines, QP solvers, tie rules) and the experiments it
+defines are the code's registries and catalog, checked by ``tests/test_packaging.py``.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import json
 import math
 import os
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -22,8 +22,8 @@ from wsvm_span.data import BENCHMARK_NAMES, DATASETS, EXTRA_NAMES, list_datasets
 
 from .. import catalog
 
-__all__ = ["ConfigError", "SCORED_DATASETS", "IDA_DATASETS", "find_schema", "load_config", "validate_config",
-           "config_hash", "canonical_json", "known_datasets", "valid_names_text"]
+__all__ = ["ConfigError", "SCORED_DATASETS", "IDA_DATASETS", "find_schema", "load_schema", "load_config",
+           "validate_config", "config_hash", "canonical_json", "known_datasets", "valid_names_text"]
 
 # What the study knows about its data sets comes from the data registry (``wsvm_span.data.DATASETS``:
 # sizes, realizations, whether the split uses a seed, whether it carries scores); it loads no data.
@@ -38,57 +38,28 @@ class ConfigError(ValueError):
 
 
 # --------------------------------------------------------------------------------------------- schema
+#: the package's own schema file (package data): the one that validates, read as it is
+SCHEMA_FILE = "config.schema.yaml"
+
+
 def find_schema(schema: str | os.PathLike | None = None) -> Path:
-    """Locate ``workflow/schemas/config.schema.yaml``: the given path, $WSVM_CONFIG_SCHEMA, the project
-    this package was installed from (editable install), or the current working directory."""
-    candidates: list[Path] = []
-    if schema is not None:
-        candidates.append(Path(schema))
-    if os.environ.get("WSVM_CONFIG_SCHEMA"):
-        candidates.append(Path(os.environ["WSVM_CONFIG_SCHEMA"]))
-    rel = Path("workflow") / "schemas" / "config.schema.yaml"
-    here = Path(__file__).resolve()
-    candidates += [parent / rel for parent in here.parents]
-    candidates.append(Path.cwd() / rel)
-    for c in candidates:
-        if c.is_file():
-            return c
-    raise ConfigError(
-        "cannot find the config schema workflow/schemas/config.schema.yaml; pass --schema or set "
-        "WSVM_CONFIG_SCHEMA"
-    )
+    """The config schema: ``schema`` if given, else the one shipped with the package
+    (``wsvm_span/study/config/config.schema.yaml``)."""
+    if schema is None:
+        return Path(str(resources.files(__package__).joinpath(SCHEMA_FILE)))
+    path = Path(schema)
+    if not path.is_file():
+        raise ConfigError(f"config schema not found: {path}")
+    return path
 
 
 @lru_cache(maxsize=8)
-def _load_schema(path: str) -> dict:
+def load_schema(path: str | None = None) -> dict:
+    """The schema at ``path`` (default: the package's), parsed from YAML."""
     import yaml
 
-    with open(path, encoding="utf-8") as fh:
-        schema = yaml.safe_load(fh)
-    return _with_registries(schema, path)
-
-
-def _with_registries(schema: dict, path: str) -> dict:
-    """Fill the schema's enums from the registries and check its experiments against the catalog."""
-    from wsvm_span.engines import ENGINE_NAMES
-    from wsvm_span.solvers.qp import SOLVERS
-
-    from ..tables import TIE_RULES
-
-    props = schema["properties"]
-    props["svm"]["properties"]["engine"]["enum"] = list(ENGINE_NAMES)
-    props["svm"]["properties"]["qp_solver"]["enum"] = list(SOLVERS)
-    props["tie_rule"]["enum"] = list(TIE_RULES)
-    experiments = props["experiments"]["properties"]
-    grid = catalog.grid_experiments()
-    if set(experiments) != set(grid):
-        raise ConfigError(
-            f"{path}: the schema defines experiments {sorted(experiments)} but the catalog "
-            f"(wsvm_span.study.catalog) has grid experiments {sorted(grid)}; keep them in step"
-        )
-    for name, sub in experiments.items():
-        sub["description"] = catalog.EXPERIMENTS[name].title
-    return schema
+    with open(find_schema(path), encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
 
 
 def _validator_with_defaults(schema: dict):
@@ -154,7 +125,7 @@ def validate_config(cfg: Mapping[str, Any], schema: str | os.PathLike | None = N
     Raises :class:`ConfigError` listing every problem found (one per line)."""
     schema_path = find_schema(schema)
     cfg = copy.deepcopy(dict(cfg))
-    validator = _validator_with_defaults(_load_schema(str(schema_path)))
+    validator = _validator_with_defaults(load_schema(str(schema_path)))
     errors = sorted(validator.iter_errors(cfg), key=lambda e: (list(e.absolute_path), e.message))
     if errors:
         lines = []

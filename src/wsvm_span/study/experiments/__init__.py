@@ -28,6 +28,8 @@ KINDS: dict[str, ModuleType] = {m.KIND: m for m in (weight_grid, standard_span, 
 
 
 def kind_of(job) -> ModuleType:
+    """The module of the job kind that runs ``job`` (``KINDS[job.kind]``).
+    """
     return KINDS[job.kind]
 
 

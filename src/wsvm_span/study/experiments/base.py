@@ -53,6 +53,9 @@ CHUNK_BENCHMARK_PATTERN = "results/benchmarks/{experiment}/{dataset}/{weighting}
 
 
 def chunk_path(experiment: str, dataset: str, variant: str, chunk: int) -> str:
+    """The chunk file of a grid job: ``results/<experiment>/<dataset>/<weighting>/chunk-<i>.parquet``
+    (``CHUNK_PATTERN``).
+    """
     return CHUNK_PATTERN.format(experiment=experiment, dataset=dataset, weighting=variant, chunk=chunk)
 
 

@@ -82,6 +82,9 @@ class GridJob(JobIdentity):
 
 # -------------------------------------------------------------------------------------------- planning
 def experiment_datasets(cfg: Mapping[str, Any], experiment: str) -> list[str]:
+    """The data sets an experiment of the config runs on (the ringnorm family expanded over its d and l);
+    empty when the config leaves the experiment out.
+    """
     spec = cfg["experiments"].get(experiment)
     if spec is None:
         return []
@@ -310,14 +313,36 @@ class _PathChain:
         return self.model, seconds, {"n_path_events": res.n_events, "t_path": seconds}
 
 
+class _WarmChain:
+    """The models of a chunk with an engine that starts from a neighbouring solution (``warm_start``), in grid
+    order: each model from the previous one's alphas with its bounded alphas moved to the new weights
+    (``rescaled_start``), each CV fold from the model or its own previous fold model (``FoldStarts``). The
+    chain starts afresh in every job, so a model's start depends on where its chunk starts; the optimum
+    reached does not (to the tolerance)."""
+
+    def __init__(self):
+        import wsvm_span as ws
+
+        self.previous = None
+        self.fold_starts = ws.FoldStarts()
+
+    def start(self, K, C):
+        from wsvm_span.engines.warm_start import Solved, rescaled_start
+
+        return None if self.previous is None else rescaled_start(Solved.from_model(self.previous), C, K)
+
+
 def evaluate(job: GridJob, problem: GridProblem, on_row: Callable[[dict], None] | None = None) -> list[dict]:
     """Train and evaluate every model of the chunk (one BLAS thread); ``on_row(row)`` is called after each
     (the job's MLflow child run). Logs progress lines. With an engine that follows the solution path the
-    models come from a :class:`_PathChain` (grid order) and carry its path columns."""
+    models come from a :class:`_PathChain` (grid order) and carry its path columns; with one that starts from
+    a neighbouring solution they come from a :class:`_WarmChain`."""
     import wsvm_span as ws
+    from wsvm_span.engines import get_engine
 
     split = problem.split
     chain = _PathChain(job, problem) if follows_path(job) else None
+    warm = _WarmChain() if get_engine(job.engine).capabilities.warm_start else None
 
     def row_of(idx: int) -> dict:
         point = grid_point(job.axes, idx)
@@ -326,7 +351,14 @@ def evaluate(job: GridJob, problem: GridProblem, on_row: Callable[[dict], None] 
                       compute_loo=idx in job.loo_models, tol=job.tol, fold_kernels=problem.fold_kernels,
                       check_input=False)  # K comes from KernelCache: valid by construction
         path_columns: dict[str, Any] = {}
-        if chain is None:
+        if chain is None and warm is not None:
+            t0 = time.perf_counter()
+            model = ws.fit_svm(problem.K, split.y_train, C, engine=job.engine, tol=job.tol, check_input=False,
+                               alpha0=warm.start(problem.K, C))
+            warm.previous = model
+            ev = ws.evaluate_fitted(model, problem.K, problem.K_test, split.y_test, t_train=time.perf_counter() - t0,
+                                    fold_starts=warm.fold_starts, **shared)
+        elif chain is None:
             ev = ws.evaluate_model(problem.K, split.y_train, C, problem.K_test, split.y_test, engine=job.engine,
                                    **shared)
         else:
