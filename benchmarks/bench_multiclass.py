@@ -29,7 +29,7 @@ through the data registry (pinned checksums).
 Usage:
   nice -n 10 .venv/bin/python benchmarks/bench_multiclass.py --dataset image --repeats 5
   nice -n 10 .venv/bin/python benchmarks/bench_multiclass.py --dataset mnist [--no-loo]
-Writes benchmarks/out/multiclass-<dataset>.json and prints the README table row.
+Writes benchmarks/out/multiclass-<dataset>[-published][-timing].json and prints the README table row.
 """
 from __future__ import annotations
 
@@ -213,7 +213,8 @@ def main(argv=None) -> int:
     p.add_argument("--no-loo", dest="loo", action="store_false", help="skip the span-rule vs exact LOO agreement")
     args = p.parse_args(argv)
     out = run(args)
-    name = args.dataset + ("-published" if args.dataset == "image" and args.image_split == "published" else "")
+    name = (args.dataset + ("-published" if args.dataset == "image" and args.image_split == "published" else "")
+            + ("" if args.loo else "-timing"))  # a timing-only run never overwrites an agreement
     dest = ROOT / "benchmarks" / "out" / f"multiclass-{name}.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(out, indent=2, default=str))
