@@ -1,4 +1,5 @@
-"""Weight-grid rows by ``svm.engine: path`` against ``svm.engine: auto`` (LIBSVM), model by model (issue 9).
+"""Weight-grid rows by another engine (``svm.engine: path``, issue 9; ``smo``, issue 21) against ``svm.engine:
+auto`` (LIBSVM), model by model.
 
 With the path engine a grid job's models after its first are reached by solution-path segments from their
 predecessors, and K-fold CV and exact LOO are done by paths; with auto every model, CV fold and LOO model is
@@ -9,6 +10,8 @@ Usage:
   python benchmarks/compare_path_engine.py run --config config/config.yaml --experiments exp1 exp2 --engine auto
   python benchmarks/compare_path_engine.py run --config config/config.yaml --experiments exp1 exp2 --engine path
   python benchmarks/compare_path_engine.py compare benchmarks/out/engine-auto benchmarks/out/engine-path
+  python benchmarks/compare_path_engine.py run --config config/config.yaml --experiments exp1 --engine smo
+  python benchmarks/compare_path_engine.py compare benchmarks/out/engine-auto benchmarks/out/engine-smo --engine smo
 ``run`` writes one chunk file per job under benchmarks/out/engine-<engine>/ (no MLflow tracking; jobs
 already written are skipped); ``compare`` prints the counts per estimator and the explanation of every
 difference, and writes benchmarks/out/engine-comparison.json.
@@ -78,11 +81,11 @@ def compare(args) -> int:
         print(f"comparing the {len(files)} jobs both folders have; only in one: {sorted(names[0] ^ names[1])}")
     cfg, settings = config_for(args.config, args.experiments, "auto")
     report = compare_row_files([Path(args.a) / f for f in files], [Path(args.b) / f for f in files], cfg,
-                               data_mirror=settings.data_mirror, data_dir=settings.data_dir)
+                               data_mirror=settings.data_mirror, data_dir=settings.data_dir, engine=args.engine)
     print(report.text())
     # the rows' timings (wall seconds of one thread: on a shared machine only a rough comparison)
     timings = {}
-    for name, folder in (("auto", args.a), ("path", args.b)):
+    for name, folder in (("auto", args.a), (args.engine, args.b)):
         rows = read_rows([Path(folder) / f for f in files])
         timings[name] = rows.groupby("dataset", sort=False)[["t_train", "t_cv", "t_loo"]].sum()
     both = pd.concat(timings, axis=1)
@@ -91,8 +94,9 @@ def compare(args) -> int:
     print(both.round(2).to_string())
     payload = {**report.as_dict(), "timings": both.reset_index().to_dict(orient="records"), "machine": machine_info()}
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "engine-comparison.json").write_text(json.dumps(payload, indent=1, default=str))
-    print(f"wrote {OUT / 'engine-comparison.json'}")
+    target = OUT / ("engine-comparison.json" if args.engine == "path" else f"engine-comparison-{args.engine}.json")
+    target.write_text(json.dumps(payload, indent=1, default=str))
+    print(f"wrote {target}")
     return 0
 
 
@@ -103,7 +107,8 @@ def main(argv=None) -> int:
     p.add_argument("--engine", required=True)
     q = sub.add_parser("compare")
     q.add_argument("a", help="folder of the reference rows (engine auto)")
-    q.add_argument("b", help="folder of the path engine's rows")
+    q.add_argument("b", help="folder of the other engine's rows")
+    q.add_argument("--engine", default="path", help="the engine of the rows in b")
     for parser in (p, q):
         parser.add_argument("--config", default=str(ROOT / "config" / "config.yaml"))
         parser.add_argument("--experiments", nargs="+", default=["exp1", "exp2"])

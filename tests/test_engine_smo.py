@@ -122,6 +122,21 @@ def test_duplicate_points_and_a_flat_kernel():
         assert dual_objective(K, y, alpha) == pytest.approx(reference, rel=OBJECTIVE_RTOL, abs=1e-9)
 
 
+def test_a_long_solve_with_many_shrinking_passes():
+    """Random labels and a large C: over a thousand shrinking passes, so the shrunk variables' snapshots
+    are collapsed many times (csrc/smo.c's MAX_SNAPSHOTS); the solution still meets the KKT conditions."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
+    K = ws.rbf_kernel(X, None, 1.0)
+    C = np.full(200, 1e5)
+    alpha, b, _, report = smo_solve(K, y, C, TOL)
+    assert report.converged and report.n_iter > 200 * 32 * 10
+    assert max_violation(K, y, C, alpha) <= TOL
+    reference = dual_objective(K, y, qp_solution(K, y, C))
+    assert dual_objective(K, y, alpha) == pytest.approx(reference, rel=OBJECTIVE_RTOL)
+
+
 @pytest.mark.parametrize("seed,l,weighting", PROBLEMS[:4])
 def test_warm_starts_reach_the_cold_optimum(seed, l, weighting):
     p = make_problem(seed, l, weighting)

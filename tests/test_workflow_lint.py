@@ -69,7 +69,7 @@ def test_default_config_used_without_configfile(tmp_path, env):
         (lambda c: c["experiments"]["exp2"]["grid"]["log2_C"].update(step=-4),
          "experiments.exp2.grid.log2_C: step must be positive (got -4)"),
         (lambda c: c.update(svm={"engine": "libsvn"}),
-         "svm.engine: 'libsvn' is not one of ['auto', 'sklearn', 'libsvm', 'path']"),
+         "svm.engine: 'libsvn' is not one of ['auto', 'sklearn', 'libsvm', 'smo', 'path']"),
     ],
 )
 def test_bad_config_fails_in_snakemake(tmp_path, env, mutate, message):

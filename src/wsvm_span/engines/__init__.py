@@ -33,7 +33,9 @@ _ENGINES: dict[str, Engine] = {
     e.name: e for e in (SklearnLibsvm(), OfficialLibsvm(), Smo(), PathEngine(), SklearnRbf(), Sampling())
 }
 
-#: "auto" picks scikit-learn's LIBSVM: it handles every weighting and is the faster route
+#: "auto" picks scikit-learn's LIBSVM: it handles every weighting. The project's SMO ("smo") is faster and as
+#: exact (docs/engines.md) and is what the study's configs and SpanSearchCV name; "auto" keeps its meaning so
+#: that a config or a call written with "auto" gives the numbers it gave when it was written
 AUTO = "auto"
 _AUTO_CHOICE = "sklearn"
 

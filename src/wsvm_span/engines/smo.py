@@ -36,10 +36,39 @@ def max_iterations(l: int) -> int:
 
 @dataclass(frozen=True)
 class SmoReport:
-    """How a solve ended. f(x) = sum_i a_i y_i K(x_i, x) - rho; gap = m(a) - M(a) over all variables at the
-    end (<= tol when converged); objective = 1/2 a'Qa - e'a of the returned alpha. The work in kernel entries
-    read (deterministic, for benchmarks on a busy machine): step_work by the steps, gradient_work by
-    gradients computed from the support vectors (the start's, and the shrunk variables' on their return)."""
+    """How a solve ended, and the work it did.
+
+    Parameters
+    ----------
+    rho : float
+        f(x) = sum_i a_i y_i K(x_i, x) - rho.
+    n_iter : int
+        Steps (pairs of alphas moved).
+    converged : bool
+        The gap reached tol (False: stopped at ``max_iterations``).
+    gap : float
+        m(a) - M(a), the maximal violating pair's gap over all variables at the end (<= tol when converged).
+    objective : float
+        1/2 a'Qa - e'a at the returned alpha.
+    step_work : int
+        Kernel entries read by the steps (the active set's size summed over the steps): deterministic, for
+        benchmarks on a busy machine.
+    gradient_work : int
+        Kernel entries read to compute gradients from alphas (the start's, when not given; the shrunk
+        variables' on their return).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span.engines.smo import smo_solve
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> alpha, b, grad, report = smo_solve(ws.rbf_kernel(X, gamma=0.5), y, np.ones(30), 1e-7)
+    >>> report.converged and report.gap <= 1e-7
+    True
+    """
 
     rho: float
     n_iter: int
@@ -51,14 +80,57 @@ class SmoReport:
 
 
 def smo_solve(K, y, C, tol: float, *, alpha0=None, rows=None, cache_mb: float = LIBSVM_CACHE_MB):
-    """(alpha, b, grad, report) of the problem (K, y, C) at stopping tolerance tol; the inputs are not
-    validated beyond shapes (``fit_svm`` validates a problem; ``rows`` must index K). grad is the gradient
-    Qa - e at the solution (y_t (f(x_t) - b) - 1).
+    """Solve the weighted C-SVM dual by SMO, from zero or from a start, on K or on rows of it.
 
-    alpha0 : a start: a ``warm_start.Start`` (alpha feasible, gradient when known), or any finite (l,)
-        vector (made feasible by ``feasible_start``); None: zero
-    rows : (l,) int indices: the problem is K[rows][:, rows] (K stays whole; y, C, alpha0 are the
-        subproblem's), None: K itself
+    The inputs are not validated beyond shapes and index ranges (``fit_svm`` validates a problem).
+
+    Parameters
+    ----------
+    K : ndarray of shape (L, L)
+        The kernel (C-contiguous float64 is used in place; anything else is converted).
+    y : ndarray of shape (l,)
+        Labels in {-1, +1}.
+    C : ndarray of shape (l,)
+        Upper bounds C_i > 0.
+    tol : float
+        The stopping tolerance: the maximal violating pair's gap (LIBSVM's ``-e``).
+    alpha0 : ndarray of shape (l,) or warm_start.Start, optional
+        A start: any finite vector (made feasible by ``feasible_start``) or a ``Start`` (feasible, with the
+        gradient when known); None: zero.
+    rows : ndarray of int, shape (l,), optional
+        The problem is K[rows][:, rows], read in place (y, C, alpha0 are the subproblem's); None: K itself.
+    cache_mb : float, default=200
+        Kernel rows over the active set, per thread (kept between calls).
+
+    Returns
+    -------
+    alpha : ndarray of shape (l,)
+        The solution.
+    b : float
+        The bias of f(x) = sum_i a_i y_i K(x_i, x) + b.
+    grad : ndarray of shape (l,)
+        The gradient Qa - e at the solution: y_t (f(x_t) - b) - 1.
+    report : SmoReport
+        How it ended.
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, rows leaves K, or alpha0 holds NaN or inf.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span.engines.smo import smo_solve
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> alpha, b, grad, report = smo_solve(K, y, np.ones(30), 1e-7)
+    >>> again = smo_solve(K, y, np.ones(30), 1e-7, alpha0=alpha)[3]
+    >>> again.n_iter  # the optimum is its own start
+    0
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
     C = np.ascontiguousarray(C, dtype=np.float64)

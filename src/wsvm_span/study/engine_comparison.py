@@ -1,9 +1,11 @@
-"""Weight-grid rows of two engines compared model by model (issue 9: ``svm.engine: path`` against LIBSVM).
+"""Weight-grid rows of two engines compared model by model (issue 9: ``svm.engine: path`` against LIBSVM;
+issue 21: ``svm.engine: smo``).
 
 :func:`compare_rows` counts, per estimator, the models whose values are identical, agree within
 :data:`AGREE_ATOL` or differ. :func:`compare_row_files` also explains every difference by recomputing that
-model both ways (LIBSVM at the job's tolerance, and the exact model of the path engine) and naming the
-points that decide it:
+model both ways (LIBSVM at the job's tolerance, and the other engine's model as its job computed it: the path
+engine's exact model, or, for an engine that starts from neighbouring solutions, the job's chain of starts
+replayed up to that model) and naming the points that decide it:
 
 - an error count (test error, K-fold CV, exact LOO) differs when points change side: each such point is
   reported with |f| of the exact model (or fold / leave-one-out model) and |f_LIBSVM - f_exact| there;
@@ -17,6 +19,8 @@ points that decide it:
   ("threshold"); each with the largest alpha and f differences and cond(K_MM) (a large alpha difference
   with a tiny f difference is a nearly non-unique dual);
 - anything else is "unexplained" and says so.
+In the texts "exact" is the other engine's model (exact for the path engine; tolerance-accurate like
+LIBSVM's, without its float32 kernel cache, for "smo").
 """
 
 from __future__ import annotations
@@ -93,10 +97,11 @@ def compare_rows(a: pd.DataFrame, b: pd.DataFrame) -> EngineComparison:
 
 
 def compare_row_files(a_files: Iterable, b_files: Iterable, cfg: Mapping[str, Any], *,
-                      data_mirror: str | None = None, data_dir: str | None = None) -> EngineComparison:
+                      data_mirror: str | None = None, data_dir: str | None = None,
+                      engine: str = "path") -> EngineComparison:
     """:func:`compare_rows` of two sets of chunk files of the jobs of ``cfg`` (a validated config; the
-    engine is what differs), every difference explained: each differing model is recomputed by LIBSVM at
-    the job's tolerance and exactly by the path engine."""
+    engine is what differs: LIBSVM in ``a_files``, ``engine`` in ``b_files``), every difference explained:
+    each differing model is recomputed by LIBSVM at the job's tolerance and by ``engine`` as its job did."""
     from .experiments import plan_jobs
 
     a, b = read_rows(list(a_files)), read_rows(list(b_files))
@@ -109,7 +114,7 @@ def compare_row_files(a_files: Iterable, b_files: Iterable, cfg: Mapping[str, An
         key = dict(zip(KEYS, model_key))
         job = next(j for j in jobs if (j.experiment, j.dataset, j.seed, j.realization) == model_key[:4]
                    and j.model_start <= key["model_index"] < j.model_stop)
-        why = _Explainer(job, int(key["model_index"]), data_mirror, data_dir)
+        why = _Explainer(job, int(key["model_index"]), data_mirror, data_dir, engine)
         for _, d in group.iterrows():
             category, text = why.explain(d["estimator"], d["a"], d["b"])
             explained.append({**d.to_dict(), "category": category, "explanation": text})
@@ -132,11 +137,13 @@ def _flips(f_ref, f_exact, y) -> tuple[int, str]:
 
 class _Explainer:
     """One differing model of a grid job recomputed both ways: LIBSVM at the job's tolerance (``ref``) and
-    the path engine's exact model (``exact``), with the job's kernels and CV folds."""
+    the other engine's model (``exact``) as its job computed it, with the job's kernels and CV folds."""
 
-    def __init__(self, job, index: int, data_mirror, data_dir):
+    def __init__(self, job, index: int, data_mirror, data_dir, engine: str = "path"):
         import wsvm_span as ws
         from wsvm_span.data import load_dataset
+        from wsvm_span.engines import get_engine
+        from wsvm_span.engines.warm_start import Solved, rescaled_start
 
         from .config.grid import grid_point
         from .experiments.weight_grid import model_weights
@@ -146,9 +153,18 @@ class _Explainer:
         C = model_weights(job, split, grid_point(job.axes, index))
         cache = ws.KernelCache(split.X_train, 1.0 / int(split.d), X_test=split.X_test, qp_solver=job.qp_solver)
         self.K, self.K_test, self.y, self.y_test = cache.train, cache.test, split.y_train, split.y_test
-        self.tol = job.tol
+        self.tol, self.engine = job.tol, get_engine(engine)
         self.ref = ws.fit_svm(self.K, self.y, C, tol=job.tol, check_input=False)
-        self.exact = ws.fit_svm(self.K, self.y, C, engine="path", tol=job.tol, check_input=False)
+        if self.engine.capabilities.warm_start:
+            # the job's chain (weight_grid._WarmChain) replayed from its first model: the same starts, the model
+            model = None
+            for i in range(job.model_start, index + 1):
+                C_i = model_weights(job, split, grid_point(job.axes, i))
+                start = None if model is None else rescaled_start(Solved.from_model(model), C_i, self.K)
+                model = ws.fit_svm(self.K, self.y, C_i, engine=engine, tol=job.tol, check_input=False, alpha0=start)
+            self.exact = model
+        else:
+            self.exact = ws.fit_svm(self.K, self.y, C, engine=engine, tol=job.tol, check_input=False)
         self.folds = ws.stratified_folds(self.y, k=job.cv_folds, seed=job.cv_seed)
         self.D, self.R2, self.qp_solver = cache.diameter, cache.radius2, job.qp_solver
 
@@ -176,6 +192,7 @@ class _Explainer:
 
     def _cv(self) -> tuple[str, str]:
         import wsvm_span as ws
+        from wsvm_span.engines.warm_start import Solved, restricted_start
         from wsvm_span.solution_path import follow_path
 
         f_ref, f_exact = np.empty(self.y.size), np.empty(self.y.size)
@@ -185,8 +202,15 @@ class _Explainer:
             sub = ws.fit_svm(self.K[np.ix_(keep, keep)], self.y[keep], self.ref.C[keep], tol=self.tol,
                              check_input=False)
             f_ref[held] = sub.decision_function(self.K[np.ix_(np.flatnonzero(held), keep)])
-            end = follow_path(self.exact, self.K, np.where(held, 0.0, self.exact.C), check_input=False).model
-            f_exact[held] = end.decision_train[held]
+            if self.engine.capabilities.solution_path:
+                end = follow_path(self.exact, self.K, np.where(held, 0.0, self.exact.C), check_input=False).model
+                f_exact[held] = end.decision_train[held]
+            else:  # the fold model from the full one, as kfold_cv_error starts it (a fold whose job started it
+                # from its previous model reaches the same optimum to the tolerance)
+                start = restricted_start(Solved.from_model(self.exact), keep, self.K)
+                other = ws.fit_svm(self.K[np.ix_(keep, keep)], self.y[keep], self.exact.C[keep],
+                                   engine=self.engine.name, tol=self.tol, check_input=False, alpha0=start)
+                f_exact[held] = other.decision_function(self.K[np.ix_(np.flatnonzero(held), keep)])
         return self._count(f_ref, f_exact, self.y)
 
     def _loo(self) -> tuple[str, str]:
@@ -195,7 +219,8 @@ class _Explainer:
         f_ref, f_exact = self.ref.decision_train.copy(), self.exact.decision_train.copy()
         ref = ws.leave_one_out(self.ref, self.K, check_input=False)
         f_ref[ref.support] = ref.decision_loo
-        exact = ws.leave_one_out(self.exact, self.K, check_input=False, method="path")
+        method = "path" if self.engine.capabilities.solution_path else "retrain"
+        exact = ws.leave_one_out(self.exact, self.K, check_input=False, method=method)
         f_exact[exact.support] = exact.decision_loo
         return self._count(f_ref, f_exact, self.y)
 
@@ -220,9 +245,13 @@ class _Explainer:
         ref_in, ex_in = set(self.ref.inbound.tolist()), set(self.exact.inbound.tolist())
         ref_b, ex_b = set(self.ref.bounded.tolist()), set(self.exact.bounded.tolist())
         if ref_in != ex_in or ref_b != ex_b:
-            moved = len(ref_in ^ ex_in) + len(ref_b ^ ex_b)
-            return "sets", (f"LIBSVM's tolerance puts {moved} point(s) on the other side of a bound (in-bound "
-                            f"{len(ref_in)} vs {len(ex_in)}, bounded {len(ref_b)} vs {len(ex_b)}); {values}")
+            moved = np.array(sorted((ref_in ^ ex_in) | (ref_b ^ ex_b)), dtype=int)
+            # where both solutions are tolerance-accurate, a point in different sets sits on the margin in both
+            # (the dual is not unique there, or the tolerance decides): |y f - 1| tells
+            near = max(float(np.abs(m.margins[moved] - 1.0).max()) for m in (self.ref, self.exact))
+            return "sets", (f"LIBSVM's tolerance puts {moved.size} point(s) on the other side of a bound (in-bound "
+                            f"{len(ref_in)} vs {len(ex_in)}, bounded {len(ref_b)} vs {len(ex_b)}; |y f - 1| there "
+                            f"max {near:.2g} in either model); {values}")
         M = self.exact.inbound
         twins = M.size - np.unique(coincident_groups(self.K[np.ix_(M, M)])).size
         if twins:
