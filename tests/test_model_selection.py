@@ -128,6 +128,16 @@ def test_other_criteria_match_the_core_estimators(data):
     assert s.cv_results_["mean_test_score"] == pytest.approx(1 - s.cv_results_["span_bound"])
 
 
+def test_loo_error_criterion_is_the_exact_loo(data):
+    X, y, *_ = data
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    s = SpanSearchCV(SVC(tol=TOL), GRID, criterion="loo_error").fit(X, y)
+    for i, p in enumerate(s.cv_results_["params"]):
+        K = ws.rbf_kernel(X, gamma=p["gamma"])
+        assert s.cv_results_["loo_error"][i] == ws.loo_error(K, y_pm, p["C"], tol=TOL)
+    assert s.best_params_ == s.cv_results_["params"][int(np.argmin(s.cv_results_["loo_error"]))]
+
+
 def test_cv_results_keys_are_gridsearchcvs(data):
     X, y, *_ = data
     for train_score in (False, True):
@@ -256,8 +266,11 @@ def test_bad_search_inputs(data):
         SpanSearchCV(param_grid=GRID, tie_rule="worst").fit(X, y)
     with pytest.raises(ValueError, match="kernel='rbf' or 'precomputed'"):
         SpanSearchCV(SVC(kernel="poly"), GRID).fit(X, y)
-    with pytest.raises(ValueError, match="Only binary"):
-        SpanSearchCV(param_grid=GRID).fit(X, np.arange(len(y)) % 3)
+    three = np.arange(len(y)) % 3
+    with pytest.raises(ValueError, match="with 3 classes give class_weight"):
+        SpanSearchCV(param_grid={"C_plus": [1.0], "C_minus": [2.0]}).fit(X, three)
+    with pytest.raises(ValueError, match="Nadaraya-Watson weighting is defined for two classes"):
+        SpanSearchCV(param_grid={"C": [1.0], "nw_bandwidth": [1.0], "nw_tau": [1.0]}, error_score="raise").fit(X, three)
     with pytest.raises(ValueError, match="2 classes"):
         SpanSearchCV(param_grid=GRID).fit(X, y, sample_weight=(y == 1).astype(float))
     with pytest.raises(ValueError, match="Negative values"):
@@ -417,3 +430,115 @@ def test_fit_callbacks_see_every_grid_point_and_the_refit(data):
     SpanSearchCV(SVC(tol=TOL), GRID, n_jobs=2).set_callbacks(rec).fit(X, y)
     assert rec.ended.count("candidate-evaluation") == 6 and rec.ended.count("refit-with-best-params") == 1
 
+
+
+# ------------------------------------------------------------------------- more than two classes
+@pytest.fixture(scope="module")
+def data3():
+    """Three classes labelled 2, 5, 9 (not 0..k-1)."""
+    X, y = make_classification(n_samples=240, n_features=5, n_informative=4, n_redundant=0, n_classes=3,
+                               n_clusters_per_class=1, flip_y=0.05, random_state=4)
+    y = np.array([2, 5, 9])[y]
+    return X[:120], y[:120], X[120:], y[120:]
+
+
+GRID3 = {"C": [0.5, 8.0], "gamma": [0.1, 0.5], "class_weight": [None, "balanced", {2: 2.0, 5: 1.0, 9: 0.5}]}
+
+
+def test_multiclass_search_equals_brute_force_loop(data3):
+    """Every grid point: the one-vs-one classifier on its own RBF kernel with C_p = C * class_weight[y_p]
+    * sample_weight_p; its span-rule, exact LOO and K-fold CV (the folds of ``cv``) and its held-out
+    error, which equals a fresh SVC's with those parameters."""
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.utils.class_weight import compute_class_weight
+
+    from wsvm_span import multiclass as mc
+
+    X, y, Xt, yt = data3
+    sw = np.where(np.arange(len(y)) % 4 == 0, 2.0, 1.0)
+    s = SpanSearchCV(SVC(tol=TOL), GRID3, extra_criteria=("loo_error", "cv_error"), cv=3).fit(
+        X, y, sample_weight=sw, heldout=(Xt, yt))
+    folds = np.empty(len(y), dtype=int)
+    for k, (_, test) in enumerate(StratifiedKFold(3).split(X, y)):
+        folds[test] = k
+    classes = np.unique(y)
+    for i, p in enumerate(s.cv_results_["params"]):
+        K = ws.rbf_kernel(X, gamma=p["gamma"])
+        C = p["C"] * compute_class_weight(p["class_weight"], classes=classes, y=y)[np.searchsorted(classes, y)] * sw
+        model = mc.fit_one_vs_one(K, y, C, tol=TOL)
+        assert s.cv_results_["span_rule"][i] == mc.span_rule(model, K)
+        assert s.cv_results_["loo_error"][i] == mc.leave_one_out(model, K).loo_error
+        assert s.cv_results_["cv_error"][i] == mc.kfold_cv_error(K, y, C, folds=folds, tol=TOL)
+        assert s.cv_results_["xi_alpha_bound"][i] == mc.xi_alpha_bound(model, K)
+        assert s.cv_results_["n_sv"][i] == model.support.size
+        fresh = SVC(tol=TOL, **p).fit(X, y, sample_weight=sw)
+        assert s.cv_results_["test_error"][i] == pytest.approx(np.mean(fresh.predict(Xt) != yt))
+    rule = s.cv_results_["span_rule"]
+    assert s.best_params_ == s.cv_results_["params"][int(np.argmin(rule))]
+    assert s.best_score_ == pytest.approx(1 - rule.min())
+    assert np.unique(rule).size > 1  # the grid discriminates
+
+
+def test_multiclass_refit_is_the_model_the_criterion_scored(data3):
+    """best_estimator_ is a plain SVC (refit on the features) whose predictions are the vote of the
+    one-vs-one model that was scored (trained on the precomputed kernel)."""
+    from wsvm_span import multiclass as mc
+    from wsvm_span.model_selection._search import DEFAULT_TOL
+
+    X, y, Xt, yt = data3
+    s = SpanSearchCV(param_grid=GRID3, criterion="span_bound").fit(X, y)
+    assert type(s.best_estimator_) is SVC and list(s.classes_) == [2, 5, 9]
+    gamma = s.best_params_["gamma"]
+    scored = mc.fit_one_vs_one(ws.rbf_kernel(X, gamma=gamma), y, s.best_instance_weights_, tol=DEFAULT_TOL)
+    np.testing.assert_array_equal(s.predict(Xt), scored.predict(ws.rbf_kernel(Xt, X, gamma)))
+    assert s.cv_results_["mean_test_score"] == pytest.approx(1 - s.cv_results_["span_bound"])
+    assert np.all(np.isfinite(s.cv_results_["span_rule"]))  # the span bound's search reports the span-rule too
+
+
+def test_multiclass_cv_results_have_the_binary_keys(data, data3):
+    X, y, *_ = data
+    X3, y3, *_ = data3
+    grid = {"C": [1.0, 4.0], "gamma": [0.5]}
+    for train_score in (False, True):
+        two = SpanSearchCV(SVC(tol=TOL), grid, return_train_score=train_score).fit(X, y)
+        three = SpanSearchCV(SVC(tol=TOL), grid, return_train_score=train_score).fit(X3, y3)
+        assert set(three.cv_results_) == set(two.cv_results_)
+    train_acc = three.cv_results_["mean_train_score"]
+    for i, p in enumerate(three.cv_results_["params"]):
+        assert train_acc[i] == pytest.approx(np.mean(SVC(tol=TOL, **p).fit(X3, y3).predict(X3) == y3))
+
+
+def test_multiclass_select_end_to_end_with_scale(tmp_path, capsys, data3):
+    """``select`` on a 3-class LIBSVM file with --scale: the range file is svm-scale's (min and max of
+    the training file per feature, a constant feature left out), the search equals SpanSearchCV on the
+    hand-scaled data, and the saved LIBSVM model (svm_load_model/svm_predict) predicts as the selected SVC
+    on the same map of the test file."""
+    from libsvm import svmutil
+
+    X, y, Xt, yt = data3
+    X, Xt = np.column_stack([X * 10 + 5, np.full(len(X), 3.0)]), np.column_stack([Xt * 10 + 5, np.full(len(Xt), 7.0)])
+    _write_libsvm(tmp_path / "train3.txt", X, y)
+    _write_libsvm(tmp_path / "test3.txt", Xt, yt)
+    model_path = tmp_path / "m3.model"
+    args = ["-log2c", "-1,3,2", "-log2g", "-3,-1,2", "--tol", "1e-7", "-png", "null", "-out", "null", "--quiet"]
+    assert main(["select", str(tmp_path / "train3.txt"), "--test", str(tmp_path / "test3.txt"), "--scale",
+                 "--model", str(model_path), *args]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    c, g, rate = (float(v) for v in lines[-2].split())
+
+    d = read_data_file(tmp_path / "train3.txt")
+    t = read_data_file(tmp_path / "test3.txt", n_features=d.X.shape[1])
+    raw = d.X.toarray()
+    low, high = raw.min(axis=0), raw.max(axis=0)
+    expected = ["x", "0 1"] + [f"{j + 1} {low[j]:.17g} {high[j]:.17g}" for j in range(raw.shape[1]) if low[j] != high[j]]
+    assert (tmp_path / "m3.model.range").read_text().splitlines() == expected
+    assert len(expected) == 2 + 5  # the constant sixth feature is left out, as svm-scale does
+    span = np.where(high > low, high - low, 1.0)
+    scaled, scaled_t = (raw - low) / span * (high > low), (t.X.toarray() - low) / span * (high > low)
+    ref = SpanSearchCV(SVC(tol=1e-7), {"C": [0.5, 2.0, 8.0], "gamma": [0.125, 0.5]}).fit(scaled, d.y)
+    assert (c, g) == (ref.best_params_["C"], ref.best_params_["gamma"])
+    assert rate == pytest.approx(100 * ref.best_score_, abs=1e-4)
+    hits = int(np.sum(ref.predict(scaled_t) == t.y))
+    assert lines[-1].startswith(f"Accuracy = {100.0 * hits / len(t.y):g}% ({hits}/{len(t.y)})")
+    pred, *_ = svmutil.svm_predict(t.y, scaled_t, svmutil.svm_load_model(str(model_path)), "-q")
+    np.testing.assert_array_equal(np.asarray(pred), ref.predict(scaled_t))

@@ -7,7 +7,7 @@ labels y in {-1, +1} and instance weights C_i > 0.
 
 Layout: ``model`` (the trained ``WeightedSVM``), ``engines`` (the trainers, one registry),
 ``span`` (span geometry and the estimates from one model), ``resampling`` (K-fold CV and exact
-LOO, which retrain), ``evaluation`` (one grid point), ``kernels``, ``weights``, ``solvers`` (the
+LOO, which retrain), ``multiclass`` (LIBSVM's one-vs-one classifier and its estimates), ``evaluation`` (one grid point), ``kernels``, ``weights``, ``solvers`` (the
 QP switch and the enclosing ball), ``data`` (the study's data sets), ``study`` (the workflow's
 library side), ``utils`` (input checks, atomic writes, environment).
 """

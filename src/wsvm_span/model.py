@@ -131,6 +131,51 @@ class WeightedSVM:
         # (which copies an m x n block: ~1 GB for skin_nonskin's 245k test points).
         return K_rows @ self.coef + self.b
 
+    def restricted(self, idx) -> "WeightedSVM":
+        """The model's quantities on the training points ``idx`` only.
+
+        What the span computations read when handed the kernel among those points alone
+        (``K[np.ix_(idx, idx)]``), e.g. a model's SVs: ``support``, ``inbound`` and ``bounded`` become
+        positions in ``idx``.
+
+        Parameters
+        ----------
+        idx : array-like of int
+            Training indices, ascending or with the in-bound SVs first; they must hold every SV whose spans
+            are wanted.
+
+        Returns
+        -------
+        WeightedSVM
+            The restricted model (same b, engine and tolerance).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import wsvm_span as ws
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(40, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+        >>> K = ws.rbf_kernel(X, gamma=0.5)
+        >>> model = ws.fit_svm(K, y, C=1.0)
+        >>> sv = model.support
+        >>> ws.span_rule(model.restricted(sv), K[np.ix_(sv, sv)]) * sv.size == ws.span_rule(model, K) * 40
+        True
+        """
+        idx = np.asarray(idx)
+        position = np.full(self.n_train, -1)
+        position[idx] = np.arange(idx.size)
+
+        def within(part):
+            at = position[part]
+            return np.sort(at[at >= 0])
+
+        return WeightedSVM(
+            alpha=self.alpha[idx], b=self.b, y=self.y[idx], C=self.C[idx], decision_train=self.decision_train[idx],
+            support=within(self.support), inbound=within(self.inbound), bounded=within(self.bounded),
+            engine=self.engine, tol=self.tol,
+        )
+
 
 def classify_alpha(alpha, C):
     """(alpha, support, inbound, bounded): alphas clipped to [0, C_i] and snapped to 0 and C_i

@@ -20,7 +20,7 @@ from .engines import AUTO, DEFAULT_TOL, engine_for, fit_svm, get_engine
 from .engines.warm_start import Solved, rescaled_start, restricted_start
 from .kernels import kernel_expansion
 from .model import WeightedSVM, classify_alpha
-from .utils.validation import check_kernel, check_labels, check_problem
+from .utils.validation import check_class_labels, check_kernel, check_problem
 
 #: how the left-out models are obtained: trained from scratch, or reached by the exact solution path
 METHODS = ("retrain", "path")
@@ -36,12 +36,13 @@ def stratified_folds(y, k: int = 5, seed: int = 0) -> np.ndarray:
     """Fold id in 0..k-1 for every point, stratified by class and fixed by ``seed``.
 
     Within each class the points are shuffled and dealt round-robin, so the fold sizes of a class differ by at
-    most one; the same (y, k, seed) gives the same folds on any machine (numpy's PCG64 generator).
+    most one; the same (y, k, seed) gives the same folds on any machine (numpy's PCG64 generator). The classes
+    are dealt in sorted order (for {-1, +1}: -1 first).
 
     Parameters
     ----------
     y : array-like of shape (l,)
-        Labels in {-1, +1}.
+        Labels of two or more classes (the multiclass CV of ``wsvm_span.multiclass``).
     k : int, default=5
         Number of folds.
     seed : int, default=0
@@ -55,7 +56,7 @@ def stratified_folds(y, k: int = 5, seed: int = 0) -> np.ndarray:
     Raises
     ------
     ValueError
-        If k is not an integer >= 2 or there are fewer than k points.
+        If k is not an integer >= 2, there are fewer than k points or a single class.
 
     Examples
     --------
@@ -65,16 +66,16 @@ def stratified_folds(y, k: int = 5, seed: int = 0) -> np.ndarray:
     >>> np.bincount(folds).tolist()
     [4, 4, 4, 4, 4]
     """
-    y = check_labels(y)
+    _, class_index = check_class_labels(y)
     if not (isinstance(k, (int, np.integer)) and k >= 2):
         raise ValueError(f"k must be an integer >= 2, got {k!r}")
-    if k > y.shape[0]:
-        raise ValueError(f"k = {k} folds need at least {k} points, got {y.shape[0]}")
+    if k > class_index.shape[0]:
+        raise ValueError(f"k = {k} folds need at least {k} points, got {class_index.shape[0]}")
     rng = np.random.default_rng(seed)
-    folds = np.empty(y.shape[0], dtype=np.int64)
+    folds = np.empty(class_index.shape[0], dtype=np.int64)
     offset = 0
-    for label in (-1.0, 1.0):
-        idx = np.flatnonzero(y == label)
+    for label in range(class_index.max() + 1):
+        idx = np.flatnonzero(class_index == label)
         idx = idx[rng.permutation(idx.size)]
         folds[idx] = (np.arange(idx.size) + offset) % k
         offset += idx.size  # continue the deal so small classes do not all start at fold 0
@@ -165,6 +166,28 @@ class FoldStarts:
         return restricted_start(Solved.from_model(model), train, K)
 
 
+def resolve_folds(y, k: int, seed: int, folds=None, fold_kernels: FoldKernels | None = None) -> np.ndarray:
+    """The (l,) fold ids of a K-fold CV: ``fold_kernels``' folds, else ``folds``, else
+    ``stratified_folds(y, k, seed)``; a ValueError when they disagree or have the wrong shape."""
+    l = np.shape(y)[0]
+    if fold_kernels is not None:
+        if folds is not None and not np.array_equal(np.asarray(folds), fold_kernels.folds):
+            raise ValueError("fold_kernels were built for other folds")
+        folds = fold_kernels.folds
+    folds = stratified_folds(y, k, seed) if folds is None else np.asarray(folds)
+    if folds.shape != (l,):
+        raise ValueError(f"folds must have shape ({l},), got {folds.shape}")
+    return folds
+
+
+def fold_parts(folds, fold_kernels: FoldKernels | None = None):
+    """(fold, held-out indices, training indices, training kernel or None) per fold: the sliced kernels of
+    ``fold_kernels`` when given (None: the caller slices, or reads the rows in place)."""
+    if fold_kernels is not None:
+        return fold_kernels.parts
+    return [(fold, np.flatnonzero(folds == fold), np.flatnonzero(folds != fold), None) for fold in np.unique(folds)]
+
+
 def _same_sets(model: WeightedSVM, sets) -> bool:
     return sets is not None and np.array_equal(model.inbound, sets[0]) and np.array_equal(model.bounded, sets[1])
 
@@ -233,13 +256,7 @@ def kfold_cv_error(
     """
     K, y, C = check_problem(K, y, C, check_input=check_input)
     l = K.shape[0]
-    if fold_kernels is not None:
-        if folds is not None and not np.array_equal(np.asarray(folds), fold_kernels.folds):
-            raise ValueError("fold_kernels were built for other folds")
-        folds = fold_kernels.folds
-    folds = stratified_folds(y, k, seed) if folds is None else np.asarray(folds)
-    if folds.shape != (l,):
-        raise ValueError(f"folds must have shape ({l},), got {folds.shape}")
+    folds = resolve_folds(y, k, seed, folds, fold_kernels)
     if _check_method(method) == "path":
         # solution_path builds on this module (its LOO result is a LeaveOneOut): imported on use
         from .solution_path.uses import kfold_cv_by_path
@@ -251,14 +268,9 @@ def kfold_cv_error(
     if warm and (model.y.shape != y.shape or not np.array_equal(model.C, C)):
         raise ValueError("model must be the model of (K, y, C) on all points (its weights differ from C)")
     same_sets = warm and fold_starts is not None and _same_sets(model, fold_starts.sets)
-    if fold_kernels is not None:
-        parts = fold_kernels.parts
-    else:
-        parts = ((fold, np.flatnonzero(folds == fold), np.flatnonzero(folds != fold), None)
-                 for fold in np.unique(folds))
     errors = 0
     starts = fold_starts if fold_starts is not None else FoldStarts()
-    for fold, held, train, K_train in parts:
+    for fold, held, train, K_train in fold_parts(folds, fold_kernels):
         y_tr = y[train]
         if np.all(y_tr == y_tr[0]):
             raise ValueError(f"fold {fold}'s training part holds a single class; use fewer folds")
@@ -420,7 +432,7 @@ class LeaveOneOut:
     Parameters
     ----------
     support : ndarray of int, shape (n,)
-        The SVs of the full model.
+        The SVs left out: every SV of the full model, or the ``points`` asked for.
     decision_loo : ndarray of shape (n,)
         f^p(x_p), the decision value of the model trained without x_p.
     sets_unchanged : ndarray of bool, shape (n,)
@@ -449,7 +461,8 @@ class LeaveOneOut:
     loo_error: float
 
 
-def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: str = "retrain") -> LeaveOneOut:
+def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: str = "retrain",
+                  points=None) -> LeaveOneOut:
     """Retrain without each SV of ``model`` (same weights, engine and tolerance) and classify it.
 
     Parameters
@@ -463,6 +476,10 @@ def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: st
     method : {"retrain", "path"}, default="retrain"
         "path": each model without x_p is the end of the exact path c_p -> 0 from ``model`` (a
         ``solution_path.PathLeaveOneOut``: the same fields plus the paths' events and fallbacks).
+    points : array-like of int, optional
+        Leave out only these SVs (ascending training indices; the multiclass LOO retrains a machine only
+        for the points whose vote its LOO can change); ``support`` then holds them and ``loo_error`` counts
+        their errors over l. ``method="retrain"`` only.
 
     Returns
     -------
@@ -472,7 +489,7 @@ def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: st
     Raises
     ------
     ValueError
-        If K does not match the model or ``method`` is unknown.
+        If K does not match the model, ``method`` is unknown or ``points`` are not SVs.
 
     Examples
     --------
@@ -488,6 +505,8 @@ def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: st
     (0.15, 2)
     """
     if _check_method(method) == "path":
+        if points is not None:
+            raise ValueError("points= is available with method='retrain' only")
         from .solution_path.uses import loo_by_path  # imported on use: it builds on this module
 
         return loo_by_path(model, K, check_input=check_input)
@@ -495,6 +514,11 @@ def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: st
     l = model.n_train
     y, C = model.y, model.C
     sv = model.support
+    if points is not None:
+        points = np.asarray(points, dtype=np.int64)
+        if not np.isin(points, sv).all():
+            raise ValueError("points must be support vectors of the model (non-SVs are never LOO errors)")
+        sv = points
     f_loo = np.empty(sv.size)
     unchanged = np.empty(sv.size, dtype=bool)
     inbound, bounded = set(model.inbound.tolist()), set(model.bounded.tolist())

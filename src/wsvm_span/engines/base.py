@@ -52,12 +52,15 @@ class Capabilities:
     kernel_rows : bool, default=False
         ``solve`` takes ``rows=``: the problem on K[rows][:, rows], read in place (CV folds and
         leave-one-out retrainings need no copy of their kernel).
+    one_vs_one : bool, default=False
+        ``solve_one_vs_one`` trains all k(k-1)/2 machines of a multiclass problem in one call on the whole
+        kernel; otherwise ``wsvm_span.multiclass`` trains each machine by ``solve`` on its rows.
 
     Examples
     --------
     >>> from wsvm_span.engines import get_engine
     >>> get_engine("libsvm").capabilities
-    Capabilities(per_instance_weights=False, warm_start=False, solution_path=False, precomputed_kernel=True, kernel_rows=False)
+    Capabilities(per_instance_weights=False, warm_start=False, solution_path=False, precomputed_kernel=True, kernel_rows=False, one_vs_one=False)
     """
 
     per_instance_weights: bool
@@ -65,6 +68,7 @@ class Capabilities:
     solution_path: bool = False
     precomputed_kernel: bool = True
     kernel_rows: bool = False
+    one_vs_one: bool = False
 
 
 class Engine(Protocol):
@@ -117,6 +121,33 @@ class Engine(Protocol):
             Dual variables.
         b : float
             The bias.
+        """
+        ...
+
+    def solve_one_vs_one(self, K: np.ndarray, class_index: np.ndarray, C: np.ndarray,
+                         tol: float) -> tuple[np.ndarray, np.ndarray]:
+        """Dual solutions of every one-vs-one machine of a multiclass problem, in one call.
+
+        Only engines with ``capabilities.one_vs_one``.
+
+        Parameters
+        ----------
+        K : ndarray of shape (l, l)
+            The training kernel.
+        class_index : ndarray of int, shape (l,)
+            Class position 0..k-1 of every point (every class present).
+        C : ndarray of shape (l,)
+            Instance weights.
+        tol : float
+            Stopping tolerance.
+
+        Returns
+        -------
+        alpha : ndarray of shape (k(k-1)/2, l)
+            Dual variables of each machine, in LIBSVM's order (0, 1), (0, 2), ..., (1, 2), ...; zero off the
+            machine's two classes. Machine (i, j) labels class i +1.
+        b : ndarray of shape (k(k-1)/2,)
+            The biases.
         """
         ...
 

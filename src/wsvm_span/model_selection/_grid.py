@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 #: criteria a search can select by, named as the library's estimates (and the study's result columns);
-#: each is an estimate of the error rate (fraction of l); "cv_error" retrains on K folds
-CRITERIA = ("span_rule", "span_bound", "xi_alpha_bound", "sv_count_bound", "cv_error")
+#: each is an estimate of the error rate (fraction of l); "cv_error" retrains on K folds, "loo_error"
+#: (the exact LOO error) without each SV
+CRITERIA = ("span_rule", "span_bound", "xi_alpha_bound", "sv_count_bound", "cv_error", "loo_error")
 #: estimates that cost nothing once the model is trained: always reported
 FREE_CRITERIA = ("xi_alpha_bound", "sv_count_bound")
 #: LIBSVM tools/grid.py's default ranges (begin, end, step) of log2 C and log2 gamma

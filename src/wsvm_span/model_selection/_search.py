@@ -8,6 +8,11 @@ sections 2-4), instead of five CV refits. It follows ``BaseSearchCV``'s conventi
 study's tie rule plugs in: ``TieRule``), ``best_estimator_`` (a plain ``sklearn.svm.SVC`` refit on all
 the data), ``n_jobs`` through joblib, ``verbose`` progress and scikit-learn's fit callbacks.
 
+Any number of classes: two train one weighted SVM per point (labels +1 = classes_[1]); more train
+LIBSVM's one-vs-one classifier on the same shared kernel and score it by the multiclass estimates of
+``wsvm_span.multiclass`` (multiclass.md: each machine's per-SV span-rule LOO values put into the vote),
+so ``best_estimator_`` (an ``SVC``, one-vs-one as well) predicts what the scored model votes.
+
 Scores follow scikit-learn's "greater is better": ``test_score = 1 - estimate``, the estimated
 leave-one-out accuracy for the span-rule (a lower bound of it for the span bound, which can exceed 1).
 Every estimate is one number over all l training points, so ``n_splits_ = 1`` and cv_results_ has one
@@ -38,7 +43,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC
 from sklearn.utils import get_tags
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
 import wsvm_span as ws
@@ -49,6 +54,7 @@ from wsvm_span.utils.validation import check_kernel
 
 from . import _sklearn_compat as compat
 from ._grid import CRITERIA, FREE_CRITERIA, gridpy_param_grid
+from ._multiclass import OneVsOneKernels
 from ._nadaraya_watson import nadaraya_watson_label_probability, nadaraya_watson_weights
 from ._sklearn_compat import BaseSearchCV, HasMethods, StrOptions
 
@@ -143,19 +149,37 @@ def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None, fold_kerne
     if "cv_error" in wanted:
         out["cv_error"] = ws.kfold_cv_error(K, model.y, model.C, folds=folds, tol=model.tol, check_input=False,
                                       fold_kernels=fold_kernels)
+    if "loo_error" in wanted:
+        out["loo_error"] = ws.leave_one_out(model, K, check_input=False).loo_error
     return out
 
 
 class _GammaKernels:
     """What every grid point of one gamma shares: the training kernel, the held-out block, R^2 of the
     xi-alpha bound, the enclosing-ball diameter D of the span bound and the CV folds' kernels (each
-    only when a wanted criterion needs it), computed once before the points of that gamma run."""
+    only when a wanted criterion needs it), computed once before the points of that gamma run; and how
+    a point is trained and estimated on them (two classes: one weighted SVM, labels y in {-1, +1}; more:
+    ``_multiclass.OneVsOneKernels``, labels as class positions)."""
 
     def __init__(self, train, test, *, wanted, folds):
         self.train, self.test = train, test
         self.radius2 = ws.kernel_radius2(train)
         self.diameter = ws.enclosing_ball_diameter(train) if "span_bound" in wanted else None
         self.fold_kernels = ws.FoldKernels(train, folds) if "cv_error" in wanted else None
+
+    def fit_model(self, y, C, tol):
+        return ws.fit_svm(self.train, y, C, tol=tol, check_input=False)
+
+    def estimates(self, model, wanted, folds) -> dict:
+        return estimate_errors(model, self.train, wanted, D=self.diameter, R2=self.radius2, folds=folds,
+                               fold_kernels=self.fold_kernels)
+
+    @staticmethod
+    def training_accuracy(model) -> float:
+        return float(np.mean(model.margins > 0))
+
+    def heldout_error(self, model, y_held) -> float:
+        return ws.test_error(model, self.test, y_held, check_input=False)
 
 
 class _RBFKernels:
@@ -189,18 +213,17 @@ def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, r
     t0 = time.perf_counter()
     fit_time = score_time = 0.0
     try:
-        model = ws.fit_svm(kernels.train, y, C, tol=tol, check_input=False)
+        model = kernels.fit_model(y, C, tol)
         fit_time = time.perf_counter() - t0
         t1 = time.perf_counter()
-        est = estimate_errors(model, kernels.train, wanted, D=kernels.diameter, R2=kernels.radius2, folds=folds,
-                              fold_kernels=kernels.fold_kernels)
+        est = kernels.estimates(model, wanted, folds)
         score_time = time.perf_counter() - t1
         result.update(estimates=est, n_sv=model.support.size, n_inbound=model.inbound.size,
                       n_bounded=model.bounded.size)
         test_score = 1.0 - est[criterion]
-        train_score = float(np.mean(model.margins > 0))
+        train_score = kernels.training_accuracy(model) if return_train_score else np.nan
         if y_held is not None:
-            result["test_error"] = ws.test_error(model, kernels.test, y_held, check_input=False)
+            result["test_error"] = kernels.heldout_error(model, y_held)
     except Exception as exc:
         if error_score == "raise":
             raise
@@ -232,14 +255,16 @@ class SpanSearchCV(BaseSearchCV):
         ``SVC(tol=DEFAULT_TOL)``. With kernel="precomputed", X is the (n, n) training kernel.
     param_grid : dict or list of dicts, default LIBSVM grid.py's C x gamma grid (110 points)
         Keys: ``C``, ``gamma``, ``class_weight`` (SVC's meaning: C_i = C * class_weight[y_i]);
-        ``C_plus``/``C_minus`` (class weights C+ for classes_[1], C- for classes_[0]; instead of C and
-        class_weight); ``sigmoid_A``, ``sigmoid_B`` (and ``sigmoid_sigma``): C_i = max(C / (1 +
+        ``C_plus``/``C_minus`` (two classes only: class weights C+ for classes_[1], C- for classes_[0];
+        instead of C and class_weight); ``sigmoid_A``, ``sigmoid_B`` (and ``sigmoid_sigma``): C_i = max(C / (1 +
         exp(-A (q_i - B))), sigma) with importance scores q passed as ``fit(..., scores=q)``;
-        ``nw_bandwidth``, ``nw_tau``: C_i = C * p_i^tau with p_i the Nadaraya-Watson probability of
-        the observed label. Any ``sample_weight`` multiplies C_i, as in SVC.
-    criterion : {"span_rule", "span_bound", "xi_alpha_bound", "sv_count_bound", "cv_error"}
+        ``nw_bandwidth``, ``nw_tau`` (two classes only): C_i = C * p_i^tau with p_i the Nadaraya-Watson
+        probability of the observed label. Any ``sample_weight`` multiplies C_i, as in SVC.
+    criterion : {"span_rule", "span_bound", "xi_alpha_bound", "sv_count_bound", "cv_error", "loo_error"}
         The estimate minimised (the library's names). "cv_error" is K-fold CV on the shared kernel
-        with the folds of ``cv``.
+        with the folds of ``cv``; "loo_error" the exact leave-one-out error (retrains without each SV).
+        With more than two classes each is the multiclass estimate of ``wsvm_span.multiclass`` (the span
+        bound, xi-alpha and SV-count bounds as union bounds over the machines).
     extra_criteria : tuple of str
         More estimates to compute at every point and report (a ``cv_results_`` column each).
     tie_rule : {"worst", "best", "median"} or None
@@ -263,7 +288,8 @@ class SpanSearchCV(BaseSearchCV):
     ----------
     cv_results_, best_index_, best_params_, best_score_, best_estimator_, refit_time_, n_splits_,
     scorer_, multimetric_ : as in GridSearchCV. ``cv_results_`` also holds every estimate computed
-    under its library name (``span_rule``, ``xi_alpha_bound``, ...), ``n_sv``, ``n_inbound``, ``n_bounded``, ``kernel_time`` (the time of
+    under its library name (``span_rule``, ``xi_alpha_bound``, ...), ``n_sv``, ``n_inbound``, ``n_bounded`` (with
+    more than two classes: the points that are such an SV of at least one machine), ``kernel_time`` (the time of
     the shared per-gamma work of that point's gamma: the kernel and what is computed from it;
     ``kernel_time_`` sums it over the gammas, plus the squared distances computed once per search) and, with held-out
     data, ``test_error``.
@@ -272,8 +298,9 @@ class SpanSearchCV(BaseSearchCV):
     Raises
     ------
     ValueError
-        From ``fit``: a target that is not binary, one class left after removing zero-weight points, an
-        unknown grid key or an incomplete weighting scheme, non-positive C_i, ``tie_rule`` without
+        From ``fit``: a target that is not a classification target, one class left after removing
+        zero-weight points, an unknown grid key, an incomplete weighting scheme or a two-class scheme
+        (``C_plus``/``C_minus``, ``nw_*``) on more classes, non-positive C_i, ``tie_rule`` without
         ``heldout``, a precomputed X that is not square.
 
     Examples
@@ -323,7 +350,6 @@ class SpanSearchCV(BaseSearchCV):
         svc_tags = get_tags(template)
         tags.estimator_type = "classifier"
         tags.classifier_tags = deepcopy(svc_tags.classifier_tags)
-        tags.classifier_tags.multi_class = False
         tags.input_tags.pairwise = svc_tags.input_tags.pairwise
         tags.input_tags.sparse = svc_tags.input_tags.sparse
         return tags
@@ -351,7 +377,7 @@ class SpanSearchCV(BaseSearchCV):
         """Search the grid.
 
         X : (n, d) features (dense or sparse) or, for a precomputed kernel, the (n, n) training kernel
-        y : (n,) labels of two classes
+        y : (n,) labels of two or more classes
         sample_weight : (n,) non-negative; multiplies C_i. Zero-weight points are removed first (as
             LIBSVM does), so every estimate is over the points that remain
         scores : (n,) importance scores in [0, 1] for the sigmoid weighting (grid keys sigmoid_*)
@@ -453,9 +479,6 @@ class SpanSearchCV(BaseSearchCV):
     def _validate_problem(self, svc, X, y, sample_weight, scores, heldout) -> dict:
         X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
-        kind = type_of_target(y, input_name="y")
-        if kind != "binary":
-            raise ValueError(f"Only binary classification is supported. The type of the target is {kind}.")
         if self.precomputed and X.shape[0] != X.shape[1]:
             raise ValueError(f"with kernel='precomputed', X must be the square (n, n) training kernel, "
                              f"got shape {X.shape}")
@@ -468,11 +491,13 @@ class SpanSearchCV(BaseSearchCV):
             scores = scores[keep]
         X_fit = X[np.ix_(keep, keep)] if self.precomputed else X[keep]
         y_fit, sw = y[keep], sw[keep]
-        classes = np.unique(y_fit)
-        if classes.size != 2:
-            raise ValueError(f"the training set needs samples of 2 classes (after removing zero-weight "
-                             f"points), got {classes.size} class: {classes.tolist()}")
-        y_pm = np.where(y_fit == classes[1], 1.0, -1.0)
+        classes, class_index = np.unique(y_fit, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(f"the training set needs samples of at least 2 classes (after removing "
+                             f"zero-weight points), got {classes.size} class: {classes.tolist()}")
+        # two classes: one weighted SVM on y in {-1, +1} (+1 = classes_[1]); more: the one-vs-one
+        # machines of wsvm_span.multiclass on class positions
+        y_fit_model = np.where(class_index == 1, 1.0, -1.0) if classes.size == 2 else class_index
         X_held = y_held = None
         if heldout is not None:
             X_held, y_held_orig = heldout
@@ -483,13 +508,14 @@ class SpanSearchCV(BaseSearchCV):
             y_held_orig = np.asarray(y_held_orig)
             if y_held_orig.shape != (X_held.shape[0],) or not np.isin(y_held_orig, classes).all():
                 raise ValueError(f"heldout y must have one label of {classes.tolist()} per heldout row")
-            y_held = np.where(y_held_orig == classes[1], 1.0, -1.0)
+            held_index = np.searchsorted(classes, y_held_orig)
+            y_held = np.where(held_index == 1, 1.0, -1.0) if classes.size == 2 else held_index
             X_held = X_held[:, keep] if self.precomputed else X_held
         dense = X_fit.toarray() if sp.issparse(X_fit) else X_fit
         if self.precomputed:
             dense = check_kernel(dense, name="X (precomputed training kernel)")
-        return {"X": X_fit, "X_dense": dense, "y": y_pm, "y_orig": y_fit, "classes": classes,
-                "sample_weight": sw, "scores": scores, "nw": {},
+        return {"X": X_fit, "X_dense": dense, "y": y_fit_model, "y_orig": y_fit, "classes": classes,
+                "class_index": class_index, "sample_weight": sw, "scores": scores, "nw": {},
                 "X_held": None if X_held is None else (X_held.toarray() if sp.issparse(X_held) else X_held),
                 "y_held": y_held}
 
@@ -499,7 +525,11 @@ class SpanSearchCV(BaseSearchCV):
         if unknown:
             raise ValueError(f"unknown param_grid key(s) {sorted(unknown)}; allowed: {list(GRID_KEYS)}")
         svc_params = {k: params[k] for k in SVC_KEYS if k in params}
+        binary = prob["classes"].size == 2
         if {"C_plus", "C_minus"} & set(params):
+            if not binary:
+                raise ValueError("C_plus and C_minus weigh the two classes of a binary problem; with "
+                                 f"{prob['classes'].size} classes give class_weight (a dict or 'balanced')")
             if not {"C_plus", "C_minus"} <= set(params) or {"C", "class_weight"} & set(params):
                 raise ValueError("C_plus and C_minus go together and replace C and class_weight")
             c_plus, c_minus = params["C_plus"], params["C_minus"]
@@ -523,6 +553,8 @@ class SpanSearchCV(BaseSearchCV):
                 raise ValueError("the Nadaraya-Watson weighting needs both nw_bandwidth and nw_tau")
             if self.precomputed:
                 raise ValueError("the Nadaraya-Watson weighting needs features, not a precomputed kernel")
+            if not binary:
+                raise ValueError("the Nadaraya-Watson weighting is defined for two classes (labels in {-1, +1})")
             h = float(params["nw_bandwidth"])
             if h not in prob["nw"]:
                 prob["nw"][h] = nadaraya_watson_label_probability(prob["X_dense"], prob["y"], h)
@@ -540,7 +572,7 @@ class SpanSearchCV(BaseSearchCV):
             raise ValueError(f"C must be positive, got {C!r}")
         per_class = compute_class_weight(svc_params.get("class_weight", svc.class_weight),
                                          classes=prob["classes"], y=prob["y_orig"])
-        return float(C) * per_class[(prob["y"] > 0).astype(int)]
+        return float(C) * per_class[prob["class_index"]]
 
     def _gamma(self, svc, svc_params, prob) -> float:
         if self.precomputed:
@@ -559,8 +591,10 @@ class SpanSearchCV(BaseSearchCV):
         return float(gamma)
 
     @staticmethod
-    def _kernels(prob, gamma, rbf: _RBFKernels | None, *, wanted, folds) -> _GammaKernels:
+    def _kernels(prob, gamma, rbf: _RBFKernels | None, *, wanted, folds) -> _GammaKernels | OneVsOneKernels:
         train, test = (prob["X_dense"], prob["X_held"]) if rbf is None else rbf.at(gamma)
+        if prob["classes"].size > 2:
+            return OneVsOneKernels(train, test, class_index=prob["class_index"], wanted=wanted, folds=folds)
         return _GammaKernels(train, test, wanted=wanted, folds=folds)
 
     def _folds(self, prob) -> np.ndarray:

@@ -6,6 +6,8 @@ Both readers report the file and the line number of the first malformed line, wh
 LIBSVM format (what svm-train reads): ``<label> <index>:<value> ...`` with integer indices >= 1 in
 ascending order; ``#`` starts a comment; blank lines are skipped. Column j of the returned matrix is
 feature index j + 1.
+
+Range files (``write_range_file``): svm-scale's ``-s`` format, so that ``svm-scale -r`` applies the map.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["DataFile", "read_csv", "read_data_file", "read_libsvm"]
+__all__ = ["DataFile", "read_csv", "read_data_file", "read_libsvm", "write_range_file"]
 
 
 @dataclass(frozen=True)
@@ -168,3 +170,14 @@ def read_data_file(path, fmt: str = "auto", *, label_column: str | int = 0,
     if fmt == "libsvm":
         return read_libsvm(path, n_features)
     raise ValueError(f"format must be 'auto', 'libsvm' or 'csv', got {fmt!r}")
+
+
+def write_range_file(path, data_min, data_max, lower: float = 0.0, upper: float = 1.0) -> None:
+    """Write a min-max feature map in svm-scale's range-file format (``svm-scale -s``): "x", then
+    "lower upper", then "index min max" per feature (1-based, %.17g), leaving out the features constant on
+    the training data as svm-scale does (it maps them to 0), so that ``svm-scale -r`` applies the same map."""
+    lines = ["x", f"{lower:.17g} {upper:.17g}"]
+    for j, (low, high) in enumerate(zip(data_min, data_max), start=1):
+        if low != high:
+            lines.append(f"{j} {low:.17g} {high:.17g}")
+    Path(path).write_text("\n".join(lines) + "\n")

@@ -1,8 +1,9 @@
 """``wsvm-span select DATA_FILE``: what LIBSVM's tools/grid.py does, scored by the span-rule.
 
 Grid over log2 C and log2 gamma (grid.py's default ranges and option syntax: ``-log2c begin,end,step``),
-one RBF SVM per grid point trained on the whole file, each scored by the span-rule (or another
-criterion, ``-v`` folds for ``--criterion cv_error``); prints grid.py's lines ("log2c log2g rate (best c=,
+one RBF SVM per grid point trained on the whole file (any number of classes: LIBSVM's one-vs-one
+classifier, as svm-train), each scored by the span-rule (or another criterion, ``-v`` folds for
+``--criterion cv_error``); prints grid.py's lines ("log2c log2g rate (best c=,
 g=, rate=)" per point, then "c g rate" for the best), where rate is 100 * (1 - estimate): the
 estimated leave-one-out accuracy for the span-rule. Writes grid.py's ``.out`` file and a contour
 plot (PNG), optionally logs every point to MLflow, reports the test accuracy on ``--test`` and saves
@@ -10,6 +11,11 @@ the selected model (a LIBSVM model file trained by libsvm-official, or a pickled
 
 Ties: the first best point in grid order (ascending C, then gamma in the order of -log2g), i.e. the
 smallest C among the tied points.
+
+``--scale`` maps every feature to [0, 1] by the training file's min and max (svm-scale -l 0 -u 1: a
+feature constant on the training file maps to 0), applies the same map to ``--test`` and writes it in
+svm-scale's range-file format beside the model (``MODEL.range``, or ``DATA_FILE name.range`` without
+``--model``), so that ``svm-scale -r`` scales new data for the saved model the same way.
 """
 from __future__ import annotations
 
@@ -78,6 +84,10 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                    help="file format (default: CSV for *.csv, LIBSVM otherwise)")
     p.add_argument("--label-column", default="0", help="CSV label column: index or header name (default 0)")
     p.add_argument("--n-features", type=int, help="feature dimension (default: highest index in the training file)")
+    p.add_argument("--scale", action="store_true",
+                   help="scale features to [0, 1] by the training file's min and max (svm-scale -l 0 -u 1), apply "
+                        "the same map to --test, and save it as a svm-scale range file beside the model "
+                        "(MODEL.range, or DATA_FILE name.range)")
     p.add_argument("-out", "--out", help="grid.py-style result file, 'null' for none (default DATA_FILE name.out)")
     p.add_argument("-png", "--png", help="contour plot, 'null' for none (default DATA_FILE name.png)")
     p.add_argument("--model", help="save the selected model: *.pkl/*.pickle = pickled sklearn SVC, "
@@ -137,9 +147,9 @@ def _run(args) -> int:
         raise ValueError(f"--mlflow needs MLflow, which is part of the study extra: {STUDY_EXTRA}")
     train = read_data_file(args.data_file, args.format, label_column=args.label_column, n_features=args.n_features)
     labels = np.unique(train.y)
-    if labels.size != 2:
+    if labels.size < 2:
         raise ValueError(f"{train.path}: {labels.size} class label(s) {labels.tolist()[:5]}; "
-                         "select needs exactly two (binary classification)")
+                         "select needs at least two classes")
     test = None
     if args.test:
         test = read_data_file(args.test, args.format, label_column=args.label_column, n_features=args.n_features)
@@ -148,6 +158,8 @@ def _run(args) -> int:
                              f"({train.X.shape[1]}): features only in the test file; pass --n-features N to "
                              "declare the full dimension if they are legitimately absent from training")
         test.X.resize(test.X.shape[0], train.X.shape[1])
+    if args.scale:
+        train, test = _scaled(train, test, Path(f"{args.model}.range" if args.model else f"{train.path.name}.range"))
     log2c, log2g = log2_range(*args.log2c), log2_range(*args.log2g)
     weights = _class_weights(args.class_weight, labels)
     from sklearn.svm import SVC
@@ -190,6 +202,26 @@ def _run(args) -> int:
         print(f"[wsvm-span select] {len(points)} points in {wall:.1f}s (kernels {search.kernel_time_:.1f}s)",
               file=sys.stderr)
     return 0
+
+
+def _scaled(train, test, range_path: Path):
+    """(train, test) with features mapped to [0, 1] by the training file (the study's MinMaxScaler01:
+    svm-scale -l 0 -u 1, constant features to 0); the map is written to ``range_path``."""
+    from dataclasses import replace
+
+    import scipy.sparse as sp
+
+    from wsvm_span.data.scaling import MinMaxScaler01
+
+    from .files import write_range_file
+
+    X = train.X.toarray()
+    scaler = MinMaxScaler01().fit(X)
+    write_range_file(range_path, X.min(axis=0), X.max(axis=0))
+    train = replace(train, X=sp.csr_matrix(scaler.transform(X)))
+    if test is not None:
+        test = replace(test, X=sp.csr_matrix(scaler.transform(test.X.toarray())))
+    return train, test
 
 
 def _num(x: float) -> str:
@@ -309,7 +341,8 @@ def log_mlflow(search, points, args, wall: float) -> None:
     estimates = [c for c in CRITERIA if c in res]
     settings = {"criterion": args.criterion, "log2c": list(args.log2c), "log2g": list(args.log2g),
                 "tol": search.estimator.tol, "folds": args.folds, "class_weight": sorted(args.class_weight),
-                "format": args.format, "label_column": args.label_column, "n_features": args.n_features}
+                "format": args.format, "label_column": args.label_column, "n_features": args.n_features,
+                "scale": args.scale}
     tags = {"code_version": code_version(), "config_hash": config_hash(settings),
             "data_sha256": content_sha256(args.data_file)}
     if args.test:

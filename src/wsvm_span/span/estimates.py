@@ -431,13 +431,7 @@ def span_rule_from_svs(model: WeightedSVM, X, gamma: float, *, block_rows: int |
         idx = np.concatenate([M, Q])
         K_MQ = rbf_kernel(X[M], X[Q], gamma)
         K = np.block([[K_MM, K_MQ], [K_MQ.T, rbf_kernel(X[Q], None, gamma)]])
-        restricted = WeightedSVM(
-            alpha=model.alpha[idx], b=model.b, y=model.y[idx], C=model.C[idx],
-            decision_train=model.decision_train[idx], support=np.arange(idx.size),
-            inbound=np.arange(M.size), bounded=np.arange(M.size, idx.size), engine=model.engine,
-            tol=model.tol,
-        )
-        _, wrong = span_rule_errors(restricted, K, inverse)
+        _, wrong = span_rule_errors(model.restricted(idx), K, inverse)
         # the in-bound SVs come first in every block: count them once
         errors += int(wrong[M.size:].sum()) + (int(wrong[:M.size].sum()) if start == 0 else 0)
     return errors / l

@@ -34,6 +34,28 @@ def check_labels(y, n: int | None = None, *, name: str = "y") -> np.ndarray:
     return y
 
 
+def check_class_labels(labels, n: int | None = None, *, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
+    """(classes, class_index) of labels of any number of classes: ``classes`` sorted (as
+    ``SVC.classes_``), ``class_index`` (l,) the position of each label in it.
+
+    Raises ValueError for a wrong length, non-finite numeric labels or fewer than two classes.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of labels, got shape {labels.shape}")
+    if n is not None and labels.shape[0] != n:
+        raise ValueError(f"{name} has {labels.shape[0]} labels but the kernel matrix has {n} rows")
+    if labels.dtype.kind == "f" and not np.isfinite(labels).all():
+        raise ValueError(f"{name} contains NaN or inf labels")
+    classes, class_index = np.unique(labels, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(
+            f"{name} holds a single class ({classes.tolist()}) on {labels.shape[0]} points; "
+            "a classifier needs at least two classes in its training set"
+        )
+    return classes, class_index
+
+
 def check_kernel(K, *, name: str = "K", square: bool = True, symmetric: bool = True) -> np.ndarray:
     """Return ``K`` as a finite float64 C-contiguous matrix.
 

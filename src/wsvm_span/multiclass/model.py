@@ -1,0 +1,355 @@
+"""LIBSVM's one-vs-one classifier on ONE precomputed kernel (multiclass.md, "The classifier").
+
+Classes c_1 < ... < c_k (sorted, as ``SVC.classes_``); machine (i, j), i < j, in LIBSVM's order (0, 1),
+(0, 2), ..., (1, 2), ..., is the weighted SVM of method.md on the points of classes c_i (label +1) and
+c_j (label -1) with their own C_p (class weights and sample weights make C_p per point, the same in every
+machine). A machine is an index set into the training kernel (``members``) and a ``WeightedSVM`` in the
+positions of those members; no machine holds a kernel of its own. f_ij(x) > 0 votes c_i, otherwise c_j;
+the class with most votes wins and a tie goes to the class that comes first (LIBSVM's rule, ``vote``).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..engines import AUTO, DEFAULT_TOL, engine_for
+from ..model import WeightedSVM, classify_alpha
+from ..utils.validation import check_class_labels, check_kernel, check_weights
+
+__all__ = ["OneVsOneSVM", "fit_one_vs_one", "machine_pairs", "vote"]
+
+#: rows of a held-out kernel block turned into decision values at a time: the block's SV columns are
+#: copied (transposed) per block, so the copy stays small beside the (m, l) block itself
+DECISION_BLOCK_ROWS = 2048
+
+
+def machine_pairs(n_classes: int) -> np.ndarray:
+    """The class positions (i, j), i < j, of the one-vs-one machines, in LIBSVM's order.
+
+    Parameters
+    ----------
+    n_classes : int
+        k, the number of classes.
+
+    Returns
+    -------
+    ndarray of int, shape (k(k-1)/2, 2)
+        (0, 1), (0, 2), ..., (0, k-1), (1, 2), ...
+
+    Examples
+    --------
+    >>> from wsvm_span import multiclass as mc
+    >>> mc.machine_pairs(3).tolist()
+    [[0, 1], [0, 2], [1, 2]]
+    """
+    return np.array([(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)], dtype=np.int64).reshape(-1, 2)
+
+
+def vote(decisions, pairs, n_classes: int) -> np.ndarray:
+    """LIBSVM's vote: the class each point gets from the machines' decision values.
+
+    f_ij > 0 votes class i, anything else (0 included) class j; the most votes win, and among classes with
+    as many votes the one that comes first (``argmax`` takes the first maximum, as LIBSVM's loop does).
+
+    Parameters
+    ----------
+    decisions : array-like of shape (n_machines, m)
+        f_ij at m points, one row per machine in the order of ``pairs``.
+    pairs : ndarray of int, shape (n_machines, 2)
+        The machines' class positions (:func:`machine_pairs`).
+    n_classes : int
+        k.
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        The voted class positions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span import multiclass as mc
+    >>> # votes 0, 2, 1: one each, the tie goes to class 0
+    >>> mc.vote(np.array([[1.0], [-1.0], [1.0]]), mc.machine_pairs(3), 3).tolist()
+    [0]
+    """
+    decisions = np.asarray(decisions, dtype=float)
+    counts = np.zeros((n_classes, decisions.shape[1]), dtype=np.int32)
+    columns = np.arange(decisions.shape[1])
+    for (i, j), f in zip(pairs, decisions):
+        counts[np.where(f > 0, i, j), columns] += 1
+    return counts.argmax(axis=0)
+
+
+@dataclass(frozen=True)
+class OneVsOneSVM:
+    """A trained one-vs-one classifier: k(k-1)/2 weighted SVMs on one training kernel.
+
+    Built by :func:`fit_one_vs_one`, not by hand. Frozen: its fields are the solution.
+
+    Parameters
+    ----------
+    classes : ndarray of shape (k,)
+        The class labels, sorted (``SVC.classes_``).
+    class_index : ndarray of int, shape (l,)
+        Position in ``classes`` of each training point's class.
+    pairs : ndarray of int, shape (n_machines, 2)
+        Class positions (i, j) of each machine, in LIBSVM's order (:func:`machine_pairs`).
+    members : tuple of ndarray of int
+        Per machine, the ascending training indices of its two classes.
+    machines : tuple of WeightedSVM
+        Per machine, the binary model on its members (y = +1 for class i, -1 for class j).
+    coef : scipy.sparse.csr_matrix of shape (n_machines, l)
+        y_p a_p of each machine in training indices (zero off its SVs).
+    b : ndarray of shape (n_machines,)
+        The machines' biases.
+    decision_train : ndarray of shape (n_machines, l)
+        f_ij(x_p) at EVERY training point (a point's vote needs every machine).
+    C : ndarray of shape (l,)
+        Instance weights C_p, the same in every machine.
+    engine : str
+        The engine that trained the machines; retraining (LOO, CV) uses it too.
+    tol : float
+        Its stopping tolerance.
+    fit_time : float, default=0.0
+        Seconds in the engine.
+
+    Attributes
+    ----------
+    n_train, n_classes, n_machines : int
+        l, k and k(k-1)/2.
+    support, inbound, bounded : ndarray of int
+        Training indices that are an SV (in-bound SV, bounded SV) of at least one machine.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> model.classes.tolist(), model.n_machines, model.support.size
+    (['a', 'b', 'c'], 3, 34)
+    >>> model.predict(ws.rbf_kernel(np.array([[2.0, 0.0], [0.0, 2.0]]), X, gamma=0.5)).tolist()
+    ['b', 'c']
+    """
+
+    classes: np.ndarray
+    class_index: np.ndarray
+    pairs: np.ndarray
+    members: tuple
+    machines: tuple
+    coef: sp.csr_matrix
+    b: np.ndarray
+    decision_train: np.ndarray
+    C: np.ndarray
+    engine: str
+    tol: float
+    fit_time: float = field(default=0.0, compare=False)
+
+    @property
+    def n_train(self) -> int:
+        return int(self.class_index.shape[0])
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.shape[0])
+
+    @property
+    def n_machines(self) -> int:
+        return int(self.pairs.shape[0])
+
+    def _points(self, part: str) -> np.ndarray:
+        taken = [idx[getattr(m, part)] for idx, m in zip(self.members, self.machines)]
+        return np.unique(np.concatenate(taken)) if taken else np.zeros(0, dtype=np.int64)
+
+    @property
+    def support(self) -> np.ndarray:
+        """Training indices that are an SV of at least one machine (``SVC.support_``'s points)."""
+        return self._points("support")
+
+    @property
+    def inbound(self) -> np.ndarray:
+        """Training indices that are an in-bound SV (0 < a_p < C_p) of at least one machine."""
+        return self._points("inbound")
+
+    @property
+    def bounded(self) -> np.ndarray:
+        """Training indices that are a bounded SV (a_p = C_p) of at least one machine."""
+        return self._points("bounded")
+
+    def decisions_at(self, K_support_rows) -> np.ndarray:
+        """Decision values of every machine at m points, from the kernel rows of the model's SVs.
+
+        Parameters
+        ----------
+        K_support_rows : array-like of shape (support.size, m)
+            The kernel between ``support`` (rows) and the points (columns).
+
+        Returns
+        -------
+        ndarray of shape (n_machines, m)
+            f_ij at the points.
+        """
+        sup = self.support
+        K_support_rows = np.asarray(K_support_rows, dtype=float)
+        if K_support_rows.ndim != 2 or K_support_rows.shape[0] != sup.size:
+            raise ValueError(f"expected the ({sup.size}, m) kernel between the model's SVs and the points, "
+                             f"got shape {K_support_rows.shape}")
+        return self.coef[:, sup] @ K_support_rows + self.b[:, None]
+
+    def decision_function(self, K_rows) -> np.ndarray:
+        """f_ij at new points, as ``SVC.decision_function`` with ``decision_function_shape="ovo"``.
+
+        Parameters
+        ----------
+        K_rows : array-like of shape (m, l)
+            Kernel block between the new points and the training set.
+
+        Returns
+        -------
+        ndarray of shape (m, n_machines)
+            The machines' decision values.
+
+        Raises
+        ------
+        ValueError
+            If ``K_rows`` is not (m, l).
+        """
+        K_rows = np.asarray(K_rows, dtype=float)
+        if K_rows.ndim != 2 or K_rows.shape[1] != self.n_train:
+            raise ValueError(f"K_rows must have shape (m, {self.n_train}) (new points x training points), "
+                             f"got {K_rows.shape}")
+        sup = self.support
+        out = np.empty((K_rows.shape[0], self.n_machines))
+        for start in range(0, K_rows.shape[0], DECISION_BLOCK_ROWS):
+            block = np.ascontiguousarray(K_rows[start:start + DECISION_BLOCK_ROWS, sup].T)
+            out[start:start + DECISION_BLOCK_ROWS] = self.decisions_at(block).T
+        return out
+
+    def predict_index(self, K_rows) -> np.ndarray:
+        """The class positions voted at new points.
+
+        Parameters
+        ----------
+        K_rows : array-like of shape (m, l)
+            Kernel block between the new points and the training set.
+
+        Returns
+        -------
+        ndarray of int, shape (m,)
+            Positions in ``classes``.
+        """
+        return vote(self.decision_function(K_rows).T, self.pairs, self.n_classes)
+
+    def predict(self, K_rows) -> np.ndarray:
+        """The class labels voted at new points (``SVC.predict``).
+
+        Parameters
+        ----------
+        K_rows : array-like of shape (m, l)
+            Kernel block between the new points and the training set.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            Labels from ``classes``.
+        """
+        return self.classes[self.predict_index(K_rows)]
+
+
+def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL,
+                   check_input: bool = True) -> OneVsOneSVM:
+    """Train LIBSVM's one-vs-one classifier on a precomputed training kernel.
+
+    Parameters
+    ----------
+    K : array-like of shape (l, l)
+        The training kernel.
+    labels : array-like of shape (l,)
+        Any labels, at least two classes.
+    C : float or array-like of shape (l,)
+        Instance weights C_p > 0 (class weights times sample weights, as ``SVC`` forms them).
+    engine : str, default="auto"
+        A name of ``ENGINE_NAMES``. An engine that can (``capabilities.one_vs_one``: scikit-learn's LIBSVM)
+        trains every machine in one call on the whole kernel; any other trains each machine by its binary
+        ``solve``, on the machine's rows of K in place (``capabilities.kernel_rows``) or on a slice of K.
+    tol : float, default=1e-7
+        The engine's stopping tolerance.
+    check_input : bool, default=True
+        Validate K and C (labels are always checked).
+
+    Returns
+    -------
+    OneVsOneSVM
+        The machines, their decision values at every training point and the classes.
+
+    Raises
+    ------
+    ValueError
+        For invalid K, C or tol, fewer than two classes, or weights the engine cannot express.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import multiclass as mc
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(45, 2)) + np.repeat([[0, 0], [2, 0], [0, 2]], 15, axis=0)
+    >>> labels = np.repeat(["a", "b", "c"], 15)
+    >>> K = ws.rbf_kernel(X, gamma=0.5)
+    >>> model = mc.fit_one_vs_one(K, labels, C=1.0)
+    >>> [m.support.size for m in model.machines]
+    [20, 21, 20]
+    """
+    if check_input:
+        K = check_kernel(K)
+    else:
+        K = np.asarray(K, dtype=float)
+    classes, class_index = check_class_labels(labels, K.shape[0], name="labels")
+    l = class_index.shape[0]
+    C = check_weights(C, l) if check_input else np.broadcast_to(np.asarray(C, dtype=float), (l,)).astype(float)
+    if not tol > 0:
+        raise ValueError(f"tol must be positive, got {tol!r}")
+    pairs = machine_pairs(classes.size)
+    members = tuple(np.flatnonzero((class_index == i) | (class_index == j)) for i, j in pairs)
+    signs = tuple(np.where(class_index[idx] == i, 1.0, -1.0) for idx, (i, _) in zip(members, pairs))
+    solver = engine_for(engine, signs[0], C[members[0]])
+    if not solver.capabilities.per_instance_weights:  # every machine's weights must be expressible too
+        for idx, y in zip(members[1:], signs[1:]):
+            engine_for(engine, y, C[idx])
+
+    t0 = time.perf_counter()
+    if solver.capabilities.one_vs_one:
+        alphas, b = solver.solve_one_vs_one(K, class_index, C, tol)
+        alphas = [alphas[m, idx] for m, idx in enumerate(members)]
+    elif solver.capabilities.kernel_rows:  # each machine reads its rows of K in place
+        solved = [solver.solve(K, y, C[idx], tol, rows=idx) for idx, y in zip(members, signs)]
+        alphas, b = [a for a, _ in solved], np.array([bias for _, bias in solved])
+    else:
+        solved = [solver.solve(K[np.ix_(idx, idx)], y, C[idx], tol) for idx, y in zip(members, signs)]
+        alphas, b = [a for a, _ in solved], np.array([bias for _, bias in solved])
+    fit_time = time.perf_counter() - t0
+
+    parts = [classify_alpha(a, C[idx]) for a, idx in zip(alphas, members)]
+    rows = np.concatenate([np.full(sv.size, m) for m, (_, sv, _, _) in enumerate(parts)])
+    cols = np.concatenate([idx[sv] for idx, (_, sv, _, _) in zip(members, parts)])
+    vals = np.concatenate([y[sv] * a[sv] for y, (a, sv, _, _) in zip(signs, parts)])
+    coef = sp.csr_matrix((vals, (rows, cols)), shape=(pairs.shape[0], l))
+    b = np.asarray(b, dtype=float)
+    # K is symmetric: row m of coef @ K is f_ij at every training point, reading only the SV rows of K
+    decision = np.asarray(coef @ K) + b[:, None]
+    machines = tuple(
+        WeightedSVM(alpha=a, b=float(b[m]), y=y, C=C[idx], decision_train=decision[m, idx], support=sv,
+                    inbound=inb, bounded=bnd, engine=solver.name, tol=float(tol))
+        for m, (idx, y, (a, sv, inb, bnd)) in enumerate(zip(members, signs, parts))
+    )
+    return OneVsOneSVM(classes=classes, class_index=class_index, pairs=pairs, members=members, machines=machines,
+                       coef=coef, b=b, decision_train=decision, C=C, engine=solver.name, tol=float(tol),
+                       fit_time=fit_time)
