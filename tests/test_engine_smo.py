@@ -23,7 +23,7 @@ from conftest import make_problem
 from wsvm_span import engines
 from wsvm_span.engines import smo as smo_module
 from wsvm_span.engines.smo import smo_solve
-from wsvm_span.engines.warm_start import Solved, Start, feasible_start, rescaled_start, restricted_start
+from wsvm_span.engines.warm_start import Solved, feasible_start, rescaled_start, restricted_start
 
 TOL = 1e-7
 #: objectives of two tol-accurate solutions agree to this (relative): the gap bound tol on the dual

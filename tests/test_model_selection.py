@@ -151,6 +151,37 @@ def test_cv_results_keys_are_gridsearchcvs(data):
     assert ours.n_splits_ == theirs.n_splits_ == 1
 
 
+def test_warm_walks_go_up_c_and_equal_libsvm_from_zero(data, monkeypatch):
+    """engine="smo" walks the C axis of each (gamma, class_weight) line upwards, each point from the previous
+    one (counted through the start function the search calls); every estimate of the walk equals LIBSVM's
+    training from zero at each point, CV and exact LOO included, and n_jobs (walks run in parallel within a
+    gamma) does not change any number."""
+    import wsvm_span.model_selection._search as search_module
+
+    X, y, *_ = data
+    grid = {"C": [16.0, 0.25, 2.0], "gamma": [0.05, 0.5], "class_weight": [None, {0: 2.0, 1: 0.5}]}
+    starts = []
+    real = search_module.rescaled_start
+    monkeypatch.setattr(search_module, "rescaled_start",
+                        lambda neighbour, C, K=None: starts.append((float(neighbour.C.max()), float(C.max())))
+                        or real(neighbour, C, K))
+    warm = SpanSearchCV(SVC(tol=TOL), grid, criterion="cv_error", extra_criteria=("loo_error", "span_rule"),
+                        engine="smo").fit(X, y)
+    lines = len(grid["gamma"]) * len(grid["class_weight"])
+    assert len(starts) == 12 - lines  # every point but the first of each line
+    assert all(new > old for old, new in starts)  # upwards in C
+    cold = SpanSearchCV(SVC(tol=TOL), grid, criterion="cv_error", extra_criteria=("loo_error", "span_rule"),
+                        engine="sklearn").fit(X, y)
+    for key in ("cv_error", "loo_error", "span_rule", "n_sv", "n_bounded"):
+        np.testing.assert_array_equal(warm.cv_results_[key], cold.cv_results_[key], err_msg=key)
+    monkeypatch.undo()
+    one_gamma = {"C": grid["C"], "gamma": [0.5], "class_weight": grid["class_weight"]}
+    a = SpanSearchCV(SVC(tol=TOL), one_gamma, criterion="span_bound", n_jobs=1).fit(X, y)
+    b = SpanSearchCV(SVC(tol=TOL), one_gamma, criterion="span_bound", n_jobs=2).fit(X, y)
+    for key in ("span_rule", "span_bound", "xi_alpha_bound"):
+        np.testing.assert_array_equal(a.cv_results_[key], b.cv_results_[key])
+
+
 def test_refit_is_a_plain_svc_equal_to_a_fresh_one(data):
     X, y, Xt, _ = data
     s = SpanSearchCV(SVC(tol=TOL), GRID).fit(X, y)

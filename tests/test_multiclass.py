@@ -122,6 +122,26 @@ def test_per_machine_engine_route_equals_one_call():
         mc.fit_one_vs_one(p["K"], p["y"], p["C_p"], engine="libsvm")
 
 
+def test_warm_started_machines_equal_svc_along_a_row_of_c():
+    """Each C of a row started from the previous C's machines (warm_from, SMO) is the classifier SVC
+    trains from zero at that C: its decision values on the training points and on new points, and its
+    support vectors; a model of other labels is refused as a start."""
+    p = problem(6, 4, 48)
+    Z = np.random.default_rng(3).standard_normal((300, 3)) * 2.5
+    K_rows = ws.rbf_kernel(Z, p["X"], p["gamma"])
+    previous = None
+    for C in (0.25, 2.0, 16.0, 128.0):
+        C_p = p["C_p"] * (C / p["C"])
+        model = mc.fit_one_vs_one(p["K"], p["y"], C_p, tol=TOL, engine="smo", warm_from=previous)
+        ref = svc(dict(p, C=C))
+        np.testing.assert_allclose(model.decision_train.T, ref.decision_function(p["X"]), atol=DECISION_ATOL * C)
+        np.testing.assert_array_equal(model.predict(K_rows), ref.predict(Z))
+        np.testing.assert_array_equal(model.support, np.sort(ref.support_))
+        previous = model
+    with pytest.raises(ValueError, match="same kernel and labels"):
+        mc.fit_one_vs_one(p["K"], np.roll(p["y"], 1), p["C_p"], engine="smo", warm_from=previous)
+
+
 def test_bad_input():
     K = np.eye(4)
     with pytest.raises(ValueError, match="single class"):

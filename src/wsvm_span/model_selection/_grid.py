@@ -10,6 +10,10 @@ import math
 CRITERIA = ("span_rule", "span_bound", "xi_alpha_bound", "sv_count_bound", "cv_error", "loo_error")
 #: estimates that cost nothing once the model is trained: always reported
 FREE_CRITERIA = ("xi_alpha_bound", "sv_count_bound")
+#: the trainer of the grid points and of their CV and LOO retrainings: this project's SMO, which starts each
+#: point from the previous C's solution and each fold from its point's model (issue 21; docs/engines.md).
+#: ``best_estimator_`` is always scikit-learn's SVC.
+DEFAULT_ENGINE = "smo"
 #: LIBSVM tools/grid.py's default ranges (begin, end, step) of log2 C and log2 gamma
 GRIDPY_LOG2C = (-5, 15, 2)
 GRIDPY_LOG2G = (3, -15, -2)

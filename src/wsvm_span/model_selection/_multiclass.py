@@ -27,8 +27,8 @@ def estimate_errors_one_vs_one(model, K, wanted, *, diameters=None, radius2=None
     if wanted & {"span_rule", "span_bound"}:
         out["span_rule"] = mc.span_rule(model, K)
     if "cv_error" in wanted:
-        out["cv_error"] = mc.kfold_cv_error(K, model.class_index, model.C, folds=folds, tol=model.tol,
-                                            check_input=False, fold_kernels=fold_kernels)
+        out["cv_error"] = mc.kfold_cv_error(K, model.class_index, model.C, folds=folds, engine=model.engine,
+                                            tol=model.tol, check_input=False, fold_kernels=fold_kernels)
     if "loo_error" in wanted:
         out["loo_error"] = mc.leave_one_out(model, K, check_input=False).loo_error
     return out
@@ -44,10 +44,12 @@ class OneVsOneKernels:
         self.diameters = mc.machine_diameters(train, class_index) if "span_bound" in wanted else None
         self.fold_kernels = ws.FoldKernels(train, folds) if "cv_error" in wanted else None
 
-    def fit_model(self, class_index, C, tol):
-        return mc.fit_one_vs_one(self.train, class_index, C, tol=tol, check_input=False)
+    def fit_model(self, class_index, C, tol, engine, previous=None):
+        return mc.fit_one_vs_one(self.train, class_index, C, engine=engine, tol=tol, check_input=False,
+                                 warm_from=previous)
 
-    def estimates(self, model, wanted, folds) -> dict:
+    def estimates(self, model, wanted, folds, fold_starts=None) -> dict:
+        # fold_starts: the binary walk's; the multiclass CV starts its machines from zero
         return estimate_errors_one_vs_one(model, self.train, wanted, diameters=self.diameters, radius2=self.radius2,
                                           folds=folds, fold_kernels=self.fold_kernels)
 

@@ -22,7 +22,8 @@ Work shared across the grid (the speed levers): the squared distances ||x_i - x_
 once per search (one GEMM), the kernel exp(-gamma D2) once per gamma and shared by every C and
 weighting of that gamma (with R^2 of the xi-alpha bound, the enclosing-ball diameter of the span
 bound and, for criterion="cv_error", the folds' kernels); LIBSVM trains on it as a precomputed kernel; the
-span-rule needs one factorization per model.
+span-rule needs one factorization per model; the trainer (``engine="smo"``) starts each C of a gamma from
+the previous C's solution, and each CV fold from its grid point's model.
 
 The second door, for plain ``GridSearchCV``: ``make_span_scorer()`` with ``cv=WholeTrainingSet()``
 scores each fitted ``SVC`` by its span-rule.
@@ -35,8 +36,8 @@ from copy import deepcopy
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, clone
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.pipeline import Pipeline
@@ -47,13 +48,15 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
 import wsvm_span as ws
+from wsvm_span.engines import ENGINE_NAMES, get_engine
+from wsvm_span.engines.warm_start import Solved, rescaled_start
 from wsvm_span.kernels import rbf_from_squared_distances, squared_distances
 from wsvm_span.model import make_model
 from wsvm_span.tie_rules import TIE_ATOL, TIE_RTOL, TIE_RULES
 from wsvm_span.utils.validation import check_kernel
 
 from . import _sklearn_compat as compat
-from ._grid import CRITERIA, FREE_CRITERIA, gridpy_param_grid
+from ._grid import CRITERIA, DEFAULT_ENGINE, FREE_CRITERIA, gridpy_param_grid
 from ._multiclass import OneVsOneKernels
 from ._nadaraya_watson import nadaraya_watson_label_probability, nadaraya_watson_weights
 from ._sklearn_compat import BaseSearchCV, HasMethods, StrOptions
@@ -137,9 +140,11 @@ class TieRule:
 
 
 # --------------------------------------------------------------------------- per-point estimates
-def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None, fold_kernels=None) -> dict:
+def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None, fold_kernels=None, fold_starts=None) -> dict:
     """Error estimates of one trained model (fractions of l) for the criteria in ``wanted``,
-    plus the free ones (xi-alpha, SV count). Shared by the search and the scorer."""
+    plus the free ones (xi-alpha, SV count). Shared by the search and the scorer. CV and LOO retrain
+    with the model's engine; one that starts from a neighbouring solution starts each fold from the
+    model (and from the fold's previous model along a grid walk: ``fold_starts``)."""
     out = {"xi_alpha_bound": ws.xi_alpha_bound(model, K, R2=R2), "sv_count_bound": ws.sv_count_bound(model)}
     if "span_bound" in wanted:
         analysis = ws.analyse_spans(model, K, D=D)
@@ -147,8 +152,9 @@ def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None, fold_kerne
     elif "span_rule" in wanted:
         out["span_rule"] = ws.span_rule(model, K)
     if "cv_error" in wanted:
-        out["cv_error"] = ws.kfold_cv_error(K, model.y, model.C, folds=folds, tol=model.tol, check_input=False,
-                                      fold_kernels=fold_kernels)
+        out["cv_error"] = ws.kfold_cv_error(K, model.y, model.C, folds=folds, engine=model.engine, tol=model.tol,
+                                            check_input=False, fold_kernels=fold_kernels, model=model,
+                                            fold_starts=fold_starts)
     if "loo_error" in wanted:
         out["loo_error"] = ws.leave_one_out(model, K, check_input=False).loo_error
     return out
@@ -167,12 +173,13 @@ class _GammaKernels:
         self.diameter = ws.enclosing_ball_diameter(train) if "span_bound" in wanted else None
         self.fold_kernels = ws.FoldKernels(train, folds) if "cv_error" in wanted else None
 
-    def fit_model(self, y, C, tol):
-        return ws.fit_svm(self.train, y, C, tol=tol, check_input=False)
+    def fit_model(self, y, C, tol, engine, previous=None):
+        start = None if previous is None else rescaled_start(Solved.from_model(previous), C, self.train)
+        return ws.fit_svm(self.train, y, C, engine=engine, tol=tol, check_input=False, alpha0=start)
 
-    def estimates(self, model, wanted, folds) -> dict:
+    def estimates(self, model, wanted, folds, fold_starts=None) -> dict:
         return estimate_errors(model, self.train, wanted, D=self.diameter, R2=self.radius2, folds=folds,
-                               fold_kernels=self.fold_kernels)
+                               fold_kernels=self.fold_kernels, fold_starts=fold_starts)
 
     @staticmethod
     def training_accuracy(model) -> float:
@@ -185,27 +192,76 @@ class _GammaKernels:
 class _RBFKernels:
     """The RBF kernels of every gamma from squared distances computed once per search (one GEMM).
 
-    Each gamma's kernels are written into the same two buffers: the points of one gamma all finish
-    before the next gamma starts, and a fresh l x l array per gamma would pay its page faults again.
+    Each gamma's kernels are written into the same two buffers (``reuse``) when the points of one gamma all
+    finish before the next gamma starts: a fresh l x l array per gamma would pay its page faults again.
     """
 
-    def __init__(self, X, X_held):
+    def __init__(self, X, X_held, *, reuse: bool = True):
         self.train_d2 = squared_distances(X)
         self.held_d2 = None if X_held is None else squared_distances(X_held, X)
+        self.reuse = reuse
         self._train = self._held = None
 
     def at(self, gamma: float):
-        """(training kernel, held-out block or None) of ``gamma``; valid until the next call."""
-        self._train = rbf_from_squared_distances(self.train_d2, gamma, out=self._train)
+        """(training kernel, held-out block or None) of ``gamma``; with ``reuse``, valid until the next call
+        (without, new arrays: gammas computed at once in threads)."""
+        train = rbf_from_squared_distances(self.train_d2, gamma, out=self._train if self.reuse else None)
+        held = None
         if self.held_d2 is not None:
-            self._held = rbf_from_squared_distances(self.held_d2, gamma, out=self._held)
-        return self._train, self._held
+            held = rbf_from_squared_distances(self.held_d2, gamma, out=self._held if self.reuse else None)
+        if self.reuse:
+            self._train, self._held = train, held
+        return train, held
+
+
+class _Walk:
+    """Grid points of one gamma trained in turn, each from its predecessor's solution (issue 21: alpha
+    seeding, for engines with ``capabilities.warm_start``): the model from the previous model with its
+    bounded alphas moved to the new weights, its CV folds from it and from the folds' previous models
+    (``FoldStarts``). A walk goes up the C axis (``_walks``): a model at a larger C keeps most of the
+    smaller C's bounded points bounded and its free alphas nearly where they were."""
+
+    def __init__(self, engine: str):
+        self.warm = get_engine(engine).capabilities.warm_start
+        self.previous = None
+        self.fold_starts = ws.FoldStarts() if self.warm else None
+
+    def start(self):
+        return self.previous if self.warm else None
+
+    def restart(self):
+        """After a failed point: the next starts cold."""
+        self.previous = None
+        self.fold_starts = ws.FoldStarts() if self.warm else None
+
+
+def _walks(members: list[int], resolved, candidates, warm: bool) -> list[list[int]]:
+    """The points of one gamma as walks. With an engine that starts from a neighbouring solution (``warm``):
+    the points that differ only in the scale of their weights (``C``, else ``C_plus``), in ascending order of
+    it; else every point alone. They depend on the grid only, so neither do the results (not on n_jobs)."""
+    if not warm:
+        return [[i] for i in members]
+    lines: dict[str, list[int]] = {}
+    for i in members:
+        params = candidates[i]
+        axis = "C" if "C" in params else "C_plus" if "C_plus" in params else None
+        rest = repr(sorted((k, repr(v)) for k, v in params.items() if k != axis))
+        lines.setdefault(rest, []).append(i)
+    return [sorted(line, key=lambda i: float(np.mean(resolved[i][1]))) for line in lines.values()]
+
+
+def _evaluate_walk(kernels, y, points, *, n, engine, **options) -> list[dict]:
+    """The points (index, C_i, params, callback context) of one walk, in its order."""
+    walk = _Walk(engine)
+    return [_evaluate(kernels, y, C, params, progress=f"{i + 1}/{n}", ctx=ctx, engine=engine, walk=walk, **options)
+            for i, C, params, ctx in points]
 
 
 def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, return_train_score,
-              error_score, verbose, progress, ctx, search):
-    """Train one grid point on the shared kernel and estimate its error; never raises unless
-    error_score == "raise" (a failed point scores ``error_score``, as in GridSearchCV)."""
+              error_score, verbose, progress, ctx, search, engine, walk):
+    """Train one grid point on the shared kernel (from the walk's previous model where the engine starts
+    from one) and estimate its error; never raises unless error_score == "raise" (a failed point scores
+    ``error_score``, as in GridSearchCV, and the walk's next point starts cold)."""
     if ctx is not None:
         ctx.call_on_fit_task_begin(estimator=search)
     result = {"fit_error": None, "estimates": {}, "n_sv": np.nan, "n_inbound": np.nan,
@@ -213,10 +269,11 @@ def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, r
     t0 = time.perf_counter()
     fit_time = score_time = 0.0
     try:
-        model = kernels.fit_model(y, C, tol)
+        model = kernels.fit_model(y, C, tol, engine, walk.start())
+        walk.previous = model
         fit_time = time.perf_counter() - t0
         t1 = time.perf_counter()
-        est = kernels.estimates(model, wanted, folds)
+        est = kernels.estimates(model, wanted, folds, walk.fold_starts)
         score_time = time.perf_counter() - t1
         result.update(estimates=est, n_sv=model.support.size, n_inbound=model.inbound.size,
                       n_bounded=model.bounded.size)
@@ -228,6 +285,7 @@ def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, r
         if error_score == "raise":
             raise
         fit_time = time.perf_counter() - t0
+        walk.restart()
         result["fit_error"] = f"{type(exc).__name__}: {exc}"
         test_score = train_score = error_score
     result.update(fit_time=fit_time, score_time=score_time, test_scores=test_score)
@@ -273,8 +331,9 @@ class SpanSearchCV(BaseSearchCV):
     cv : int or splitter
         Folds of criterion "cv_error" (as in GridSearchCV; they must partition the data).
     n_jobs, pre_dispatch : int or None, and int or str
-        joblib parallelism over the grid points of one gamma (threads: LIBSVM and LAPACK release the
-        GIL and the kernel is shared, not copied).
+        joblib threads (the trainers and LAPACK release the GIL): over the gammas, each with its own kernel,
+        when there are at least n_jobs of them, else over the walks (points) of one gamma, which share its
+        kernel. The results do not depend on n_jobs.
     refit : bool or callable
         Refit ``best_estimator_`` on all the data; a callable picks ``best_index_`` from ``cv_results_``.
     verbose : int
@@ -283,6 +342,12 @@ class SpanSearchCV(BaseSearchCV):
         Score of a point whose fit or estimate fails.
     return_train_score : bool
         Add the training accuracy of each model (``split0_train_score``...).
+    engine : str, default="smo"
+        The trainer of the grid points and of their CV and LOO retrainings (``wsvm_span.engines.ENGINE_NAMES``),
+        at the template's ``tol`` with LIBSVM's stopping rule. "smo", this project's SMO, walks the C axis of
+        each gamma in ascending order, each point starting from the previous point's solution and each CV
+        fold from its point's model (``n_jobs`` cuts the walks into pieces); "sklearn" is scikit-learn's
+        LIBSVM, every training from zero. ``best_estimator_`` is an ``SVC`` either way.
 
     Attributes
     ----------
@@ -330,11 +395,12 @@ class SpanSearchCV(BaseSearchCV):
         "pre_dispatch": [numbers.Integral, str],
         "error_score": [StrOptions({"raise"}), numbers.Real],
         "return_train_score": ["boolean"],
+        "engine": [StrOptions(set(ENGINE_NAMES))],
     }
 
     def __init__(self, estimator=None, param_grid=None, *, criterion="span_rule", extra_criteria=(),
                  tie_rule=None, cv=5, n_jobs=None, refit=True, verbose=0, pre_dispatch="2*n_jobs",
-                 error_score=np.nan, return_train_score=False):
+                 error_score=np.nan, return_train_score=False, engine=DEFAULT_ENGINE):
         super().__init__(estimator=estimator, n_jobs=n_jobs, refit=refit, cv=cv, verbose=verbose,
                          pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score)
@@ -342,6 +408,7 @@ class SpanSearchCV(BaseSearchCV):
         self.criterion = criterion
         self.extra_criteria = extra_criteria
         self.tie_rule = tie_rule
+        self.engine = engine
 
     # ----------------------------------------------------------------------------- scikit-learn seams
     def __sklearn_tags__(self):
@@ -411,29 +478,51 @@ class SpanSearchCV(BaseSearchCV):
                   f"kernel matrix(es), totalling {n} fits", flush=True)
         out: list[dict | None] = [None] * n
         kernel_time = np.zeros(n)
+        warm = get_engine(self.engine).capabilities.warm_start
+        walks = {gamma: _walks(members, resolved, candidates, warm) for gamma, members in groups.items()}
+        n_jobs = effective_n_jobs(self.n_jobs)
+        # the walks are fixed by the grid, so the results do not depend on n_jobs; parallel over the gammas
+        # (each with its own kernel: n_jobs kernels in memory at once) when there are enough of them, else
+        # over the walks of one gamma at a time (one kernel, shared)
+        across_gammas = n_jobs > 1 and len(groups) >= n_jobs
         t0 = time.perf_counter()
-        rbf = None if self.precomputed else _RBFKernels(prob["X_dense"], prob["X_held"])
+        rbf = None if self.precomputed else _RBFKernels(prob["X_dense"], prob["X_held"], reuse=not across_gammas)
         self.kernel_time_ = time.perf_counter() - t0
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
-        for gamma, members in groups.items():
+        options = dict(wanted=wanted, criterion=self.criterion, tol=svc.tol, folds=folds, y_held=prob["y_held"],
+                       return_train_score=self.return_train_score, error_score=self.error_score,
+                       verbose=self.verbose, n=n, search=self, engine=self.engine)
+
+        def points(walk):
+            return [(i, resolved[i][1], candidates[i], contexts[i]) for i in walk]
+
+        def gamma_kernels(gamma):
             t0 = time.perf_counter()
             kernels = self._kernels(prob, gamma, rbf, wanted=wanted, folds=folds)
             elapsed = time.perf_counter() - t0
-            self.kernel_time_ += elapsed
-            kernel_time[members] = elapsed
             if self.verbose > 1:
-                print(f"[SpanSearchCV] gamma={gamma!r}: kernel {elapsed:.2f}s, {len(members)} points", flush=True)
-            group_out = parallel(
-                delayed(_evaluate)(
-                    kernels, prob["y"], resolved[i][1], candidates[i], wanted=wanted, criterion=self.criterion,
-                    tol=svc.tol, folds=folds, y_held=prob["y_held"], return_train_score=self.return_train_score,
-                    error_score=self.error_score, verbose=self.verbose, progress=f"{i + 1}/{n}",
-                    ctx=contexts[i], search=self,
-                )
-                for i in members
-            )
-            for i, res in zip(members, group_out):
-                out[i] = res
+                print(f"[SpanSearchCV] gamma={gamma!r}: kernel {elapsed:.2f}s, {len(groups[gamma])} points",
+                      flush=True)
+            return kernels, elapsed
+
+        def one_gamma(gamma):
+            kernels, elapsed = gamma_kernels(gamma)
+            return elapsed, [_evaluate_walk(kernels, prob["y"], points(walk), **options) for walk in walks[gamma]]
+
+        if across_gammas:
+            per_gamma = parallel(delayed(one_gamma)(gamma) for gamma in groups)
+        else:
+            per_gamma = []
+            for gamma in groups:
+                kernels, elapsed = gamma_kernels(gamma)
+                per_gamma.append((elapsed, parallel(delayed(_evaluate_walk)(kernels, prob["y"], points(walk), **options)
+                                                    for walk in walks[gamma])))
+        for gamma, (elapsed, walks_out) in zip(groups, per_gamma):
+            self.kernel_time_ += elapsed
+            kernel_time[groups[gamma]] = elapsed
+            for walk, walk_out in zip(walks[gamma], walks_out):
+                for i, res in zip(walk, walk_out):
+                    out[i] = res
         compat.warn_or_raise_about_fit_failures(out, self.error_score)
 
         # the span bound's analysis yields the span-rule too (estimate_errors)

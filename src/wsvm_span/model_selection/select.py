@@ -67,7 +67,7 @@ def _class_weight(text: str) -> tuple[str, float]:
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
     """Options of ``wsvm-span select`` (grid.py's names where it has one)."""
-    from ._grid import CRITERIA, GRIDPY_LOG2C, GRIDPY_LOG2G
+    from ._grid import CRITERIA, DEFAULT_ENGINE, GRIDPY_LOG2C, GRIDPY_LOG2G
 
     p.add_argument("data_file", help="training data: LIBSVM/svmlight format, or CSV (.csv) with a label column")
     p.add_argument("--test", help="test file (same format): report the selected model's accuracy on it")
@@ -94,6 +94,10 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                    "anything else = LIBSVM model file (libsvm-official's svm_save_model)")
     p.add_argument("--mlflow", metavar="TRACKING_URI", help="log every grid point to this MLflow store")
     p.add_argument("--mlflow-experiment", default="wsvm-span-select", help="MLflow experiment name")
+    p.add_argument("--engine", default=DEFAULT_ENGINE,
+                   help=f"trainer of the grid points (default {DEFAULT_ENGINE}: this project's SMO, each C "
+                        "started from the previous C's solution; sklearn: LIBSVM from zero; any name of "
+                        "wsvm_span.engines.ENGINE_NAMES)")
     p.add_argument("--jobs", type=int, default=1, help="grid points trained in parallel (joblib threads)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=run)
@@ -166,7 +170,7 @@ def _run(args) -> int:
 
     svc = SVC(tol=DEFAULT_TOL if args.tol is None else args.tol, class_weight=weights)
     grid = {"C": [2.0 ** e for e in log2c], "gamma": [2.0 ** e for e in log2g]}
-    search = SpanSearchCV(svc, grid, criterion=args.criterion, cv=args.folds, n_jobs=args.jobs)
+    search = SpanSearchCV(svc, grid, criterion=args.criterion, cv=args.folds, n_jobs=args.jobs, engine=args.engine)
     if not args.quiet and has_fit_callbacks():  # scikit-learn 1.9 on; before, only the closing line
         search.set_callbacks(_Progress(len(log2c) * len(log2g)))
     t0 = time.perf_counter()

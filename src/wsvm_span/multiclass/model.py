@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..engines import AUTO, DEFAULT_TOL, engine_for
+from ..engines.warm_start import Solved, rescaled_start
 from ..model import WeightedSVM, classify_alpha
 from ..utils.validation import check_class_labels, check_kernel, check_weights
 
@@ -265,7 +266,7 @@ class OneVsOneSVM:
 
 
 def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL,
-                   check_input: bool = True) -> OneVsOneSVM:
+                   check_input: bool = True, warm_from: OneVsOneSVM | None = None) -> OneVsOneSVM:
     """Train LIBSVM's one-vs-one classifier on a precomputed training kernel.
 
     Parameters
@@ -284,6 +285,11 @@ def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL
         The engine's stopping tolerance.
     check_input : bool, default=True
         Validate K and C (labels are always checked).
+    warm_from : OneVsOneSVM, optional
+        A model of the same kernel and labels at other weights (the previous C of a grid row): with an
+        engine that starts from a neighbouring solution (``capabilities.warm_start``: "smo"), each machine
+        starts from that model's machine with its bounded alphas moved to the new weights
+        (``engines.warm_start.rescaled_start``); the optimum reached is the same, in fewer steps.
 
     Returns
     -------
@@ -326,11 +332,18 @@ def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL
             engine_for(engine, y, C[idx])
 
     t0 = time.perf_counter()
-    if solver.capabilities.one_vs_one:
+    starts = [None] * len(members)
+    if warm_from is not None and solver.capabilities.warm_start:
+        if not (np.array_equal(warm_from.class_index, class_index) and warm_from.decision_train.shape[1] == l):
+            raise ValueError("warm_from must be a model of the same kernel and labels")
+        starts = [rescaled_start(Solved(idx, m.y, m.C, m.alpha, m.decision_train - m.b), C[idx], K)
+                  for idx, m in zip(members, warm_from.machines)]
+    if solver.capabilities.one_vs_one:  # (no engine has both: its starts are all None)
         alphas, b = solver.solve_one_vs_one(K, class_index, C, tol)
         alphas = [alphas[m, idx] for m, idx in enumerate(members)]
     elif solver.capabilities.kernel_rows:  # each machine reads its rows of K in place
-        solved = [solver.solve(K, y, C[idx], tol, rows=idx) for idx, y in zip(members, signs)]
+        options = [{} if start is None else {"alpha0": start} for start in starts]
+        solved = [solver.solve(K, y, C[idx], tol, rows=idx, **opts) for idx, y, opts in zip(members, signs, options)]
         alphas, b = [a for a, _ in solved], np.array([bias for _, bias in solved])
     else:
         solved = [solver.solve(K[np.ix_(idx, idx)], y, C[idx], tol) for idx, y in zip(members, signs)]
