@@ -151,8 +151,8 @@ def test_cv_results_keys_are_gridsearchcvs(data):
     assert ours.n_splits_ == theirs.n_splits_ == 1
 
 
-def test_warm_walks_go_up_c_and_equal_libsvm_from_zero(data, monkeypatch):
-    """engine="smo" walks the C axis of each (gamma, class_weight) line upwards, each point from the previous
+def test_warm_walks_go_down_c_and_equal_libsvm_from_zero(data, monkeypatch):
+    """engine="smo" walks the C axis of each (gamma, class_weight) line downwards, each point from the previous
     one (counted through the start function the search calls); every estimate of the walk equals LIBSVM's
     training from zero at each point, CV and exact LOO included, and n_jobs (walks run in parallel within a
     gamma) does not change any number."""
@@ -169,7 +169,7 @@ def test_warm_walks_go_up_c_and_equal_libsvm_from_zero(data, monkeypatch):
                         engine="smo").fit(X, y)
     lines = len(grid["gamma"]) * len(grid["class_weight"])
     assert len(starts) == 12 - lines  # every point but the first of each line
-    assert all(new > old for old, new in starts)  # upwards in C
+    assert all(new < old for old, new in starts)  # downwards in C
     cold = SpanSearchCV(SVC(tol=TOL), grid, criterion="cv_error", extra_criteria=("loo_error", "span_rule"),
                         engine="sklearn").fit(X, y)
     for key in ("cv_error", "loo_error", "span_rule", "n_sv", "n_bounded"):
