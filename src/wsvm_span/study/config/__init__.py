@@ -8,8 +8,8 @@
 The jobs a config plans are in ``wsvm_span.study.experiments``.
 """
 
-from .cost import approx_sizes, estimated_seconds, job_resources, memory_mb
-from .grid import expand_axis, grid_axes, grid_point, grid_size
+from ..experiments.cost import approx_sizes, estimated_seconds, job_resources, memory_mb
+from ..experiments.grid import expand_axis, grid_axes, grid_point, grid_size
 from .loading import (
     IDA_DATASETS,
     SCORED_DATASETS,
