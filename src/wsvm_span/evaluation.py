@@ -77,6 +77,9 @@ class ModelEvaluation:
     ----------
     test_error, span_rule, span_bound, cv_error, xi_alpha_bound, sv_count_bound, loo_error : float
         The test error and each estimate (``loo_error`` NaN when not computed).
+    span_bound_radius : float
+        The study's variant of the span bound with the radius D/2 in place of the diameter D
+        (``analyse_spans``): not a bound.
     cv_folds : int
         The folds of ``cv_error``.
     n_sv, n_inbound, n_bounded, n_empty_lambda, n_qp : int
