@@ -199,9 +199,9 @@ PARTS = (*PER_MODEL, PER_LOO_MODEL, "tracking", "setup", "process_start", "own_p
 
 
 def job_cost(job, cal: Calibration, engine: str | None = None) -> dict[str, float]:
-    """Projected one-core seconds of one job by part (:data:`PARTS`; any kind with ``n_models`` and
-    ``loo_models``, or a kind with its own ``calibrated_seconds(job, cal)``), trained by its own engine, or
-    by ``engine`` where given (:meth:`Calibration.pricing`)."""
+    """Projected one-core seconds of one job by part (:data:`PARTS`): per model (``n_models``, ``loo_models``)
+    from the calibration, or, for a kind that declares ``prices_own_jobs``, its ``calibrated_seconds(job,
+    cal)``; trained by its own engine, or by ``engine`` where given (:meth:`Calibration.pricing`)."""
     kind = kind_of(job)
     if kind.CAPABILITIES.prices_own_jobs:
         return {"own_pricing": float(kind.calibrated_seconds(job, cal)), "process_start": cal.process_start_s}
