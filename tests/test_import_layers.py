@@ -131,7 +131,7 @@ def _part_graph(edges, ignore=frozenset()) -> tuple[dict[str, set[str]], dict[tu
         if (a, b) in ignore or part_of(a) == part_of(b):
             continue
         graph[part_of(a)].add(part_of(b))
-        where[(part_of(a), part_of(b))] += [f"{a}:{n}" for n in lines]
+        where[(part_of(a), part_of(b))] += [f"{a}:{n}" for n in sorted(set(lines))]
     return graph, where
 
 
