@@ -1,7 +1,7 @@
 """Cluster scheduling of the study's jobs: their limits, scaled by attempt, and packing of tiny jobs.
 
 Limits: a job's memory (``mem_mb``) and time limit (``runtime``, minutes) are its kind's scheduler hints
-(``resources(cfg, job)``; the grid job's: :func:`wsvm_span.study.experiments.cost.job_resources`), doubled on
+(``resources(cfg, job)``; the grid job's: :func:`wsvm_span.study.cost.job_resources`), doubled on
 every retry (:func:`scaled_for_attempt`), so that a job killed for memory (OUT_OF_MEMORY) or time
 (TIMEOUT) comes back bigger.
 
@@ -60,7 +60,7 @@ def expected_job_seconds(job) -> float:
     """Expected one-core compute time of a job: the larger of the shipped calibration's projection and the
     rough time model's, or the projection alone for a kind that prices its own jobs (``prices_own_jobs``;
     its data sets need not be in the data registry)."""
-    from .experiments.cost import estimated_seconds
+    from .cost import estimated_seconds
     from .config.estimate import job_seconds
     from .experiments import kind_of
 

@@ -6,13 +6,12 @@
 - :mod:`.runtime`: settings that do not change results (data locations, tracking).
 
 The jobs a config plans are in ``wsvm_span.study.experiments``, below this package (it reads the kinds;
-the kinds do not read it): the grid axes (``experiments.grid``), the scheduler hints
-(``experiments.cost``) and the cost calibration (``experiments.calibration``) are there, re-exported here
-where the config's users always found them.
+the kinds do not read it). Below both: the grid axes (``study.grid``), the scheduler hints (``study.cost``)
+and the cost calibration (``study.calibration``), re-exported here where the config's users found them.
 """
 
-from ..experiments.cost import approx_sizes, estimated_seconds, job_resources, memory_mb
-from ..experiments.grid import expand_axis, grid_axes, grid_point, grid_size
+from ..cost import approx_sizes, estimated_seconds, job_resources, memory_mb
+from ..grid import expand_axis, grid_axes, grid_point, grid_size
 from .loading import (
     IDA_DATASETS,
     SCORED_DATASETS,

@@ -34,11 +34,11 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 # the calibration (below the job kinds, which price with it), re-exported: this module explains the cost model
-from ..experiments.calibration import (CALIBRATION_FILE, CHUNK_SPREAD, DEFAULT_ENGINE, PER_LOO_MODEL, PER_MODEL,  # noqa: F401
+from ..calibration import (CALIBRATION_FILE, CHUNK_SPREAD, DEFAULT_ENGINE, PER_LOO_MODEL, PER_MODEL,  # noqa: F401
                                        SOLVER, TRAINING, Calibration, EngineRatios, _power_law, engine_ratios, family,
                                        load_calibration)
 from ..experiments import benchmark_path, kind_of, log_path
-from ..experiments.cost import approx_sizes
+from ..cost import approx_sizes
 
 __all__ = ["CALIBRATION_FILE", "Calibration", "EngineRatios", "Estimate", "benchmark_wall_s", "calibrate",
            "engine_ratios", "estimate", "family", "job_cost", "job_seconds", "job_training_seconds",

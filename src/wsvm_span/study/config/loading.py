@@ -20,9 +20,8 @@ from wsvm_span.data import BENCHMARK_NAMES, DATASETS, list_datasets
 
 from .. import catalog
 from ..canonical import ConfigError, canonical_json
-from ..experiments import KINDS
-from ..experiments.base import is_known_dataset as _is_known, valid_names_text
-from ..experiments.grid import axis_problems as _axis_problems
+from ..dataset_names import is_known_dataset as _is_known, valid_names_text
+from ..grid import axis_problems as _axis_problems
 
 __all__ = ["ConfigError", "SCORED_DATASETS", "IDA_DATASETS", "find_schema", "load_schema", "load_config",
            "validate_config", "config_hash", "canonical_json", "known_datasets", "valid_names_text"]
@@ -153,6 +152,8 @@ def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
         yield "realizations: has duplicates"
     if cfg["loo"]["max_train_size"] is not None and cfg["loo"]["max_train_size"] < 1:
         yield "loo.max_train_size: must be positive or null"
+    from ..experiments import KINDS  # the job kinds check their blocks (imported on use: the kinds are heavy)
+
     exps = cfg["experiments"]
     for exp, sub in exps.items():
         yield from KINDS[catalog.EXPERIMENTS[exp].kind].config_problems(cfg, exp)

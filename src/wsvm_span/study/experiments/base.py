@@ -11,7 +11,7 @@ A kind is a module (modules implement protocols, PEP 544), registered once in ``
 
 Shared here too: :class:`SplitProblem` (what a prepared job says about its split), :func:`warm_up_indices`
 and :func:`evaluate_models` (the loop over a chunk's models), and the default hooks of a kind whose jobs
-are priced and sized as a grid job's (:func:`grid_job_memory_mb`; ``cost.job_resources``).
+are priced and sized as a grid job's (:func:`grid_job_memory_mb`; ``study.cost.job_resources``).
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Protocol
 
 import numpy as np
 
-from wsvm_span.data import BENCHMARK_NAMES, DATASETS, EXTRA_NAMES
+from wsvm_span.data import DATASETS
 
 from ..canonical import ConfigError, canonical_json
-from .cost import approx_sizes, memory_mb
+from ..cost import approx_sizes, memory_mb
 
 __all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "JobIdentity", "JobKind", "KindCapabilities",
-           "PLACING_COLUMNS", "SplitProblem", "WARM_UP_PER_CLASS", "grid_job_memory_mb", "is_known_dataset", "valid_names_text",
+           "PLACING_COLUMNS", "SplitProblem", "WARM_UP_PER_CLASS", "grid_job_memory_mb",
            "benchmark_path", "chunk_path", "log_path",
            "dataset_slot", "evaluate_models", "job_slot", "replicates", "warm_up_indices"]
 
@@ -273,16 +273,6 @@ def replicates(cfg: Mapping[str, Any], dataset: str) -> list[tuple[int, int]]:
     seeds = list(cfg["seeds"]) if spec.uses_seed else list(cfg["seeds"][:1])
     reals = list(cfg["realizations"]) if spec.realizations else [1]
     return [(s, r) for s in seeds for r in reals]
-
-
-def valid_names_text() -> str:
-    """The valid data set names, for error messages (the synthetic family as its pattern)."""
-    return ", ".join(BENCHMARK_NAMES + EXTRA_NAMES) + ", ringnorm_d<d>_l<l>"
-
-
-def is_known_dataset(name: str) -> bool:
-    """A benchmark name or a synthetic ``ringnorm_d<d>_l<l>`` (the registry parses the name)."""
-    return name in DATASETS
 
 
 class SplitProblem:

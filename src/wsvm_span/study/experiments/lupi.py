@@ -44,10 +44,10 @@ import numpy as np
 
 from wsvm_span.data import DATASETS
 
-from .grid import expand_axis, grid_point, grid_size
+from ..grid import expand_axis, grid_point, grid_size
 from ..results_schema import ROW_SCHEMAS, SchemaError
 from .base import JobIdentity, KindCapabilities, SplitProblem, evaluate_models, grid_job_memory_mb, warm_up_indices
-from .cost import job_resources
+from ..cost import job_resources
 
 __all__ = ["JOB", "KIND", "METHODS", "ROWS", "LupiJob", "LupiProblem", "evaluate", "parse_ratio", "plan", "prepare",
            "sample_sizes", "subsample"]

@@ -18,7 +18,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar, Mapping
 
-from .cost import BASE_MEMORY_MB, MEMORY_HEADROOM, STARTUP_SECONDS, TIME_PADDING
+from ..cost import BASE_MEMORY_MB, MEMORY_HEADROOM, STARTUP_SECONDS, TIME_PADDING
 from .base import JobIdentity, KindCapabilities, evaluate_models
 
 __all__ = ["DATASET", "JOB", "KIND", "ROWS", "ReferenceJob", "ReferenceProblem", "calibrated_seconds",
@@ -134,7 +134,7 @@ def calibrated_seconds(job: ReferenceJob, cal) -> float:
 
 def resources(cfg: Mapping[str, Any], job: ReferenceJob) -> dict[str, int]:
     """Scheduler hints: ``job_memory_mb``; the run time from the calibrated estimate, padded."""
-    from .calibration import load_calibration
+    from ..calibration import load_calibration
 
     secs = calibrated_seconds(job, load_calibration()) * TIME_PADDING + STARTUP_SECONDS
     return {

@@ -37,7 +37,7 @@ import numpy as np
 
 from wsvm_span.data import DATASETS
 
-from .grid import expand_axis
+from ..grid import expand_axis
 from .base import JobIdentity, KindCapabilities, evaluate_models, warm_up_indices
 
 __all__ = ["JOB", "KIND", "POOLED", "ROWS", "LargeProblem", "SamplingJob", "calibrated_seconds", "config_problems",
@@ -152,8 +152,8 @@ def config_problems(cfg: Mapping[str, Any], experiment: str):
     """The checks of the experiment's block that its schema cannot express."""
     from wsvm_span.engines import FEATURE_ENGINE_NAMES
 
-    from .base import valid_names_text
-    from .grid import axis_problems as _axis_problems
+    from ..dataset_names import valid_names_text
+    from ..grid import axis_problems as _axis_problems
 
     spec = cfg["experiments"][experiment]
     where = f"experiments.{experiment}"

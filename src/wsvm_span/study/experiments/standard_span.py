@@ -22,8 +22,8 @@ import numpy as np
 
 from wsvm_span.data import DATASETS
 
-from .cost import STARTUP_SECONDS, TIME_PADDING, approx_sizes, estimated_seconds, memory_mb
-from .grid import expand_axis, grid_point, grid_size
+from ..cost import STARTUP_SECONDS, TIME_PADDING, approx_sizes, estimated_seconds, memory_mb
+from ..grid import expand_axis, grid_point, grid_size
 from ..results_schema import STANDARD_HYPERPARAMETERS
 from .base import JobIdentity, KindCapabilities, SplitProblem, evaluate_models, grid_job_memory_mb, warm_up_indices
 
@@ -128,8 +128,8 @@ def plan(cfg: Mapping[str, Any], experiment: str) -> list[StandardSpanJob]:
 
 def config_problems(cfg: Mapping[str, Any], experiment: str):
     """The checks of the experiment's block that its schema cannot express."""
-    from .base import valid_names_text
-    from .grid import axis_problems as _axis_problems
+    from ..dataset_names import valid_names_text
+    from ..grid import axis_problems as _axis_problems
 
     spec = cfg["experiments"][experiment]
     if spec["loo_method"] not in (*LOO_METHODS, NO_LOO):

@@ -21,12 +21,11 @@ import numpy as np
 from wsvm_span.data import DATASETS
 
 from .. import catalog
-from .cost import memory_mb
-from .grid import grid_axes, grid_point, grid_size
+from ..cost import job_resources, memory_mb
+from ..grid import grid_axes, grid_point, grid_size
 from ..results_schema import COLUMNS, SchemaError
 from .base import (JobIdentity, KindCapabilities, SplitProblem, evaluate_models, grid_job_memory_mb, replicates,
                    warm_up_indices)
-from .cost import job_resources
 
 __all__ = ["GridJob", "GridProblem", "JOB", "KIND", "ROWS", "chunk_size", "config_problems", "evaluate",
            "evaluation_row", "experiment_datasets", "follows_path", "loo_models", "loo_selection", "model_weights",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, Mapping
 
-from .. import catalog
-from ..canonical import ConfigError
+from . import catalog
+from .canonical import ConfigError
 
 __all__ = ["axis_problems", "expand_axis", "grid_axes", "grid_size", "grid_point"]
 

@@ -25,7 +25,7 @@ __all__ = ["CALIBRATION_FILE", "Calibration", "DEFAULT_ENGINE", "EngineRatios", 
 
 #: the calibration shipped with the package
 # (package data beside the config schema: ``wsvm-span calibrate-cost`` writes it there)
-CALIBRATION_FILE = Path(__file__).parents[1] / "config" / "cost_calibration.json"
+CALIBRATION_FILE = Path(__file__).parent / "config" / "cost_calibration.json"
 #: per-model cost components (row columns, seconds); the span bound's time includes the span-rule's
 PER_MODEL = ("t_train", "t_span_bound", "t_cv")
 #: the exact-LOO component, paid only by the models that have it
