@@ -134,3 +134,14 @@ def test_status_counts_finished_and_running_jobs(tmp_path):
     left = exp1.models - exp1.models_done
     assert exp1.seconds_left == pytest.approx(left * 6.0 / done.n_models) and exp1.measured
     assert "jobs 1/" in st.text() and st.as_dict()["total"]["jobs_done"] == 1
+
+
+def test_every_table_is_registered_once_by_its_catalog_entry():
+    from wsvm_span.study import tables
+
+    for t in catalog.TABLES:
+        module, _, function = t.builder.partition(".")
+        assert tables.builder(t) is getattr(getattr(tables, module), function)
+    assert not hasattr(tables, "_BUILDERS")  # no second registry of tables beside the catalog
+    with pytest.raises(KeyError, match="no builder"):
+        tables.builder(catalog.Table("t", "weight_grid.no_such_builder", ("exp1",), "exp1", "caption"))

@@ -20,7 +20,7 @@ from wsvm_span.study import config as sc
 from wsvm_span.study import experiments as ex
 from wsvm_span.study.config import RuntimeSettings
 from wsvm_span.study.config.estimate import estimate, load_calibration
-from wsvm_span.study.experiments import solution_path as sp
+from wsvm_span.study.experiments import reference_path as sp
 from wsvm_span.study.figures import DRAWINGS
 from wsvm_span.study.results_schema import ROW_SCHEMAS, read_provenance, read_rows
 from wsvm_span.study.runner import run_chunk

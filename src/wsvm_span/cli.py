@@ -158,7 +158,7 @@ def cmd_run_chunk(args) -> int:
                 status, res = run_attempt(spec, args.output, settings, attempt, files,
                                           slot_wait_s(args.time_limit_min))
             except Exception as exc:  # noqa: BLE001 - reported here, in the log Snakemake points to
-                from .study.config import ConfigError
+                from .study.canonical import ConfigError
 
                 if isinstance(exc, ConfigError):
                     print(f"wsvm-span: config error: {exc}", file=sys.stderr)
@@ -532,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _setup_logging(args.verbose)
-    from .study.config import ConfigError
+    from .study.canonical import ConfigError
     from .utils.environment import STUDY_EXTRA, STUDY_EXTRA_MODULES
 
     try:

@@ -12,13 +12,12 @@ retraining's rows instead of a copy. The models are the same optima either way (
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .engines import AUTO, DEFAULT_TOL, engine_for, fit_svm, get_engine
 from .engines.warm_start import Solved, rescaled_start, restricted_start
 from .kernels import kernel_expansion
+from .loo_results import LeaveOneOut
 from .model import WeightedSVM, classify_alpha
 from .utils.validation import check_class_labels, check_kernel, check_problem
 
@@ -423,42 +422,6 @@ class _MarginSystemStarts:
                 bounded[i] = False
             changes += violate.size
         return None
-
-
-@dataclass(frozen=True)
-class LeaveOneOut:
-    """Exact leave-one-out of a trained model, SV by SV (non-SVs are never LOO errors).
-
-    Parameters
-    ----------
-    support : ndarray of int, shape (n,)
-        The SVs left out: every SV of the full model, or the ``points`` asked for.
-    decision_loo : ndarray of shape (n,)
-        f^p(x_p), the decision value of the model trained without x_p.
-    sets_unchanged : ndarray of bool, shape (n,)
-        True where, without x_p, the in-bound and bounded sets are those of the full model minus p (the
-        premise of Theorem 2).
-    loo_error : float
-        Fraction of l with y_p f^p(x_p) <= 0.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import wsvm_span as ws
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(40, 2))
-    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
-    >>> K = ws.rbf_kernel(X, gamma=0.5)
-    >>> model = ws.fit_svm(K, y, C=1.0)
-    >>> loo = ws.leave_one_out(model, K)
-    >>> loo.loo_error, loo.support.size
-    (0.15, 22)
-    """
-
-    support: np.ndarray
-    decision_loo: np.ndarray
-    sets_unchanged: np.ndarray
-    loo_error: float
 
 
 def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: str = "retrain",

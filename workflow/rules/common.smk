@@ -100,7 +100,7 @@ CHUNK_ARGS = ShellArgs(RUNTIME.cli_args())
 
 
 def job_of(wildcards):
-    path = ex.chunk_path(wildcards.experiment, wildcards.dataset, wildcards.weighting, int(wildcards.chunk))
+    path = ex.chunk_path(wildcards.experiment, wildcards.dataset, wildcards.variant, int(wildcards.chunk))
     try:
         return JOB_BY_PATH[path]
     except KeyError:
@@ -134,7 +134,7 @@ def table_rows(wildcards):
 
 def table_caption(wildcards):
     t = catalog.table(wildcards.table)
-    tie = f" Tie rule: ``{STUDY['tie_rule']}``." if t.kind == "selection" else ""
+    tie = f" Tie rule: ``{STUDY['tie_rule']}``." if t.tie_rule_caption else ""
     return t.caption + tie
 
 
@@ -168,7 +168,7 @@ def _alternatives(names):
 
 wildcard_constraints:
     experiment=_alternatives(GRID_EXPS),
-    weighting=_alternatives({j.variant for j in JOBS}),
+    variant=_alternatives({j.variant for j in JOBS}),
     chunk=r"\d+",
     dataset=r"[A-Za-z0-9_]+",
     table=_alternatives([t.name for t in TABLES]),

@@ -1,5 +1,6 @@
-# Fan-out: one job per (experiment, data set, weighting, replicate x grid chunk). The first job that
-# logs to a new SQLite store creates it, under a file lock (no job has to run before the fan-out).
+# Fan-out: one job per (experiment, data set, variant, replicate x grid chunk); the variant is the job
+# kind's (a weight grid's weighting scheme, Experiment 8's ratio, ...). The first job that logs to a new
+# SQLite store creates it, under a file lock (no job has to run before the fan-out).
 
 
 localrules:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..engines import AUTO, DEFAULT_TOL, fit_svm
 from ..model import WeightedSVM
-from ..resampling import LeaveOneOut
+from ..loo_results import LeaveOneOut
 from ..utils.validation import check_kernel, check_labels, check_weights
 from ..weights import class_weights
 from .solver import (

@@ -2,8 +2,8 @@
 
 The config schema (its enums and experiment descriptions), the planner, the CLI (its choices) and the
 Snakemake rules (targets, inputs, captions) all read these declarations, so a new experiment, table
-or figure is one entry here (plus, for a new kind of table or figure, its builder in ``tables.py`` or
-``figures.py``).
+or figure is one entry here (plus, for a new table or figure, its builder in the experiment's module of
+``study/tables/`` or in ``figures.py``).
 
 Experiments 1, 2 and 6 run jobs ("weight_grid" jobs: one model per grid point of a weighting scheme,
 per data set and replicate); Experiments 3-5 are views of the rows of 1 and 2. Experiment 10 runs
@@ -61,15 +61,22 @@ class Experiment:
 
 @dataclass(frozen=True)
 class Table:
-    """A table: the builder ``kind`` of ``tables.py`` applied to the rows of ``reads``. It is built
-    when any experiment it reads is configured."""
+    """A table: its ``builder`` (``"<module>.<function>"`` of ``study.tables``: the experiment's builder module
+    and the function) applied to the rows of ``reads``. It is built when any experiment it reads is
+    configured; this entry is its one registration.
+
+    caption : the report's caption (the table files carry the text their builder writes beside the numbers:
+        the tie rule, the fold count, the replicates)
+    tie_rule_caption : the report's caption names the config's tie rule (a table of selected models)
+    """
 
     name: str
-    kind: str
+    builder: str
     reads: tuple[str, ...]
     experiment: str  # the experiment it reports (Tables 4-6 are Experiments 3-5)
-    caption: str  # the report's caption (the table files carry their own, with the numbers' details)
+    caption: str
     title: str = ""
+    tie_rule_caption: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,74 +123,74 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
 _SELECTION = ("exp1", "exp2")
 
 TABLES: tuple[Table, ...] = (
-    Table("table2", "selection", ("exp1",), "exp1",
+    Table("table2", "weight_grid.table_selection", ("exp1",), "exp1",
           "**Table 2 (Experiment 1, class weights C+/C-).** Per data set, test error (%) of the model selected "
           "by each estimate (span-rule, span bound, K-fold CV, xi-alpha bound, SV-count bound; exact LOO where "
           "it was computed for every model) and the minimum test error over the grid, under the configured tie "
           "rule (the study's rule is *worst*; *median* is the lower median, an actual model's error). Mean +- sd "
           "over the replicates of each data set.",
-          title="Experiment 1 (class weights C+/C-). "),
-    Table("table3", "selection", ("exp2",), "exp2",
+          title="Experiment 1 (class weights C+/C-). ", tie_rule_caption=True),
+    Table("table3", "weight_grid.table_selection", ("exp2",), "exp2",
           "**Table 3 (Experiment 2, sigmoid weights from importance scores).** As Table 2, for the grid over A, "
           "B and C.",
-          title="Experiment 2 (sigmoid weights). "),
-    Table("table4", "rmse", _SELECTION, "exp3",
+          title="Experiment 2 (sigmoid weights). ", tie_rule_caption=True),
+    Table("table4", "weight_grid.table_rmse", _SELECTION, "exp3",
           "**Table 4 (Experiment 3).** RMSE (percentage points) between each estimate and the test error over "
           "all models of a data set: span-rule, K-fold CV, xi-alpha bound, and exact LOO where computed for "
           "all models."),
-    Table("table5", "counts", _SELECTION, "exp4",
+    Table("table5", "weight_grid.table_counts", _SELECTION, "exp4",
           "**Table 5 (Experiment 4).** Mean +- sd over all models of the number of in-bound SVs whose Lambda_p "
           "is empty (Lemma 1 fails), the number of in-bound SVs n* and of all SVs n."),
-    Table("table6", "timings", _SELECTION, "exp5",
+    Table("table6", "weight_grid.table_timings", _SELECTION, "exp5",
           "**Table 6 (Experiment 5).** Mean time per model (ms, one thread) of the span-rule, K-fold CV, "
           "training and the span bound; machine and library versions are in the footer of the table files."),
-    Table("loo_agreement", "loo", _SELECTION, "exp3",
+    Table("loo_agreement", "weight_grid.table_loo", _SELECTION, "exp3",
           "**Span-rule vs exact LOO.** Over the models with exact LOO: how often both count the same number "
           "of errors, and by how much they differ (percentage points)."),
-    Table("exp6_summary", "exp6", ("exp6",), "exp6",
+    Table("exp6_summary", "weight_grid.table_exp6", ("exp6",), "exp6",
           "**Experiment 6 summary.** Mean time per model (ms) and mean SV counts per dimension d and training "
           "size l of the synthetic ringnorm variant."),
-    Table("exp10_diameters", "exp10-diameters", ("exp10",), "exp10",
+    Table("exp10_diameters", "standard_span.table_exp10_diameters", ("exp10",), "exp10",
           "**Experiment 10, span vs diameters (standard SVM).** Mean +- sd over the replicates (for "
           "mnist_0to4_5to9: disjoint training subsets of 317 MNIST digits, 0-4 vs 5-9; the original used USPS "
           "digits) of the diameter D of all training points, the diameter D_SV of the in-bound SVs and the span "
           "S, per RBF width sigma and log2 C; with the share of models where S <= D_SV."),
-    Table("exp10_selection", "exp10-selection", ("exp10",), "exp10",
+    Table("exp10_selection", "standard_span.table_exp10_selection", ("exp10",), "exp10",
           "**Experiment 10, model selection (standard SVM).** Per data set and varied hyperparameter (the other "
           "at its minimum-mean-test-error value): RMSE between each estimator's curve and the test-error curve "
           "(means over replicates), the difference of their minimisers, and the test error of the model each "
           "estimator selects on the curve."),
-    Table("exp10_cost", "exp10-cost", ("exp10",), "exp10",
+    Table("exp10_cost", "standard_span.table_exp10_cost", ("exp10",), "exp10",
           "**Experiment 10, cost (standard SVM).** Mean time per model (ms, one thread) of training, the "
           "span-rule, the span bound and exact leave-one-out by retraining; machine and library versions in "
           "the footer."),
-    Table("exp8_selection", "lupi-selection", ("exp8",), "exp8",
+    Table("exp8_selection", "lupi.table_lupi_selection", ("exp8",), "exp8",
           "**Experiment 8 (SVM+ and weighted SVMs).** Per data set, training-to-validation ratio, training size l "
           "and method, test error (%) of the model selected by the validation sample, K-fold CV, the span-rule, "
           "the span bound, SVM+'s LOO rule and the exact LOO error (where computed for every model), and the "
           "minimum test error over the grid. Mean +- sd over the seeded subsamples."),
-    Table("exp8_time", "lupi-time", ("exp8",), "exp8",
+    Table("exp8_time", "lupi.table_lupi_time", ("exp8",), "exp8",
           "**Experiment 8: selection time.** Seconds (one thread) each selection rule spends over a method's grid: "
           "training and the validation error, K-fold CV, training and the span-rule, training and SVM+'s LOO rule, "
           "training and the exact LOO; every rule also pays for the weights (weight learning, the NW estimate)."),
-    Table("exp8_svm_plus_loo", "lupi-loo", ("exp8",), "exp8",
+    Table("exp8_svm_plus_loo", "lupi.table_lupi_loo", ("exp8",), "exp8",
           "**Experiment 8: what estimates SVM+'s leave-one-out error?** Over the SVM+ models with exact LOO: RMSE "
           "(percentage points) of the span-rule of the equivalent weighted SVM and of SVM+'s LOO rule against "
           "SVM+'s exact LOO error, and of the span-rule against the exact LOO of the weighted SVM with its weights "
           "held fixed (what the span-rule estimates); the share of models without in-bound SV and of zero weights."),
-    Table("exp7_path", "exp7-path", ("exp7",), "exp7",
+    Table("exp7_path", "reference_path.table_exp7", ("exp7",), "exp7",
           "**Experiment 7 (exact solution path, four Gaussians).** Per size n: median CPU seconds (one thread) of "
           "the path from group D1's weight ~0 to 10 (D2 at 10) and of LIBSVM re-solving (cold: scikit-learn's "
           "LIBSVM has no warm start) at every breakpoint (scaled from a seeded sample where not all were "
           "re-solved), median events and mean |M|, the speed-up (median and minimum over the data sets), the "
           "largest |f_path - f_LIBSVM| at the re-solved breakpoints and the number of fallbacks to LIBSVM."),
-    Table("exp9_training", "sampling-training", ("exp9",), "exp9",
+    Table("exp9_training", "sampling.table_sampling_training", ("exp9",), "exp9",
           "**Experiment 9: training on large l.** Per data set, training size l, C and engine (randomized sampling, "
           "scikit-learn's LIBSVM evaluating the RBF itself, LIBSVM on a precomputed kernel where it fits): seconds "
           "(one thread), the sampling engine's time over the reference's, peak memory, rounds and final sample, SV "
           "counts, the largest KKT violation of the full problem on all l points, and the largest difference of "
           "the test-set decision values from the reference engine's."),
-    Table("exp9_span", "sampling-span", ("exp9",), "exp9",
+    Table("exp9_span", "sampling.table_sampling_span", ("exp9",), "exp9",
           "**Experiment 9: span-rule selection at scale.** Over the C grid of the span-grid data set: the "
           "span-rule of the sampled model (from its SVs only) and K-fold CV of the same C, the C each selects, "
           "and the time of each (CV projected from the folds run where it says so)."),

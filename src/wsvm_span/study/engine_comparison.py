@@ -145,7 +145,7 @@ class _Explainer:
         from wsvm_span.engines import get_engine
         from wsvm_span.engines.warm_start import Solved, rescaled_start
 
-        from .config.grid import grid_point
+        from .grid import grid_point
         from .experiments.weight_grid import model_weights
 
         split = load_dataset(job.dataset, seed=job.seed, realization=job.realization, data_dir=data_dir,

@@ -28,7 +28,7 @@ from .attempts import (FATAL, NOT_RETRIED_STATUS, OK, Attempt, JobFiles, SlotLoc
                        keep, not_retried, read_records, restore_kept)
 from .catalog import mlflow_description
 from .config import RuntimeSettings, canonical_json
-from .experiments import kind_of
+from .experiments import PLACING_COLUMNS, kind_of
 from .results_schema import ROW_SCHEMAS, rows_to_table, write_rows_atomic
 from .tracking import COMPLETE, JOB_RUN, KEY, KIND, MODEL_INDEX, SLOT, Tracker, experiment_name
 
@@ -85,7 +85,8 @@ class JobRuns:
         self.code = provenance.code_version()
         schema = ROW_SCHEMAS[self.kind.ROWS]
         self.numeric = [f.name for f in schema
-                        if (pa.types.is_floating(f.type) or pa.types.is_integer(f.type)) and f.name not in _IDENTIFIERS]
+                        if (pa.types.is_floating(f.type) or pa.types.is_integer(f.type))
+                        and f.name not in PLACING_COLUMNS | self.kind.ROW_IDENTIFIERS]
         tags = {
             KIND: "job", SLOT: job.slot, KEY: f"{job.slot}@{job.spec_hash[:16]}", COMPLETE: "false",
             "code_version": self.code, "config_hash": settings.config_hash, "spec_hash": job.spec_hash,
@@ -132,10 +133,6 @@ class JobRuns:
             self.tracker.terminate(self.parent_id, "FAILED")
         except Exception:  # noqa: BLE001 - best effort; a rerun deletes the slot anyway
             pass
-
-
-#: numeric columns that place a row rather than measure it (with the kind's row params: not metrics)
-_IDENTIFIERS = frozenset({"seed", "realization", "l", "d", "model_index", "chunk", "gamma", "n_val", "train_fraction"})
 
 
 def write_chunk(rows: list[dict], output: str | Path, record: Mapping[str, Any], rows_kind: str) -> None:

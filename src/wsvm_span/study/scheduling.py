@@ -1,7 +1,7 @@
 """Cluster scheduling of the study's jobs: their limits, scaled by attempt, and packing of tiny jobs.
 
 Limits: a job's memory (``mem_mb``) and time limit (``runtime``, minutes) are its kind's scheduler hints
-(``resources(cfg, job)``, else the grid job's :func:`wsvm_span.study.config.job_resources`), doubled on
+(``resources(cfg, job)``; the grid job's: :func:`wsvm_span.study.cost.job_resources`), doubled on
 every retry (:func:`scaled_for_attempt`), so that a job killed for memory (OUT_OF_MEMORY) or time
 (TIMEOUT) comes back bigger.
 
@@ -58,14 +58,14 @@ def _calibration():
 
 def expected_job_seconds(job) -> float:
     """Expected one-core compute time of a job: the larger of the shipped calibration's projection and the
-    rough time model's, or the projection alone for a kind that prices its own jobs (``calibrated_seconds``;
+    rough time model's, or the projection alone for a kind that prices its own jobs (``prices_own_jobs``;
     its data sets need not be in the data registry)."""
-    from .config.cost import estimated_seconds
+    from .cost import estimated_seconds
     from .config.estimate import job_seconds
     from .experiments import kind_of
 
     projected = job_seconds(job, _calibration())
-    if hasattr(kind_of(job), "calibrated_seconds"):
+    if kind_of(job).CAPABILITIES.prices_own_jobs:
         return projected
     return max(projected, estimated_seconds(job))
 
@@ -92,10 +92,9 @@ def scaled_for_attempt(resources: Mapping[str, Any], attempt: int) -> dict[str, 
 
 
 def _base_limits(cfg: Mapping[str, Any], job) -> dict[str, int]:
-    from . import config as sc
     from .experiments import kind_of
 
-    return dict(getattr(kind_of(job), "resources", sc.job_resources)(cfg, job))
+    return dict(kind_of(job).resources(cfg, job))
 
 
 def job_limits(cfg: Mapping[str, Any], job, attempt: int = 1) -> dict[str, int]:

@@ -1,15 +1,17 @@
 """The study configuration, by responsibility:
 
-- :mod:`.loading`: reading and validating a config (one schema + semantic checks), its hash;
-- :mod:`.grid`: grid axes and grid points of the weighting schemes;
-- :mod:`.cost`: scheduler hints (memory, run time) per job; :mod:`.estimate`: the calibrated cost model;
+- :mod:`.loading`: reading and validating a config (one schema + semantic checks, each configured
+  experiment's block by its job kind's ``config_problems``), its hash;
+- :mod:`.estimate`: the calibrated cost model of a config's jobs (by their kinds' hooks), and calibrating it;
 - :mod:`.runtime`: settings that do not change results (data locations, tracking).
 
-The jobs a config plans are in ``wsvm_span.study.experiments``.
+The jobs a config plans are in ``wsvm_span.study.experiments``, below this package (it reads the kinds;
+the kinds do not read it). Below both: the grid axes (``study.grid``), the scheduler hints (``study.cost``)
+and the cost calibration (``study.calibration``), re-exported here where the config's users found them.
 """
 
-from .cost import approx_sizes, estimated_seconds, job_resources, memory_mb
-from .grid import expand_axis, grid_axes, grid_point, grid_size
+from ..cost import approx_sizes, estimated_seconds, job_resources, memory_mb
+from ..grid import expand_axis, grid_axes, grid_point, grid_size
 from .loading import (
     IDA_DATASETS,
     SCORED_DATASETS,

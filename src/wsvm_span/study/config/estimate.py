@@ -26,257 +26,23 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import math
 import platform
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .cost import approx_sizes, memory_mb
+# the calibration (below the job kinds, which price with it), re-exported: this module explains the cost model
+from ..calibration import (CALIBRATION_FILE, CHUNK_SPREAD, DEFAULT_ENGINE, PER_LOO_MODEL, PER_MODEL,  # noqa: F401
+                                       SOLVER, TRAINING, Calibration, EngineRatios, _power_law, engine_ratios, family,
+                                       load_calibration)
+from ..experiments import benchmark_path, kind_of, log_path
+from ..cost import approx_sizes
 
 __all__ = ["CALIBRATION_FILE", "Calibration", "EngineRatios", "Estimate", "benchmark_wall_s", "calibrate",
            "engine_ratios", "estimate", "family", "job_cost", "job_seconds", "job_training_seconds",
            "load_calibration", "process_start_seconds"]
-
-#: the calibration shipped with the package
-CALIBRATION_FILE = Path(__file__).with_name("cost_calibration.json")
-#: per-model cost components (row columns, seconds); the span bound's time includes the span-rule's
-PER_MODEL = ("t_train", "t_span_bound", "t_cv")
-#: the exact-LOO component, paid only by the models that have it
-PER_LOO_MODEL = "t_loo"
-#: the components that are the SVM solver's own work: training each model and its CV folds. Their sum is the
-#: floor of a projection: no saving on process starts, tracking or kernels takes a run below it
-TRAINING = ("t_train", "t_cv")
-#: the components that are the solver's work in every model: training, CV folds, exact-LOO retrainings. An
-#: engine's ratios apply to these; the span bound, tracking, set-up and process start do not depend on it
-SOLVER = ("t_train", "t_cv", "t_loo")
-#: the engine the calibrated runs used where a calibration file does not say (files written before engines
-#: were priced: all of them were LIBSVM runs)
-DEFAULT_ENGINE = "sklearn"
-#: the per-job and per-model tracking costs are told apart only from jobs whose sizes differ this much
-CHUNK_SPREAD = 3.0
-#: a family's law is fitted over its this many largest measured training sizes, as a parabola in log-log:
-#: the cost's exponent grows with l (LIBSVM's iterations and SV count, CV's fold trainings), and a straight
-#: line through the largest sizes underestimated the next doubling by 6-41% on Experiment 6's ringnorm
-#: families (the parabola: -7% to +25%; benchmarks/cost_model_error.py, issue 8). It overshoots where the
-#: grid's rows grow at different rates (about 2.5x at l = 16384 by the one job measured there; docs/study.md)
-FAMILY_POINTS = 3
-_SIZE_SUFFIX = re.compile(r"_l\d+$")
-
-
-def family(dataset: str) -> str | None:
-    """The family of a data set drawn at several training sizes (``ringnorm_d20`` of ``ringnorm_d20_l512``),
-    or None for a data set with one size."""
-    return _SIZE_SUFFIX.sub("", dataset) if _SIZE_SUFFIX.search(dataset) else None
-
-
-def _family_points(datasets: Mapping[str, Mapping[str, float]], dataset: str, component: str
-                   ) -> list[tuple[float, float]]:
-    """(l, value) of the measured data sets of ``dataset``'s family (itself left out), by size."""
-    fam = family(dataset)
-    if fam is None:
-        return []
-    pts = [(float(e["l"]), float(e[component])) for name, e in datasets.items()
-           if family(name) == fam and name != dataset and math.isfinite(e.get(component, math.nan))
-           and e[component] > 0]
-    return sorted(pts)
-
-
-def _priced(datasets, laws, dataset: str, component: str, family_law) -> float:
-    """A data set's value of ``component``: its own where measured; else from its family's measured sizes
-    (``family_law(ls, ts, l)`` through the FAMILY_POINTS largest, or one sibling scaled by the all-data-set
-    law's exponent); else the all-data-set law ``a * l^b``."""
-    measured = datasets.get(dataset, {}).get(component)
-    if measured is not None and math.isfinite(measured):
-        return float(measured)
-    l = approx_sizes(dataset)[0]
-    siblings = _family_points(datasets, dataset, component)
-    if len(siblings) >= 2:
-        return family_law(*map(np.array, zip(*siblings[-FAMILY_POINTS:])), l)
-    if siblings:
-        (l_sib, t_sib), b = siblings[0], laws[component][1]
-        return t_sib * (l / l_sib) ** b
-    a, b = laws[component]
-    return a * l ** b
-
-
-def _basis(datasets, dataset: str, component: str = "t_train") -> str:
-    if dataset in datasets:
-        return "measured"
-    return "family" if _family_points(datasets, dataset, component) else "size"
-
-
-@dataclass
-class EngineRatios:
-    """An engine's per-model seconds over the calibration's engine's, per SOLVER component: per measured data
-    set (a ratio of totals over its sample rows) and a power law ``a * l^b`` over all of them, from the
-    measurement files of ``benchmarks/bench_smo.py ratios`` (kept in ``measurements``, with their command,
-    machine and load, so that :func:`engine_ratios` rebuilds the ratios from them)."""
-
-    engine: str  # the engine priced
-    baseline: str  # the engine it was measured against: the calibration's engine
-    kind: str  # the job kind it was measured on (its chain of warm starts is that kind's)
-    datasets: dict[str, dict[str, float]]  # dataset -> {"l": l, component: ratio}
-    laws: dict[str, tuple[float, float]]  # component -> (a, b) of ratio = a * l^b
-    measurements: list[dict[str, Any]] = field(default_factory=list)  # the measurement files' contents
-
-    def ratio(self, dataset: str, component: str) -> float:
-        """The ratio of a data set: measured; else along its family's measured sizes, a power law through the
-        largest (a ratio varies slowly with l, and a parabola through three measured ratios would turn their
-        noise into a trend); else the all-data-set law."""
-        return _priced(self.datasets, self.laws, dataset, component,
-                       lambda ls, ts, l: (lambda a, b: a * l ** b)(*_power_law(ls, ts)))
-
-    def basis(self, dataset: str) -> str:
-        """How a data set's ratios are found: "measured", "family" or "size"."""
-        return _basis(self.datasets, dataset)
-
-    def as_dict(self) -> dict:
-        return {"engine": self.engine, "baseline": self.baseline, "kind": self.kind, "datasets": self.datasets,
-                "laws": {k: list(v) for k, v in self.laws.items()}, "measurements": self.measurements}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "EngineRatios":
-        return cls(engine=d["engine"], baseline=d["baseline"], kind=d["kind"], datasets=dict(d["datasets"]),
-                   laws={k: tuple(v) for k, v in d["laws"].items()}, measurements=list(d.get("measurements", [])))
-
-
-def engine_ratios(payloads: Iterable[Mapping[str, Any]]) -> dict[str, EngineRatios]:
-    """Per engine, its ratios from measurement files' contents (``bench_smo.py ratios``: the engine, its
-    baseline, the job kind, and per sample row the CPU seconds of each SOLVER component by each engine).
-
-    A data set's ratio of a component is the engine's total over its sample rows divided by the baseline's:
-    the baseline's total of a row is its mean per model times the row's models where it was timed on every
-    k-th model only (``libsvm_every``; its models start from zero, so a systematic sample prices the row),
-    and exact LOO is compared over the models that had it (both engines ran all of them).
-    """
-    grouped: dict[str, list[Mapping[str, Any]]] = {}
-    for p in payloads:
-        grouped.setdefault(str(p["engine"]), []).append(p)
-    out = {}
-    for engine, files in grouped.items():
-        baselines, kinds = {str(p["baseline"]) for p in files}, {str(p["kind"]) for p in files}
-        if len(baselines) > 1 or len(kinds) > 1:
-            raise ValueError(f"ratios of {engine!r} measured against several baselines {sorted(baselines)} or job "
-                             f"kinds {sorted(kinds)}: calibrate each pair on its own")
-        (baseline,), (kind,) = baselines, kinds
-        totals: dict[str, dict[str, Any]] = {}
-        for p in files:
-            for m in p["measurements"]:
-                entry = totals.setdefault(m["dataset"], {"l": float(m["l"]), **{c: [0.0, 0.0] for c in SOLVER}})
-                models = m["model_stop"] - m["model_start"]
-                for c in SOLVER:
-                    base, own = float(m["cpu"][baseline][c]), float(m["cpu"][engine][c])
-                    if c != PER_LOO_MODEL:
-                        base = base / m["models"][baseline] * models
-                        own = own / m["models"][engine] * models
-                    entry[c][0] += own
-                    entry[c][1] += base
-        datasets = {ds: {"l": e["l"], **{c: e[c][0] / e[c][1] if e[c][1] > 0 else math.nan for c in SOLVER}}
-                    for ds, e in sorted(totals.items())}
-        ls = np.array([d["l"] for d in datasets.values()])
-        laws = {c: _power_law(ls, np.array([d[c] for d in datasets.values()])) for c in SOLVER}
-        out[engine] = EngineRatios(engine=engine, baseline=baseline, kind=kind, datasets=datasets, laws=laws,
-                                   measurements=[dict(p) for p in files])
-    return out
-
-
-@dataclass
-class Calibration:
-    """Per-data-set means and power laws per component, and the overheads, of one engine's runs; other
-    engines by their ratios to it."""
-
-    datasets: dict[str, dict[str, float]]  # dataset -> {"l": l, component: mean seconds per model}
-    laws: dict[str, tuple[float, float]]  # component -> (a, b) of a * l^b
-    setup_law: tuple[float, float]  # per-job load + setup (kernels, D, folds) seconds: a * l^b
-    job_overhead_s: float  # per-job tracking (MLflow import, store access) seconds
-    model_overhead_s: float  # per-model tracking seconds (one child run)
-    source: dict[str, Any] = field(default_factory=dict)  # where and on what machine it was measured
-    process_start_s: float = 0.0  # per-job seconds before the job's own clock starts (interpreter, imports)
-    engine: str = DEFAULT_ENGINE  # the engine of the calibrated runs
-    engines: dict[str, EngineRatios] = field(default_factory=dict)  # other engines: their ratios to it
-
-    def as_dict(self) -> dict:
-        return {"datasets": self.datasets, "laws": {k: list(v) for k, v in self.laws.items()},
-                "setup_law": list(self.setup_law), "job_overhead_s": self.job_overhead_s,
-                "model_overhead_s": self.model_overhead_s, "process_start_s": self.process_start_s,
-                "source": self.source, "engine": self.engine,
-                "engines": {k: v.as_dict() for k, v in self.engines.items()}}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Calibration":
-        return cls(datasets=dict(d["datasets"]), laws={k: tuple(v) for k, v in d["laws"].items()},
-                   setup_law=tuple(d["setup_law"]), job_overhead_s=float(d["job_overhead_s"]),
-                   model_overhead_s=float(d["model_overhead_s"]), source=dict(d.get("source", {})),
-                   process_start_s=float(d.get("process_start_s", 0.0)),
-                   engine=str(d.get("engine", DEFAULT_ENGINE)),
-                   engines={k: EngineRatios.from_dict(v) for k, v in d.get("engines", {}).items()})
-
-    def with_ratios(self, ratios: Mapping[str, EngineRatios]) -> "Calibration":
-        """This calibration with the given engines' ratios (replacing theirs); each must have been measured
-        against this calibration's engine."""
-        for name, r in ratios.items():
-            if r.baseline != self.engine:
-                raise ValueError(f"the ratios of {name!r} were measured against {r.baseline!r}, but this "
-                                 f"calibration's seconds are {self.engine!r}'s")
-        return Calibration(**{**self.__dict__, "engines": {**self.engines, **ratios}})
-
-    def pricing(self, job, engine: str | None = None) -> str:
-        """The engine whose seconds price ``job`` trained by ``engine`` (default: the job's own ``engine``,
-        the config's ``svm.engine``): that engine where this calibration is its or has its ratios for the
-        job's kind; else this calibration's engine."""
-        from wsvm_span.engines import get_engine
-
-        name = engine or getattr(job, "engine", None)
-        if name is None:
-            return self.engine
-        name = get_engine(name).name
-        ratios = self.engines.get(name)
-        return name if ratios is not None and ratios.kind == getattr(job, "kind", None) else self.engine
-
-    def per_model(self, dataset: str, component: str, engine: str | None = None) -> float:
-        """Seconds per model of a component on a data set, by this calibration's engine or, for an ``engine``
-        with ratios, times that engine's ratio (SOLVER components only)."""
-        seconds = _priced(self.datasets, self.laws, dataset, component, _family_law)
-        if engine is not None and engine != self.engine and component in SOLVER:
-            seconds *= self.engines[engine].ratio(dataset, component)
-        return seconds
-
-    def family_points(self, dataset: str, component: str) -> list[tuple[float, float]]:
-        """(l, seconds per model) of the measured data sets of ``dataset``'s family, by size."""
-        return _family_points(self.datasets, dataset, component)
-
-    def basis(self, dataset: str) -> str:
-        """How a data set is priced: "measured", "family" (its family at other training sizes) or "size" (the
-        all-data-set laws)."""
-        return _basis(self.datasets, dataset)
-
-
-def _family_law(ls: np.ndarray, ts: np.ndarray, l: float) -> float:
-    """t at l from a family's (ls, ts): a parabola in log-log through three or more sizes when it curves
-    upwards (a rising exponent), else a straight line (a power law)."""
-    x, y = np.log(ls), np.log(ts)
-    if ls.size >= 3:
-        curve = np.polyfit(x, y, 2)
-        if curve[0] > 0:
-            return float(np.exp(np.polyval(curve, np.log(l))))
-    a, b = _power_law(ls, ts)
-    return a * l ** b
-
-
-def _power_law(l: np.ndarray, t: np.ndarray) -> tuple[float, float]:
-    """a, b of t = a l^b by least squares in log-log (b = 2, through the mean, with one size only)."""
-    ok = np.isfinite(t) & (t > 0)
-    l, t = l[ok], t[ok]
-    if l.size == 0:
-        return 0.0, 0.0
-    if np.unique(l).size < 2:
-        return float(np.exp(np.mean(np.log(t) - 2 * np.log(l)))), 2.0
-    b, log_a = np.polyfit(np.log(l), np.log(t), 1)
-    return float(np.exp(log_a)), float(b)
 
 
 def _slot_dataset(provenance: Mapping[str, Any]) -> str | None:
@@ -300,7 +66,6 @@ def process_start_seconds(rows_file: str | Path, provenance: Iterable[Mapping[st
     last attempt computed its rows (one that put back an earlier attempt's rows, ``study.attempts``, was
     timed by the benchmark for that alone)."""
     from ..attempts import JobFiles, kept_from
-    from ..experiments import benchmark_path, log_path
 
     workdir = Path(rows_file).resolve().parents[2]  # <workdir>/results/<experiment>/rows.parquet
     out = []
@@ -376,16 +141,6 @@ def calibrate(rows_files: Iterable[str | Path], exclude: Iterable[str] = ()) -> 
     )
 
 
-def load_calibration(path: str | Path | None = None) -> Calibration:
-    """The cost calibration at ``path`` (default: the one shipped with the package,
-    ``cost_calibration.json``); FileNotFoundError when there is none.
-    """
-    path = Path(path) if path else CALIBRATION_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"no cost calibration at {path}; write one with `wsvm-span calibrate-cost`")
-    return Calibration.from_dict(json.loads(path.read_text(encoding="utf-8")))
-
-
 @dataclass
 class Estimate:
     cpu_s: float
@@ -444,14 +199,12 @@ PARTS = (*PER_MODEL, PER_LOO_MODEL, "tracking", "setup", "process_start", "own_p
 
 
 def job_cost(job, cal: Calibration, engine: str | None = None) -> dict[str, float]:
-    """Projected one-core seconds of one job by part (:data:`PARTS`; any kind with ``n_models`` and
-    ``loo_models``, or a kind with its own ``calibrated_seconds(job, cal)``), trained by its own engine, or
-    by ``engine`` where given (:meth:`Calibration.pricing`)."""
-    from ..experiments import kind_of
-
-    own = getattr(kind_of(job), "calibrated_seconds", None)
-    if own is not None:
-        return {"own_pricing": float(own(job, cal)), "process_start": cal.process_start_s}
+    """Projected one-core seconds of one job by part (:data:`PARTS`): per model (``n_models``, ``loo_models``)
+    from the calibration, or, for a kind that declares ``prices_own_jobs``, its ``calibrated_seconds(job,
+    cal)``; trained by its own engine, or by ``engine`` where given (:meth:`Calibration.pricing`)."""
+    kind = kind_of(job)
+    if kind.CAPABILITIES.prices_own_jobs:
+        return {"own_pricing": float(kind.calibrated_seconds(job, cal)), "process_start": cal.process_start_s}
     l, _ = approx_sizes(job.dataset)
     a, b = cal.setup_law
     priced_as = cal.pricing(job, engine)
@@ -475,16 +228,10 @@ def job_training_seconds(job, cal: Calibration, engine: str | None = None) -> fl
 
 
 def job_memory_mb(job) -> float:
-    """Peak memory of one job (MB): its kind's own ``job_memory_mb(job)`` where it has one (a kind whose data
-    are not in the data registry, or one that never forms the l x l kernel of its large l, as Experiment 9),
-    else the grid job's kernels from the data set's sizes."""
-    from ..experiments import kind_of
-
-    own = getattr(kind_of(job), "job_memory_mb", None)
-    if own is not None:
-        return float(own(job))
-    l, m = approx_sizes(job.dataset)
-    return memory_mb(l, m, getattr(job, "cv_folds", None))
+    """Peak memory of one job (MB): its kind's ``job_memory_mb(job)`` (the grid job's kernels of the data
+    set's sizes for most kinds; its own for a kind whose data are not in the data registry, or one that never
+    forms the l x l kernel of its large l, as Experiment 9)."""
+    return float(kind_of(job).job_memory_mb(job))
 
 
 def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | None = None) -> Estimate:
@@ -511,7 +258,7 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
             training[job.experiment] = training.get(job.experiment, 0.0) + sum(cost.get(c, 0.0) for c in TRAINING)
         times.append(t)
         mems.append(job_memory_mb(job))
-        if hasattr(job, "engine"):  # a kind whose jobs train with the config's svm.engine
+        if kind_of(job).CAPABILITIES.trains_with_config_engine:
             trained_by = engine or job.engine
             priced_as = cal.pricing(job, engine)
             engines.setdefault(job.experiment, {"engine": get_engine(trained_by).name, "priced_as": priced_as,

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
-import math
 import os
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from wsvm_span.data import BENCHMARK_NAMES, DATASETS, EXTRA_NAMES, list_datasets
+from wsvm_span.data import BENCHMARK_NAMES, DATASETS, list_datasets
 
 from .. import catalog
+from ..canonical import ConfigError, canonical_json
+from ..dataset_names import is_known_dataset as _is_known, valid_names_text
+from ..grid import axis_problems as _axis_problems
 
 __all__ = ["ConfigError", "SCORED_DATASETS", "IDA_DATASETS", "find_schema", "load_schema", "load_config",
            "validate_config", "config_hash", "canonical_json", "known_datasets", "valid_names_text"]
@@ -31,10 +32,6 @@ __all__ = ["ConfigError", "SCORED_DATASETS", "IDA_DATASETS", "find_schema", "loa
 SCORED_DATASETS = tuple(name for name in BENCHMARK_NAMES if DATASETS[name].has_scores)
 #: data sets with IDA benchmark realizations (``realizations`` applies to these only)
 IDA_DATASETS = tuple(name for name in BENCHMARK_NAMES if DATASETS[name].realizations)
-
-
-class ConfigError(ValueError):
-    """A configuration that fails validation; the message says where and why."""
 
 
 # --------------------------------------------------------------------------------------------- schema
@@ -91,16 +88,6 @@ def known_datasets() -> list[str]:
     return list(list_datasets())
 
 
-def valid_names_text() -> str:
-    """The valid data set names, for error messages (the synthetic family as its pattern)."""
-    return ", ".join(BENCHMARK_NAMES + EXTRA_NAMES) + ", ringnorm_d<d>_l<l>"
-
-
-def _is_known(name: str) -> bool:
-    """A benchmark name or a synthetic ``ringnorm_d<d>_l<l>`` (the registry parses the name)."""
-    return name in DATASETS
-
-
 # ----------------------------------------------------------------------------------------- validation
 def load_config(path: str | os.PathLike, schema: str | os.PathLike | None = None) -> dict:
     """Read a YAML config file and return it validated (defaults filled in)."""
@@ -151,25 +138,6 @@ def validate_config(cfg: Mapping[str, Any], schema: str | os.PathLike | None = N
     return cfg
 
 
-def _axis_problems(where: str, axis: Mapping[str, Any]) -> Iterator[str]:
-    if "values" in axis:
-        values = axis["values"]
-        if not values:
-            yield f"{where}: empty grid (values is an empty list)"
-        elif any(not math.isfinite(v) for v in values):
-            yield f"{where}: values must be finite numbers"
-        elif len(set(values)) != len(values):
-            yield f"{where}: values has duplicates"
-        return
-    start, stop, step = axis["start"], axis["stop"], axis["step"]
-    if not all(math.isfinite(v) for v in (start, stop, step)):
-        yield f"{where}: start, stop and step must be finite numbers"
-    elif step <= 0:
-        yield f"{where}: step must be positive (got {step})"
-    elif start > stop:
-        yield f"{where}: empty grid: start ({start}) is greater than stop ({stop})"
-
-
 def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
     """Problems of a schema-valid config that a schema cannot express (one message per problem)."""
     if not cfg["seeds"]:
@@ -184,12 +152,11 @@ def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
         yield "realizations: has duplicates"
     if cfg["loo"]["max_train_size"] is not None and cfg["loo"]["max_train_size"] < 1:
         yield "loo.max_train_size: must be positive or null"
-    from ..experiments import KINDS
+    from ..experiments import KINDS  # the job kinds check their blocks (imported on use: the kinds are heavy)
 
     exps = cfg["experiments"]
     for exp, sub in exps.items():
-        job_kind = KINDS[catalog.EXPERIMENTS[exp].kind]
-        yield from getattr(job_kind, "config_problems", lambda cfg, exp: ())(cfg, exp)
+        yield from KINDS[catalog.EXPERIMENTS[exp].kind].config_problems(cfg, exp)
         kind = catalog.EXPERIMENTS[exp].datasets
         if kind in ("benchmark", "scored"):
             yield from _dataset_list_problems(cfg, exp, sub["datasets"], scored=kind == "scored")
@@ -229,11 +196,6 @@ def _dataset_list_problems(cfg: Mapping[str, Any], exp: str, ds: list[str], scor
             )
     if len(set(ds)) != len(ds):
         yield f"experiments.{exp}.datasets: has duplicates"
-
-
-def canonical_json(obj: Any) -> str:
-    """Canonical JSON (sorted keys, no whitespace): the input of every hash in the study."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
 def config_hash(cfg: Mapping[str, Any]) -> str:

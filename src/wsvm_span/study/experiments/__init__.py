@@ -1,35 +1,66 @@
 """What the study runs: one module per kind of job, one registry, one planner.
 
 A kind (``weight_grid``: Experiments 1, 2 and 6; ``standard_span``: Experiment 10; ``lupi``: Experiment 8;
-``sampling``: Experiment 9) plans
-its jobs from the config, prepares what all of
-a job's rows share, and evaluates the rows (see :mod:`.base` for the interface). The catalog says which
-kind each experiment uses (``catalog.Experiment.kind``); :func:`plan_jobs` plans every configured
-experiment, :func:`job_from_json` reads a job back from its spec, and ``study.runner.run_chunk`` runs any
-job. A new kind is a new module here plus one entry in :data:`KINDS`.
+``reference_path``: Experiment 7; ``sampling``: Experiment 9) plans its jobs from
+the config, prepares what all of a job's rows share, and evaluates the rows: the contract is
+:class:`.base.JobKind`, with its declared :class:`.base.KindCapabilities`. The catalog says which kind each
+experiment uses (``catalog.Experiment.kind``); :func:`plan_jobs` plans every configured experiment,
+:func:`job_from_json` reads a job back from its spec, and ``study.runner.run_chunk`` runs any job.
+
+Adding an experiment (docs/development.md): a kind module here, registered by one entry in :data:`KINDS`
+(:func:`register_kind` checks it against the contract), an entry in ``catalog.EXPERIMENTS``, its table
+builders and its config block; a new experiment that reuses a kind needs only the last three.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Any, Mapping
 
 from .. import catalog
-from ..config.loading import ConfigError
-from . import lupi, sampling, solution_path, standard_span, weight_grid
-from .base import (CHUNK_BENCHMARK_PATTERN, CHUNK_LOG_PATTERN, CHUNK_PATTERN, benchmark_path, chunk_path, job_slot,
-                   log_path, parse_job_json, replicates)
+from ..canonical import ConfigError
+from . import lupi, reference_path, sampling, standard_span, weight_grid
+from .base import (CHUNK_BENCHMARK_PATTERN, CHUNK_LOG_PATTERN, CHUNK_PATTERN, PLACING_COLUMNS, JobIdentity, JobKind,
+                   KindCapabilities, benchmark_path, chunk_path, job_slot, log_path, parse_job_json, replicates)
 
-__all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "KINDS", "benchmark_path", "chunk_path",
-           "experiment_datasets", "job_from_json", "job_slot", "kind_of", "log_path", "plan_jobs", "replicates"]
+__all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "KINDS", "JobKind", "KindCapabilities",
+           "PLACING_COLUMNS", "benchmark_path", "chunk_path", "experiment_datasets", "job_from_json", "job_slot",
+           "kind_of", "log_path", "plan_jobs", "register_kind", "replicates"]
 
-#: job kind -> its module
-KINDS: dict[str, ModuleType] = {m.KIND: m for m in (weight_grid, standard_span, lupi, solution_path, sampling)}
+#: the members every kind has (:class:`.base.JobKind`); ``calibrated_seconds`` only with ``prices_own_jobs``
+_MEMBERS = ("KIND", "JOB", "ROWS", "CAPABILITIES", "ROW_IDENTIFIERS", "plan", "config_problems", "prepare",
+            "evaluate", "run_params", "row_params", "provenance", "resources", "job_memory_mb")
 
 
-def kind_of(job) -> ModuleType:
-    """The module of the job kind that runs ``job`` (``KINDS[job.kind]``).
-    """
+def register_kind(kind: JobKind, registry: dict[str, JobKind] | None = None) -> JobKind:
+    """Add a job kind to ``registry`` (default: :data:`KINDS`) after checking it against the contract: every
+    member of :class:`.base.JobKind`, ``calibrated_seconds`` where it prices its own jobs, a job class that
+    derives from :class:`.base.JobIdentity` and names the kind, and a name not taken. Returns the kind."""
+    registry = KINDS if registry is None else registry
+    name = getattr(kind, "KIND", repr(kind))
+    missing = [m for m in _MEMBERS if not hasattr(kind, m)]
+    caps = getattr(kind, "CAPABILITIES", None)
+    if isinstance(caps, KindCapabilities) and caps.prices_own_jobs and not hasattr(kind, "calibrated_seconds"):
+        missing.append("calibrated_seconds")
+    if missing:
+        raise TypeError(f"job kind {name!r} lacks {missing} of the JobKind contract (study/experiments/base.py)")
+    if not isinstance(caps, KindCapabilities):
+        raise TypeError(f"job kind {name!r}: CAPABILITIES must be a KindCapabilities, got {caps!r}")
+    if not (isinstance(kind.JOB, type) and issubclass(kind.JOB, JobIdentity) and kind.JOB.kind == kind.KIND):
+        raise TypeError(f"job kind {name!r}: JOB must derive from JobIdentity with kind = {kind.KIND!r}")
+    if name in registry and registry[name] is not kind:
+        raise ValueError(f"job kind {name!r} is registered already")
+    registry[name] = kind
+    return kind
+
+
+#: job kind -> its module, the one registry of kinds
+KINDS: dict[str, JobKind] = {}
+for _kind in (weight_grid, standard_span, lupi, reference_path, sampling):
+    register_kind(_kind)
+
+
+def kind_of(job) -> JobKind:
+    """The kind that runs ``job`` (``KINDS[job.kind]``)."""
     return KINDS[job.kind]
 
 

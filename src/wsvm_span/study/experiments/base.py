@@ -1,24 +1,17 @@
-"""What every job of the study shares, whatever it computes: its place (experiment, data set, variant,
-replicate, chunk), its files, its JSON spec, and the replicates of a data set.
+"""What a job kind is (:class:`JobKind`, the contract every kind module implements, as ``engines.base.Engine``
+is for engines) and what every job shares, whatever it computes: its identity (:class:`JobIdentity`:
+experiment, data set, variant, replicate, chunk), its files, its JSON spec, and the replicates of a data set.
 
-A job kind is one module of this package defining:
+The planner (``experiments.plan_jobs``), the runner (``study.runner``), the cost model
+(``study.config.estimate``) and the scheduler (``study.scheduling``) call a kind only through
+:class:`JobKind`'s members, and ask its :class:`KindCapabilities` instead of probing for optional hooks.
+A kind is a module (modules implement protocols, PEP 544), registered once in ``experiments.KINDS`` by
+``experiments.register_kind``, which checks it against this contract. Recipe: docs/development.md
+("Adding an experiment"); the smallest example: ``tests/test_job_kinds.py``.
 
-- ``KIND`` (its name) and ``JOB``: a frozen dataclass that mixes in :class:`JobIdentity`, with at least
-  the fields ``experiment, dataset, seed, realization, chunk``, a ``variant`` (the third part of its
-  paths; for a weight grid, its weighting scheme) and ``n_models`` (the rows it writes);
-- ``ROWS``: the name of its row schema in ``results_schema.ROW_SCHEMAS``;
-- ``plan(cfg, experiment) -> list[JOB]``: its jobs, from the config alone;
-- ``prepare(job, settings) -> prepared``: what all of a job's rows share (data, kernels), with a
-  ``checksums`` attribute (the data files' sha256) and optionally ``l`` and ``d``;
-- ``evaluate(job, prepared, on_row) -> rows``: the rows, calling ``on_row(row)`` after each;
-- ``run_params(job, prepared)``, ``row_params(job, row)``: the MLflow params of the job's parent run
-  and of a row's child run (the numeric columns are the child's metrics);
-- ``provenance(job, prepared)``: what it adds to the chunk file's provenance;
-- optionally ``config_problems(cfg, experiment)``: semantic checks of its config block (messages),
-  and ``resources(cfg, job)``: its scheduler hints ({"mem_mb", "runtime"}; default: the grid job's).
-
-See ``weight_grid.py``. Shared here: :class:`JobIdentity`, :class:`SplitProblem` (what a prepared job
-says about its split), :func:`warm_up_indices` and :func:`evaluate_models` (the loop over a chunk's models).
+Shared here too: :class:`SplitProblem` (what a prepared job says about its split), :func:`warm_up_indices`
+and :func:`evaluate_models` (the loop over a chunk's models), and the default hooks of a kind whose jobs
+are priced and sized as a grid job's (:func:`grid_job_memory_mb`; ``study.cost.job_resources``).
 """
 
 from __future__ import annotations
@@ -28,16 +21,19 @@ import hashlib
 import json
 import logging
 import re
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Protocol
 
 import numpy as np
 
 from wsvm_span.data import DATASETS
 
-from ..config.loading import ConfigError, canonical_json
+from ..canonical import ConfigError, canonical_json
+from ..cost import approx_sizes, memory_mb
 
-__all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "JobIdentity", "SplitProblem", "WARM_UP_PER_CLASS",
+__all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "JobIdentity", "JobKind", "KindCapabilities",
+           "PLACING_COLUMNS", "SplitProblem", "WARM_UP_PER_CLASS", "grid_job_memory_mb",
            "benchmark_path", "chunk_path", "log_path",
            "dataset_slot", "evaluate_models", "job_slot", "replicates", "warm_up_indices"]
 
@@ -46,21 +42,21 @@ WARM_UP_PER_CLASS = 12
 
 #: where a job writes its rows and its log (Snakemake wildcard patterns; relative to the working
 #: directory); the third component is the job's variant (for a weight grid: its weighting scheme)
-CHUNK_PATTERN = "results/{experiment}/{dataset}/{weighting}/chunk-{chunk}.parquet"
-CHUNK_LOG_PATTERN = "results/logs/{experiment}/{dataset}/{weighting}/chunk-{chunk}.log"
+CHUNK_PATTERN = "results/{experiment}/{dataset}/{variant}/chunk-{chunk}.parquet"
+CHUNK_LOG_PATTERN = "results/logs/{experiment}/{dataset}/{variant}/chunk-{chunk}.log"
 #: Snakemake's benchmark of a job (wall time, max RSS, CPU time)
-CHUNK_BENCHMARK_PATTERN = "results/benchmarks/{experiment}/{dataset}/{weighting}/chunk-{chunk}.tsv"
+CHUNK_BENCHMARK_PATTERN = "results/benchmarks/{experiment}/{dataset}/{variant}/chunk-{chunk}.tsv"
 
 
 def chunk_path(experiment: str, dataset: str, variant: str, chunk: int) -> str:
-    """The chunk file of a grid job: ``results/<experiment>/<dataset>/<weighting>/chunk-<i>.parquet``
+    """The chunk file of a grid job: ``results/<experiment>/<dataset>/<variant>/chunk-<i>.parquet``
     (``CHUNK_PATTERN``).
     """
-    return CHUNK_PATTERN.format(experiment=experiment, dataset=dataset, weighting=variant, chunk=chunk)
+    return CHUNK_PATTERN.format(experiment=experiment, dataset=dataset, variant=variant, chunk=chunk)
 
 
 _CHUNK_RE = re.compile("^" + re.escape(CHUNK_PATTERN).replace(r"\{", "{").replace(r"\}", "}").format(
-    experiment=r"(?P<experiment>[^/]+)", dataset=r"(?P<dataset>[^/]+)", weighting=r"(?P<weighting>[^/]+)",
+    experiment=r"(?P<experiment>[^/]+)", dataset=r"(?P<dataset>[^/]+)", variant=r"(?P<variant>[^/]+)",
     chunk=r"(?P<chunk>\d+)") + "$")
 
 
@@ -87,10 +83,20 @@ def job_slot(experiment, dataset, variant, seed, realization, chunk) -> str:
     return f"{dataset_slot(experiment, dataset, variant, seed, realization)}/chunk-{chunk}"
 
 
+@dataclass(frozen=True)
 class JobIdentity:
-    """Files, slot and JSON of a job (mixed into each kind's frozen dataclass)."""
+    """Where a job belongs in the study, the fields every kind's job has (each kind's frozen job dataclass
+    derives from this one and adds what its jobs compute), with the files, slot and JSON that follow from
+    them. A kind also gives its jobs a ``variant`` (the third part of their paths: a weight grid's weighting,
+    Experiment 8's ratio) and ``n_models`` (the rows a job writes)."""
 
     kind: ClassVar[str]
+
+    experiment: str
+    dataset: str
+    seed: int
+    realization: int
+    chunk: int
 
     @property
     def n_models(self) -> int:
@@ -104,7 +110,7 @@ class JobIdentity:
 
     @property
     def log_path(self) -> str:
-        return CHUNK_LOG_PATTERN.format(experiment=self.experiment, dataset=self.dataset, weighting=self.variant,
+        return CHUNK_LOG_PATTERN.format(experiment=self.experiment, dataset=self.dataset, variant=self.variant,
                                         chunk=self.chunk)
 
     @property
@@ -153,6 +159,95 @@ class JobIdentity:
         """A grid's ``axes`` (name -> values) back from JSON: float values."""
         raw["axes"] = {k: [float(v) for v in vals] for k, vals in raw["axes"].items()}
         return raw
+
+
+#: numeric row columns that place a row rather than measure it, in every kind's rows (with a kind's own
+#: ``ROW_IDENTIFIERS`` and its row params: not MLflow metrics)
+PLACING_COLUMNS = frozenset({"seed", "realization", "l", "d", "model_index", "chunk", "gamma"})
+
+
+@dataclass(frozen=True)
+class KindCapabilities:
+    """What a job kind declares about its jobs, so that the cost model and the scheduler ask it instead of
+    probing for hooks.
+
+    prices_own_jobs : its ``calibrated_seconds(job, cal)`` prices a job (the cost model's projection and the
+        scheduler's expected time are that alone); otherwise the cost model prices the job per model from the
+        calibration (``n_models``, ``loo_models``) and the scheduler also takes the rough time model's.
+    trains_with_config_engine : its jobs train with the config's ``svm.engine`` (a job field ``engine``): the
+        cost model prices them by that engine's ratios where the calibration has them, and says which.
+    """
+
+    prices_own_jobs: bool = False
+    trains_with_config_engine: bool = True
+
+
+class JobKind(Protocol):
+    """A kind of job of the study: the contract every module of ``study.experiments`` implements.
+
+    Every member is called by generic code (the planner, the runner, the cost model, the scheduler); none is
+    optional, and a kind whose jobs are sized like the grid job's names the shared defaults
+    (``job_memory_mb = grid_job_memory_mb``, ``resources = job_resources``). ``calibrated_seconds`` is
+    called only where ``CAPABILITIES.prices_own_jobs`` (a kind without it may leave it out).
+    """
+
+    #: the kind's name (a job spec's "kind"; ``catalog.Experiment.kind``)
+    KIND: str
+    #: its job class: a frozen dataclass deriving from :class:`JobIdentity`
+    JOB: type
+    #: the name of its row schema in ``results_schema.ROW_SCHEMAS``
+    ROWS: str
+    CAPABILITIES: KindCapabilities
+    #: numeric row columns that place a row, besides :data:`PLACING_COLUMNS` (not MLflow metrics)
+    ROW_IDENTIFIERS: frozenset[str]
+
+    def plan(self, cfg: Mapping[str, Any], experiment: str) -> list:
+        """The jobs of one experiment of the config, in a deterministic order, from the config alone."""
+        ...
+
+    def config_problems(self, cfg: Mapping[str, Any], experiment: str) -> Iterable[str]:
+        """Semantic problems of the experiment's config block that its schema cannot express (messages)."""
+        ...
+
+    def prepare(self, job, settings) -> Any:
+        """What all of a job's rows share (data, kernels), with a ``checksums`` attribute (the data files'
+        sha256) and optionally ``l``, ``d`` and ``setup_s``."""
+        ...
+
+    def evaluate(self, job, prepared, on_row: Callable[[dict], None] | None) -> list[dict]:
+        """The job's rows, calling ``on_row(row)`` after each (the row's MLflow child run)."""
+        ...
+
+    def run_params(self, job, prepared) -> dict[str, Any]:
+        """The MLflow params of the job's parent run."""
+        ...
+
+    def row_params(self, job, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The MLflow params of a row's child run (its numeric columns are the child's metrics)."""
+        ...
+
+    def provenance(self, job, prepared) -> dict[str, Any]:
+        """What the kind adds to the chunk file's provenance."""
+        ...
+
+    def resources(self, cfg: Mapping[str, Any], job) -> dict[str, int]:
+        """Scheduler hints of a job: ``mem_mb`` and ``runtime`` (minutes)."""
+        ...
+
+    def job_memory_mb(self, job) -> float:
+        """Peak memory of a job (MB), for the cost model's peak."""
+        ...
+
+    def calibrated_seconds(self, job, cal) -> float:
+        """One-core seconds of a job from a cost calibration (only with ``prices_own_jobs``)."""
+        ...
+
+
+def grid_job_memory_mb(job) -> float:
+    """Peak memory of a job that holds a grid job's kernels (training, test and, with ``cv_folds``, the CV
+    folds') of its data set's registered sizes: the default ``job_memory_mb`` of a kind."""
+    l, m = approx_sizes(job.dataset)
+    return memory_mb(l, m, getattr(job, "cv_folds", None))
 
 
 def parse_job_json(text: str) -> tuple[str, dict]:

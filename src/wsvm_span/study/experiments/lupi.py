@@ -44,9 +44,10 @@ import numpy as np
 
 from wsvm_span.data import DATASETS
 
-from ..config.grid import expand_axis, grid_point, grid_size
+from ..grid import expand_axis, grid_point, grid_size
 from ..results_schema import ROW_SCHEMAS, SchemaError
-from .base import JobIdentity, SplitProblem, evaluate_models, warm_up_indices
+from .base import JobIdentity, KindCapabilities, SplitProblem, evaluate_models, grid_job_memory_mb, warm_up_indices
+from ..cost import job_resources
 
 __all__ = ["JOB", "KIND", "METHODS", "ROWS", "LupiJob", "LupiProblem", "evaluate", "parse_ratio", "plan", "prepare",
            "sample_sizes", "subsample"]
@@ -55,6 +56,10 @@ log = logging.getLogger(__name__)
 
 KIND = "lupi"
 ROWS = "lupi"
+#: priced by :func:`calibrated_seconds` (its models differ by method); trained by the config's svm.engine
+CAPABILITIES = KindCapabilities(prices_own_jobs=True)
+#: the sample sizes place a row (the x axis of the figures), they do not measure it
+ROW_IDENTIFIERS = frozenset({"n_val", "train_fraction"})
 
 #: method -> its grid axes (config keys of ``experiments.<exp>.grid``), in grid order; the kernel width of
 #: every method is an axis: RBF parameter 2^log2_kernel_scale / d
@@ -135,12 +140,7 @@ class LupiJob(JobIdentity):
 
     kind: ClassVar[str] = KIND
 
-    experiment: str
-    dataset: str
     ratio: str
-    seed: int
-    realization: int
-    chunk: int
     n_train: int
     n_val: int
     train_fraction: float
@@ -439,6 +439,10 @@ def provenance(job: LupiJob, problem: LupiProblem) -> dict[str, Any]:
     return {"setup_s": problem.setup_s, "train_indices": problem.train.tolist(), "val_indices": problem.val.tolist(),
             "t_nw": problem.t_nw, "nw_bandwidth": None if problem.nw is None else problem.nw.bandwidth}
 
+
+#: scheduler hints and peak memory: as a grid job's of the data set (its samples are at most the pool)
+resources = job_resources
+job_memory_mb = grid_job_memory_mb
 
 #: the job class of this kind
 JOB = LupiJob

@@ -37,8 +37,8 @@ import numpy as np
 
 from wsvm_span.data import DATASETS
 
-from ..config.grid import expand_axis
-from .base import JobIdentity, evaluate_models, warm_up_indices
+from ..grid import expand_axis
+from .base import JobIdentity, KindCapabilities, evaluate_models, warm_up_indices
 
 __all__ = ["JOB", "KIND", "POOLED", "ROWS", "LargeProblem", "SamplingJob", "calibrated_seconds", "config_problems",
            "evaluate", "job_memory_mb", "large_training_set", "plan", "prepare", "provenance", "resources", "rough_seconds",
@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 
 KIND = "sampling"
 ROWS = "sampling"
+#: priced by :func:`calibrated_seconds`; its jobs train with the engines of their own config block
+CAPABILITIES = KindCapabilities(prices_own_jobs=True, trains_with_config_engine=False)
+ROW_IDENTIFIERS: frozenset[str] = frozenset()
 #: data sets whose rows are pooled (training and test parts of the study's split) before the test set is held
 #: out: skin_nonskin's study split trains on 500 of its 245,057 rows
 POOLED = ("skin_nonskin",)
@@ -69,11 +72,6 @@ class SamplingJob(JobIdentity):
 
     kind: ClassVar[str] = KIND
 
-    experiment: str
-    dataset: str
-    seed: int
-    realization: int
-    chunk: int
     size: str
     log2_C: tuple[float, ...]
     engines: tuple[str, ...]
@@ -154,7 +152,8 @@ def config_problems(cfg: Mapping[str, Any], experiment: str):
     """The checks of the experiment's block that its schema cannot express."""
     from wsvm_span.engines import FEATURE_ENGINE_NAMES
 
-    from ..config.loading import _axis_problems, valid_names_text
+    from ..dataset_names import valid_names_text
+    from ..grid import axis_problems as _axis_problems
 
     spec = cfg["experiments"][experiment]
     where = f"experiments.{experiment}"

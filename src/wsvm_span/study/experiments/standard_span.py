@@ -22,10 +22,10 @@ import numpy as np
 
 from wsvm_span.data import DATASETS
 
-from ..config.cost import STARTUP_SECONDS, TIME_PADDING, approx_sizes, estimated_seconds, memory_mb
-from ..config.grid import expand_axis, grid_point, grid_size
+from ..cost import STARTUP_SECONDS, TIME_PADDING, approx_sizes, estimated_seconds, memory_mb
+from ..grid import expand_axis, grid_point, grid_size
 from ..results_schema import STANDARD_HYPERPARAMETERS
-from .base import JobIdentity, SplitProblem, evaluate_models, warm_up_indices
+from .base import JobIdentity, KindCapabilities, SplitProblem, evaluate_models, grid_job_memory_mb, warm_up_indices
 
 __all__ = ["JOB", "KIND", "LOO_METHODS", "ROWS", "StandardSpanJob", "config_problems", "evaluate", "plan",
            "prepare", "provenance", "resources", "row_params", "run_params", "sigma_gamma", "task_seeds"]
@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 #: the kind's name and its row schema (``results_schema.ROW_SCHEMAS``): one row per trained standard SVM
 KIND = "standard_span"
 ROWS = "standard_model"
+#: priced per model by the cost model; trained by the config's svm.engine
+CAPABILITIES = KindCapabilities()
+ROW_IDENTIFIERS: frozenset[str] = frozenset()
 #: the third part of the job's paths: every model has C_i = C
 VARIANT = "standard"
 
@@ -71,11 +74,6 @@ class StandardSpanJob(JobIdentity):
 
     kind: ClassVar[str] = KIND
 
-    experiment: str
-    dataset: str
-    seed: int
-    realization: int
-    chunk: int
     model_start: int
     model_stop: int
     axes: dict[str, list[float]] = field(hash=False)
@@ -130,7 +128,8 @@ def plan(cfg: Mapping[str, Any], experiment: str) -> list[StandardSpanJob]:
 
 def config_problems(cfg: Mapping[str, Any], experiment: str):
     """The checks of the experiment's block that its schema cannot express."""
-    from ..config.loading import _axis_problems, valid_names_text
+    from ..dataset_names import valid_names_text
+    from ..grid import axis_problems as _axis_problems
 
     spec = cfg["experiments"][experiment]
     if spec["loo_method"] not in (*LOO_METHODS, NO_LOO):
@@ -291,4 +290,7 @@ def provenance(job: StandardSpanJob, problem: StandardProblem) -> dict[str, Any]
 
 
 #: the job class of this kind
+#: peak memory: the grid job's kernels of the data set (no CV folds)
+job_memory_mb = grid_job_memory_mb
+
 JOB = StandardSpanJob

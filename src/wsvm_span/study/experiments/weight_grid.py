@@ -21,10 +21,11 @@ import numpy as np
 from wsvm_span.data import DATASETS
 
 from .. import catalog
-from ..config.cost import memory_mb
-from ..config.grid import grid_axes, grid_point, grid_size
+from ..cost import job_resources, memory_mb
+from ..grid import grid_axes, grid_point, grid_size
 from ..results_schema import COLUMNS, SchemaError
-from .base import JobIdentity, SplitProblem, evaluate_models, replicates, warm_up_indices
+from .base import (JobIdentity, KindCapabilities, SplitProblem, evaluate_models, grid_job_memory_mb, replicates,
+                   warm_up_indices)
 
 __all__ = ["GridJob", "GridProblem", "JOB", "KIND", "ROWS", "chunk_size", "config_problems", "evaluate",
            "evaluation_row", "experiment_datasets", "follows_path", "loo_models", "loo_selection", "model_weights",
@@ -36,6 +37,9 @@ log = logging.getLogger(__name__)
 #: one row per trained model
 KIND = "weight_grid"
 ROWS = "model"
+#: priced per model by the cost model; trained by the config's svm.engine
+CAPABILITIES = KindCapabilities()
+ROW_IDENTIFIERS: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -52,12 +56,7 @@ class GridJob(JobIdentity):
 
     kind: ClassVar[str] = KIND
 
-    experiment: str
-    dataset: str
     weighting: str
-    seed: int
-    realization: int
-    chunk: int
     model_start: int
     model_stop: int
     axes: dict[str, list[float]] = field(hash=False)
@@ -400,6 +399,10 @@ def provenance(job: GridJob, problem: GridProblem) -> dict[str, Any]:
     """What the chunk file's provenance adds for this kind."""
     return {"setup_s": problem.setup_s, "fold_cache": problem.fold_kernels is not None}
 
+
+#: scheduler hints and peak memory: the grid job's kernels (``cost``)
+resources = job_resources
+job_memory_mb = grid_job_memory_mb
 
 #: the job class of this kind
 JOB = GridJob

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
-from .. import catalog
-from .loading import ConfigError
+from . import catalog
+from .canonical import ConfigError
 
-__all__ = ["expand_axis", "grid_axes", "grid_size", "grid_point"]
+__all__ = ["axis_problems", "expand_axis", "grid_axes", "grid_size", "grid_point"]
 
 #: ``floor((stop - start) / step)`` counts a stop that is a multiple of the step up to this rounding
 #: (0.1 steps are not exact in binary: (0.9 - 0.0) / 0.1 = 8.999999999999998)
@@ -57,3 +57,23 @@ def grid_point(axes: Mapping[str, list[float]], index: int) -> dict[str, float]:
     if index:
         raise IndexError("model index outside the grid")
     return {name: out[name] for name in axes}
+
+
+def axis_problems(where: str, axis: Mapping[str, Any]) -> Iterator[str]:
+    """Problems of one grid axis of the config (``values``, or ``start``/``stop``/``step``), one message each."""
+    if "values" in axis:
+        values = axis["values"]
+        if not values:
+            yield f"{where}: empty grid (values is an empty list)"
+        elif any(not math.isfinite(v) for v in values):
+            yield f"{where}: values must be finite numbers"
+        elif len(set(values)) != len(values):
+            yield f"{where}: values has duplicates"
+        return
+    start, stop, step = axis["start"], axis["stop"], axis["step"]
+    if not all(math.isfinite(v) for v in (start, stop, step)):
+        yield f"{where}: start, stop and step must be finite numbers"
+    elif step <= 0:
+        yield f"{where}: step must be positive (got {step})"
+    elif start > stop:
+        yield f"{where}: empty grid: start ({start}) is greater than stop ({stop})"

@@ -18,8 +18,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar, Mapping
 
-from ..config.cost import BASE_MEMORY_MB, MEMORY_HEADROOM, STARTUP_SECONDS, TIME_PADDING
-from .base import JobIdentity, evaluate_models
+from ..cost import BASE_MEMORY_MB, MEMORY_HEADROOM, STARTUP_SECONDS, TIME_PADDING
+from .base import JobIdentity, KindCapabilities, evaluate_models
 
 __all__ = ["DATASET", "JOB", "KIND", "ROWS", "ReferenceJob", "ReferenceProblem", "calibrated_seconds",
            "config_problems", "evaluate", "job_memory_mb", "plan", "prepare", "provenance", "resources",
@@ -30,6 +30,10 @@ log = logging.getLogger(__name__)
 #: the kind's name and its row schema (``results_schema.ROW_SCHEMAS``): one row per data set (n, seed)
 KIND = "reference_path"
 ROWS = "reference_path"
+#: priced by :func:`calibrated_seconds` (LIBSVM at the re-solved breakpoints); the path's start trains with
+#: the config's svm.engine
+CAPABILITIES = KindCapabilities(prices_own_jobs=True)
+ROW_IDENTIFIERS: frozenset[str] = frozenset()
 #: the second part of the job's paths (the data are drawn, not loaded: no data registry entry)
 DATASET = "four_gaussians"
 #: the size of the warm-up problem (one-time initialisations are not charged to the first row)
@@ -52,11 +56,6 @@ class ReferenceJob(JobIdentity):
 
     kind: ClassVar[str] = KIND
 
-    experiment: str
-    dataset: str
-    seed: int
-    realization: int
-    chunk: int
     n: int
     seeds: tuple[int, ...]
     resolve: int | None
@@ -135,7 +134,7 @@ def calibrated_seconds(job: ReferenceJob, cal) -> float:
 
 def resources(cfg: Mapping[str, Any], job: ReferenceJob) -> dict[str, int]:
     """Scheduler hints: ``job_memory_mb``; the run time from the calibrated estimate, padded."""
-    from ..config.estimate import load_calibration
+    from ..calibration import load_calibration
 
     secs = calibrated_seconds(job, load_calibration()) * TIME_PADDING + STARTUP_SECONDS
     return {

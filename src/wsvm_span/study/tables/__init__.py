@@ -1,0 +1,76 @@
+"""The study's tables, computed from the parquet rows alone: one builder module per experiment's rows
+(:mod:`.weight_grid`: Experiments 1-6; :mod:`.standard_span`: 10; :mod:`.lupi`: 8; :mod:`.reference_path`: 7;
+:mod:`.sampling`: 9), one writer (:mod:`.writer`), and :func:`build_table`, which builds the catalog's table by
+the builder its entry names (``catalog.Table.builder``): each table is registered once, in the catalog.
+
+Every table is written three ways under ``results/tables/``: ``<name>.csv`` (numbers, machine
+readable: a mean column and a ``_sd`` column per quantity), ``<name>.md`` and ``<name>.tex`` (the same
+numbers formatted as "mean +- sd", a caption that names the tie rule and the units, a footer).
+With one replicate (seed, realization) per data set the sd is empty and only the mean is shown.
+
+Selection (method.md section 6): for each data set and replicate, every estimator selects the models
+attaining its minimum over the grid; the reported test error of the selection is the worst (default),
+best or lower-median test error among those tied models (the tie rule): always the test error of one
+of the tied models.
+
+Replicates (seed, realization) follow the data registry (see ``wsvm_span.study.experiments.replicates``):
+seeds for random splits and synthetic sets, realizations for the IDA sets, one for a fixed split; the
+number of replicates of each data set is shown next to its mean +- sd.
+
+Every file is written atomically (a temporary file in the same folder, then ``os.replace``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable, Iterable, Mapping
+
+import pandas as pd
+
+from ...tie_rules import TIE_RULES, select_test_error
+from .. import catalog
+from ..results_schema import label
+from . import lupi, reference_path, sampling, standard_span, weight_grid
+from .common import LABELS, TableResult
+from .lupi import LUPI_METHODS, lupi_selected, table_lupi_loo, table_lupi_selection, table_lupi_time
+from .reference_path import table_exp7
+from .sampling import table_sampling_span, table_sampling_training
+from .standard_span import (STANDARD_ESTIMATORS, curve_slice, table_exp10_cost, table_exp10_diameters,
+                            table_exp10_selection, varied_axes)
+from .weight_grid import table_counts, table_exp6, table_loo, table_rmse, table_selection, table_timings
+from .writer import to_latex, to_markdown, write_table, write_text_atomic
+
+__all__ = [
+    "LABELS", "LUPI_METHODS", "STANDARD_ESTIMATORS", "TIE_RULES", "TableResult", "build_table", "builder",
+    "curve_slice", "lupi_selected", "select_test_error", "table_counts", "table_exp10_cost", "table_exp10_diameters",
+    "table_exp10_selection", "table_exp6", "table_exp7", "table_loo", "table_lupi_loo", "table_lupi_selection",
+    "table_lupi_time", "table_rmse", "table_sampling_span", "table_sampling_training", "table_selection",
+    "table_timings", "to_latex", "to_markdown", "varied_axes", "write_table", "write_text_atomic",
+]
+
+#: the builder modules, by the name a catalog entry uses (``"<module>.<function>"``)
+_MODULES = {m.__name__.rpartition(".")[2]: m for m in (weight_grid, standard_span, lupi, reference_path, sampling)}
+
+
+def builder(spec: catalog.Table) -> Callable[..., TableResult]:
+    """The function that builds the catalog's table ``spec`` (its ``builder``, ``"<module>.<function>"`` of
+    this package)."""
+    module, _, function = spec.builder.partition(".")
+    try:
+        return getattr(_MODULES[module], function)
+    except (KeyError, AttributeError):
+        raise KeyError(f"table {spec.name!r}: no builder {spec.builder!r} in wsvm_span.study.tables "
+                       f"(modules {sorted(_MODULES)})") from None
+
+
+def build_table(name: str, df: pd.DataFrame, tie_rule: str = "worst",
+                provenance: Iterable[Mapping] = ()) -> TableResult:
+    """The catalog's table ``name`` built from the rows ``df`` by its builder, which gets the arguments among
+    ``name``, ``title``, ``tie_rule`` and ``provenance`` that it takes; its column labels name the CV fold
+    count."""
+    spec = catalog.table(name)
+    build = builder(spec)
+    offered = {"name": spec.name, "title": spec.title, "tie_rule": tie_rule, "provenance": provenance}
+    result = build(df, **{k: v for k, v in offered.items() if k in inspect.signature(build).parameters})
+    result.labels = {c: label(c, df, LABELS) for c in result.columns}
+    return result

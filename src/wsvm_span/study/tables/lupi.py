@@ -1,0 +1,132 @@
+"""The tables of Experiment 8 (SVM+ and weighted SVMs, ``lupi`` rows): selection by each rule, its time, and
+what estimates SVM+'s leave-one-out error.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ...tie_rules import select_test_error
+from .common import NO_INBOUND, TIE_RULE_TEXT, TableResult, _datasets, _mean_sd, _rmse
+
+__all__ = ["LUPI_METHODS", "LUPI_RULES", "lupi_selected", "table_lupi_loo", "table_lupi_selection",
+           "table_lupi_time"]
+
+
+#: the selection rules of Experiment 8 (row columns), in table order
+LUPI_RULES = ("val_error", "cv_error", "span_rule", "span_bound", "loo_rule", "loo_error")
+#: each rule's cost over a method's grid: the row timings it needs (every rule also pays t_weights)
+LUPI_RULE_TIMES = {
+    "val_error": ("t_train", "t_val"),
+    "cv_error": ("t_cv",),
+    "span_rule": ("t_train", "t_span_rule"),
+    "loo_rule": ("t_train", "t_loo_rule"),
+    "loo_error": ("t_train", "t_loo"),
+}
+#: method labels of Experiment 8, in table order
+LUPI_METHODS = {"svm": "SVM", "nw": "Weights A (NW)", "sigmoid": "Sigmoid scores", "learned": "Weights B (learned)",
+                "svm_plus": "SVM+"}
+LUPI_KEYS = ["dataset", "ratio", "l", "method"]
+
+
+def _lupi_groups(df: pd.DataFrame, keys: list[str]):
+    """(key values, rows) per group, data sets in config order, ratios and sizes ascending, methods in
+    table order."""
+    order = {m: i for i, m in enumerate(LUPI_METHODS)}
+    groups = list(df.groupby(keys, sort=False))
+    datasets = _datasets(df)
+    groups.sort(key=lambda g: (datasets.index(g[0][0]), *[order.get(v, v) if k == "method" else v
+                                                           for k, v in zip(keys[1:], g[0][1:])]))
+    return groups
+
+
+def lupi_selected(df: pd.DataFrame, tie_rule: str = "worst") -> pd.DataFrame:
+    """Long form: the test error of the model each rule selects, per data set, ratio, training size l,
+    method and seed (NaN where a rule was not computed for every grid point); rule "min_error" is the
+    grid's minimum test error."""
+    out = []
+    for (ds, ratio, l, method), sub in _lupi_groups(df, LUPI_KEYS):
+        for seed, rep in sub.groupby("seed", sort=True):
+            te = rep["test_error"].to_numpy(dtype=float)
+            for rule in (*LUPI_RULES, "min_error"):
+                value = float(te.min()) if rule == "min_error" else select_test_error(
+                    rep[rule].to_numpy(dtype=float), te, tie_rule)
+                out.append({"dataset": ds, "ratio": ratio, "l": int(l), "method": method, "seed": int(seed),
+                            "rule": rule, "test_error": value})
+    return pd.DataFrame(out)
+
+
+def _lupi_row(keys, sub: pd.DataFrame) -> dict:
+    return {**dict(zip(LUPI_KEYS, keys)), "l": int(keys[2]), "n_models": int(len(sub) // sub["seed"].nunique()),
+            "n_replicates": int(sub["seed"].nunique())}
+
+
+def table_lupi_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "exp8_selection") -> TableResult:
+    """Experiment 8: test error (%) of the model selected by each rule, per data set, ratio, size, method."""
+    sel = lupi_selected(df, tie_rule)
+    out = []
+    for keys, sub in _lupi_groups(df, LUPI_KEYS):
+        row = _lupi_row(keys, sub)
+        picked = sel[(sel["dataset"] == keys[0]) & (sel["ratio"] == keys[1]) & (sel["l"] == keys[2])
+                     & (sel["method"] == keys[3])]
+        for rule in (*LUPI_RULES, "min_error"):
+            vals = 100 * picked.loc[picked["rule"] == rule, "test_error"].to_numpy(dtype=float)
+            row[rule], row[f"{rule}_sd"] = _mean_sd(vals) if np.isfinite(vals).all() else (math.nan, math.nan)
+        out.append(row)
+    caption = (f"Test error (%) of the model selected by each rule (tie rule: {tie_rule}, {TIE_RULE_TEXT[tie_rule]}): "
+               "the validation sample, K-fold CV, the span-rule and span bound (for SVM+: of its equivalent weighted "
+               "SVM), SVM+'s LOO rule, the exact LOO error (where computed for every grid point), and the minimum "
+               "test error over the grid. Mean +- sd over the seeded subsamples (column Replicates); l: training "
+               "size, ratio: training-to-validation.")
+    return TableResult(name, pd.DataFrame(out), [*LUPI_RULES, "min_error"], caption, key_columns=list(LUPI_KEYS))
+
+
+def table_lupi_time(df: pd.DataFrame, name: str = "exp8_time") -> TableResult:
+    """Experiment 8: seconds each selection rule spends over a method's grid (sums of row timings)."""
+    cols = [f"time_{rule}" for rule in LUPI_RULE_TIMES]
+    out = []
+    for keys, sub in _lupi_groups(df, LUPI_KEYS):
+        row = _lupi_row(keys, sub)
+        per: dict[str, list[float]] = {c: [] for c in (*cols, "cv_over_span_rule")}
+        for _, rep in sub.groupby("seed", sort=True):
+            weights = rep["t_weights"].to_numpy(dtype=float)
+            for rule, parts in LUPI_RULE_TIMES.items():
+                t = weights + sum(rep[c].to_numpy(dtype=float) for c in parts)
+                per[f"time_{rule}"].append(float(t.sum()) if np.isfinite(t).all() else math.nan)
+            per["cv_over_span_rule"].append(per["time_cv_error"][-1] / per["time_span_rule"][-1])
+        for col, vals in per.items():
+            row[col], row[f"{col}_sd"] = _mean_sd(vals) if np.isfinite(vals).all() else (math.nan, math.nan)
+        out.append(row)
+    caption = ("Seconds (one thread) each selection rule spends over a method's grid: training and the validation "
+               "error; K-fold CV; training and the span-rule; training and SVM+'s LOO rule; training and the exact "
+               "LOO. Every rule also pays for the weights: weight learning (it needs the validation sample) and the "
+               "Nadaraya-Watson estimate. Last column: CV time / span-rule time. Mean +- sd over the subsamples.")
+    return TableResult(name, pd.DataFrame(out), [*cols, "cv_over_span_rule"], caption, key_columns=list(LUPI_KEYS))
+
+
+def table_lupi_loo(df: pd.DataFrame, name: str = "exp8_svm_plus_loo") -> TableResult:
+    """Experiment 8: how well the span-rule of SVM+'s equivalent weighted SVM and SVM+'s LOO rule estimate
+    SVM+'s exact LOO error, over the SVM+ models that have it."""
+    cols = ["rmse_span_rule", "mean_diff_span_rule", "rmse_loo_rule", "mean_diff_loo_rule", "rmse_span_converted",
+            NO_INBOUND, "zero_weight_pct"]
+    sub_all = df[(df["method"] == "svm_plus") & np.isfinite(df["loo_error"].to_numpy(dtype=float))]
+    out = []
+    for keys, sub in _lupi_groups(sub_all, LUPI_KEYS[:3]):
+        row = {**dict(zip(LUPI_KEYS[:3], keys)), "l": int(keys[2]), "n_models": int(len(sub))}
+        loo, rule, span = (sub[c].to_numpy(dtype=float) for c in ("loo_error", "loo_rule", "span_rule"))
+        row.update(rmse_span_rule=_rmse(span, loo), mean_diff_span_rule=100 * float(np.mean(span - loo)),
+                   rmse_loo_rule=_rmse(rule, loo), mean_diff_loo_rule=100 * float(np.mean(rule - loo)),
+                   rmse_span_converted=_rmse(span, sub["loo_converted"].to_numpy(dtype=float)))
+        row[NO_INBOUND] = 100 * float(np.mean(sub["n_inbound"].to_numpy() == 0))
+        row["zero_weight_pct"] = 100 * float(np.mean(sub["n_zero_weight"].to_numpy() / sub["l"].to_numpy()))
+        row.update({f"{c}_sd": math.nan for c in cols})
+        out.append(row)
+    caption = ("Over the SVM+ models with exact LOO (SVM+ retrained without each point): RMSE and mean signed "
+               "difference (percentage points) of the span-rule of the equivalent weighted SVM and of SVM+'s LOO rule "
+               "against SVM+'s exact LOO error; RMSE of the span-rule against the exact LOO of the equivalent weighted "
+               "SVM with its weights held fixed (what the span-rule estimates: leaving a point out of SVM+ moves "
+               "every weight); the share (%) of models with no in-bound SV (n* = 0) and of zero weights.")
+    return TableResult(name, pd.DataFrame(out), cols, caption, key_columns=list(LUPI_KEYS[:3]))
