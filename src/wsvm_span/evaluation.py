@@ -77,6 +77,9 @@ class ModelEvaluation:
     ----------
     test_error, span_rule, span_bound, cv_error, xi_alpha_bound, sv_count_bound, loo_error : float
         The test error and each estimate (``loo_error`` NaN when not computed).
+    span_bound_radius : float
+        The span bound with the enclosing ball's radius D/2 in place of its diameter D (the original study's
+        variant, ``analyse_spans``): not a bound of the LOO error.
     cv_folds : int
         The folds of ``cv_error``.
     n_sv, n_inbound, n_bounded, n_empty_lambda, n_qp : int
