@@ -267,7 +267,8 @@ def test_runtime_settings(tmp_path, monkeypatch):
     assert rt.tracking_uri == f"sqlite:///{tmp_path.resolve() / 'store' / 'm.db'}"
 
 
-@pytest.mark.parametrize("name", ["config.yaml", "paper.yaml", "test.yaml", "reproduced.yaml", "reproduced-exp6.yaml"])
+@pytest.mark.parametrize("name", ["config.yaml", "paper.yaml", "test.yaml", "reproduced.yaml", "reproduced-exp6.yaml",
+                                  "reproduced-exp1-mnist.yaml"])
 def test_shipped_configs_validate(name):
     cfg = sc.load_config(REPO / "config" / name)
     assert ex.plan_jobs(cfg)

@@ -1,0 +1,131 @@
+"""What an Experiment 8 (job kind ``lupi``) job of a config costs, by method and by component, on a sample
+of its jobs and of their grid points (issue 26: the paper configuration's exp8 is priced "from the training
+size alone" by ``check-config --estimate``).
+
+For each chosen job (data set, ratio, training fraction, seed of ``experiments.exp8`` in CONFIG) it runs the
+job's own ``prepare`` (kernels, D, CV folds, NW estimate) and then, for every method, the job's own model
+evaluation (``lupi._evaluate_one``) on every ``--stride``-th grid point of that method, one BLAS thread, and
+records per model the process CPU time (``time.process_time``) and the row's component times (training,
+weights, CV, span bound, LOO rule, exact LOO; wall seconds as the rows carry them). A method's CPU time over
+its whole grid is projected as (its measured mean per model) x (its grid size); the job's as their sum plus
+the set-up.
+
+    python benchmarks/bench_lupi_cost.py --job mammographic 2:1 1.0 0 --stride 4
+    python benchmarks/bench_lupi_cost.py --config config/paper.yaml --job spambase 2:1 1.0 0 \
+        --methods learned --stride 8 --output benchmarks/out/lupi-cost-spambase.json
+
+Writes a JSON file (default ``benchmarks/out/lupi-cost-<data set>-<ratio>-<fraction>-s<seed>.json``) with the
+command, machine, load average, commit and every model's timings.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from wsvm_span.study import config as sc
+from wsvm_span.study.config.grid import grid_point, grid_size
+from wsvm_span.study.experiments import lupi
+from wsvm_span.utils.environment import machine_info, single_threaded
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPONENTS = ("t_train", "t_cv", "t_span_bound", "t_loo_rule", "t_loo", "t_val")
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def find_job(jobs, dataset: str, ratio: str, fraction: float, seed: int):
+    for job in jobs:
+        if (job.dataset, job.ratio, job.seed) == (dataset, ratio, seed) and abs(job.train_fraction - fraction) < 1e-9:
+            return job
+    raise SystemExit(f"no exp8 job {dataset} {ratio} fraction {fraction} seed {seed} in the config")
+
+
+def measure(job, problem, methods, stride: int, save=lambda out: None) -> dict:
+    """Every method's sampled models; ``save(out)`` after each method (a run cut short keeps what it measured)."""
+    out = {}
+    for method, axes in job.grids.items():
+        if methods and method not in methods:
+            continue
+        n = grid_size(axes)
+        models = []
+        for i in range(0, n, stride):
+            point = grid_point(axes, i)
+            c0, w0 = time.process_time(), time.perf_counter()
+            with single_threaded():
+                ev, t_weights, _ = lupi._evaluate_one(job, problem, method, point)
+            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+            row = ev.as_dict()
+            models.append({"index": i, "point": point, "cpu_s": cpu, "wall_s": wall, "t_weights": t_weights,
+                           **{c: (None if not np.isfinite(row[c]) else row[c]) for c in COMPONENTS},
+                           "n_sv": row["n_sv"], "n_inbound": row["n_inbound"], "engine": row["engine"]})
+            print(f"  {method} m{i} {point}: cpu {cpu:.3f} s (train {row['t_train']:.3f}, weights {t_weights:.3f}, "
+                  f"cv {row['t_cv']:.3f}, loo {row['t_loo']:.3f})", flush=True)
+        cpu = np.array([m["cpu_s"] for m in models])
+        out[method] = {"grid_size": n, "measured": len(models), "cpu_s_mean": float(cpu.mean()),
+                       "cpu_s_max": float(cpu.max()), "cpu_s_projected": float(cpu.mean() * n),
+                       "component_share": {c: float(sum(m[c] or 0.0 for m in models) / max(sum(m["wall_s"] for m in models), 1e-12))
+                                           for c in (*COMPONENTS, "t_weights")},
+                       "models": models}
+        print(f"{method}: {len(models)}/{n} models, mean {cpu.mean():.3f} s CPU, projected {cpu.mean() * n:.1f} s",
+              flush=True)
+        save(out)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", default=str(ROOT / "config" / "paper.yaml"))
+    ap.add_argument("--experiment", default="exp8")
+    ap.add_argument("--job", nargs=4, metavar=("DATASET", "RATIO", "FRACTION", "SEED"), required=True)
+    ap.add_argument("--methods", nargs="*", default=None, help="only these methods (default: every one of the job)")
+    ap.add_argument("--stride", type=int, default=1, help="every n-th grid point of each method")
+    ap.add_argument("--output", default=None)
+    args = ap.parse_args(argv)
+    with open(args.config, encoding="utf-8") as fh:
+        cfg = sc.validate_config(yaml.safe_load(fh))
+    settings = sc.runtime_settings(cfg, ROOT)
+    dataset, ratio, fraction, seed = args.job[0], args.job[1], float(args.job[2]), int(args.job[3])
+    job = find_job(lupi.plan(cfg, args.experiment), dataset, ratio, fraction, seed)
+    print(f"{job.slot}: l={job.n_train} n_val={job.n_val} loo={job.loo} models "
+          f"{ {m: grid_size(a) for m, a in job.grids.items()} }", flush=True)
+    c0 = time.process_time()
+    problem = lupi.prepare(job, settings)
+    setup_cpu = time.process_time() - c0
+    load0 = os.getloadavg()
+    out = Path(args.output or ROOT / "benchmarks" / "out" /
+               f"lupi-cost-{dataset}-{lupi.ratio_variant(ratio)}-{fraction:g}-s{seed}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def save(methods):
+        result = {
+            "command": " ".join([Path(sys.executable).name, *sys.argv]), "commit": _commit(),
+            "machine": machine_info(), "load_average": {"start": load0, "end": os.getloadavg()}, "slot": job.slot,
+            "l": job.n_train, "n_val": job.n_val, "loo": job.loo, "setup_cpu_s": setup_cpu, "stride": args.stride,
+            "methods": methods, "complete": set(methods) == set(job.grids) if not args.methods else
+            set(methods) == set(args.methods) & set(job.grids),
+            "job_cpu_s_projected": setup_cpu + sum(m["cpu_s_projected"] for m in methods.values()),
+        }
+        out.write_text(json.dumps(result, indent=1, default=float))
+        return result
+
+    result = save(measure(job, problem, set(args.methods) if args.methods else None, args.stride, save))
+    print(f"setup {setup_cpu:.2f} s CPU; methods measured projected to {result['job_cpu_s_projected']:.1f} s CPU -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
