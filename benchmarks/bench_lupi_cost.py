@@ -31,7 +31,7 @@ import numpy as np
 import yaml
 
 from wsvm_span.study import config as sc
-from wsvm_span.study.config.grid import grid_point, grid_size
+from wsvm_span.study.grid import grid_point, grid_size
 from wsvm_span.study.experiments import lupi
 from wsvm_span.utils.environment import machine_info, single_threaded
 

@@ -37,11 +37,13 @@ def _row_metrics() -> list[str]:
     """The metrics of one weight-grid model's child run (wsvm_span.study.runner): its row's numeric columns."""
     import pyarrow as pa
 
+    from wsvm_span.study.experiments import PLACING_COLUMNS
+    from wsvm_span.study.experiments import weight_grid
     from wsvm_span.study.results_schema import ROW_SCHEMAS
-    from wsvm_span.study.runner import _IDENTIFIERS
 
-    return [f.name for f in ROW_SCHEMAS["model"] if (pa.types.is_floating(f.type) or pa.types.is_integer(f.type))
-            and f.name not in _IDENTIFIERS and not f.name.startswith("log2_")]
+    placing = PLACING_COLUMNS | weight_grid.ROW_IDENTIFIERS
+    return [f.name for f in ROW_SCHEMAS[weight_grid.ROWS] if (pa.types.is_floating(f.type) or pa.types.is_integer(f.type))
+            and f.name not in placing and not f.name.startswith("log2_")]
 
 
 def _writer(uri: str, experiment: str, writer: int, jobs: int, models: int, start) -> dict:

@@ -12,7 +12,7 @@ runs ``n`` such jobs one after another in ONE cluster job (``group-components: p
 every job as it is (its chunk file, its MLflow slot, its retry and resume), so local and cluster runs plan
 the same jobs and produce the same rows; only the scheduler sees fewer, longer jobs. A local run ignores
 groups. The expected time is the larger of the calibrated cost model's (``study.config.estimate``, the
-calibration shipped with the package) and the config's rough time model (``study.config.cost``): the
+calibration shipped with the package) and the config's rough time model (``study.cost``): the
 calibration extrapolates data sets it has not measured from the training size alone (it prices an MNIST
 model's CV at a tenth of what it costs), and packing a long job is the costly mistake (its pack's time
 limit is short), while leaving a short job alone only costs a scheduler round-trip.
