@@ -166,6 +166,43 @@ def test_jobs_starting_together_end_with_one_dataset_run_after_the_summary_merge
     assert tracker.merge_dataset_twins(eid) == 0  # nothing left to merge
 
 
+def test_a_twin_that_another_job_adopted_is_never_deleted(tmp_path):
+    """The interleaving that left a model under a deleted parent on the tracking server: job B creates its
+    data set run; before B looks again, job A starts, sees B's run as the oldest and logs a model under it,
+    and a third job's run appears with an older start time (its create request was held back by a busy
+    server). B must not delete its own run then: A's model hangs under it. After the summary merge every
+    model hangs under the one data set run that is left."""
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    eid = Tracker(uri).init_store(["s/exp1"])["s/exp1"]
+    slot = "exp1/banana/class/s0-r1"
+    job_b = Tracker(uri)
+    search, looks = job_b.search, []
+
+    def search_then_let_the_others_in(experiment_id, filter_string):
+        looks.append(filter_string)
+        if len(looks) == 2:  # B has created its run and looks again: A and the held-back job C come first
+            job_a = Tracker(uri)
+            adopted = job_a.dataset_run(eid, slot, {"job": "a"})  # finds B's run
+            job_a.create_run(eid, "a m0", tags={KIND: "model"}, parent_id=adopted, finished=True)
+            MlflowClient(uri).create_run(eid, start_time=1, run_name="held back",
+                                         tags={KIND: "dataset", DATASET_SLOT: slot})
+        return search(experiment_id, filter_string)
+
+    job_b.search = search_then_let_the_others_in
+    parent_b = job_b.dataset_run(eid, slot, {"job": "b"})
+    job_b.create_run(eid, "b m0", tags={KIND: "model"}, parent_id=parent_b, finished=True)
+    tracker = Tracker(uri)
+    models = tracker.search(eid, f"tags.`{KIND}` = 'model'")
+    datasets = {r.info.run_id for r in tracker.search(eid, f"tags.`{KIND}` = 'dataset'")}
+    assert {m.data.tags[PARENT] for m in models} <= datasets  # no model under a deleted parent
+    assert tracker.merge_dataset_twins(eid) == 1  # B's run, with both models, into the held-back one
+    (kept,) = tracker.search(eid, f"tags.`{KIND}` = 'dataset'")
+    assert kept.info.run_name == "held back" and kept.info.run_id == parent_b
+    assert {m.data.tags[PARENT] for m in tracker.search(eid, f"tags.`{KIND}` = 'model'")} == {kept.info.run_id}
+
+
 def test_a_store_that_does_not_answer_fails_fast_with_a_clear_error(monkeypatch):
     from wsvm_span.study import tracking
 

@@ -17,9 +17,9 @@ logged (removing any other, e.g. the twin of a request that a dropped connection
 twice). So the store mirrors ``results/``: one job run per chunk file and one model run per row.
 
 Data set runs without a step before the fan-out: the first job of a data set creates its parent run and
-looks again; of runs created at the same moment by two jobs, each job keeps the oldest it sees, and the
-summary step (:meth:`Tracker.merge_dataset_twins`) moves the children of any twin that survived to one
-parent.
+looks again; of runs created at the same moment by two jobs, each job keeps the oldest it sees (and
+deletes none: another job may have adopted it), and the summary step (:meth:`Tracker.merge_dataset_twins`)
+moves the children of every twin to one parent and deletes the twins.
 
 Concurrency: a SQLite store is created by the first job that needs it, under an exclusive file lock
 beside the database (:func:`_store_creation`), so alembic migrations never race and no workflow step has
@@ -371,20 +371,18 @@ class Tracker:
     def dataset_run(self, experiment_id: str, slot: str, params: Mapping[str, Any],
                     tags: Mapping[str, Any] | None = None) -> str:
         """The parent run of one data set slot (experiment/dataset/variant/seed-realization), created when
-        missing. After creating one it looks again and keeps the oldest it sees (deleting its own when
-        another job's is older), so two jobs that both found none mostly end with one; a twin that
-        survives a simultaneous start is merged by :meth:`merge_dataset_twins`."""
+        missing. After creating one it looks again and keeps the oldest it sees, so jobs that start
+        together mostly agree on one. It never deletes a data set run, not even its own twin: between its
+        create and its second look another job may have adopted that twin (a run's start time is the
+        client's clock before a request that a busy server may hold back, so a twin created earlier can
+        appear later), and deleting it would leave that job's models under a deleted parent. Twins are
+        merged once every job has ended, by :meth:`merge_dataset_twins`."""
         query = f"tags.`{DATASET_SLOT}` = '{slot}' and tags.`{KIND}` = 'dataset'"
         found = self.search(experiment_id, query)
         if not found:
-            own = self.create_run(experiment_id, run_name=slot.split("/", 1)[1],
-                                  tags={KIND: "dataset", DATASET_SLOT: slot, **(tags or {})},
-                                  params=params, finished=True)
+            self.create_run(experiment_id, run_name=slot.split("/", 1)[1],
+                            tags={KIND: "dataset", DATASET_SLOT: slot, **(tags or {})}, params=params, finished=True)
             found = self.search(experiment_id, query)
-            oldest = _oldest(found)
-            if oldest.info.run_id != own:
-                self.delete_runs([r for r in found if r.info.run_id == own])
-            return oldest.info.run_id
         return _oldest(found).info.run_id
 
     def merge_dataset_twins(self, experiment_id: str) -> int:
