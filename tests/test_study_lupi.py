@@ -257,3 +257,22 @@ def test_rows_of_two_kinds_are_summarised_per_file(ran, tmp_path):
     info = log_summary(settings, [tmp_path / "exp8.parquet"], [])
     assert info["n_models"] == lupi_rows.num_rows and info["n_models.exp8"] == lupi_rows.num_rows
     assert isinstance(pd.read_parquet(tmp_path / "exp8.parquet"), pd.DataFrame)
+
+
+def test_a_study_extended_by_a_later_part_collects_the_kept_rows_with_the_new_chunks(ran, tmp_path):
+    """The kept rows of a finished part (a collected file) plus a later part's chunks: one rows file
+    whose provenance lists every chunk once, as if all chunks had been collected together; a chunk in
+    two inputs is refused (its rows would count twice)."""
+    from wsvm_span.study.collect import collect_chunks, rows_provenance
+
+    jobs, _, _, _, tmp = ran
+    first, second = (tmp / f"chunk-{j.chunk}.parquet" for j in jobs)
+    together = collect_chunks([first, second], tmp_path / "together.parquet")
+    kept = collect_chunks([first], tmp_path / "kept.parquet")
+    extended = collect_chunks([tmp_path / "kept.parquet", second], tmp_path / "extended.parquet")
+    pd.testing.assert_frame_equal(extended.to_pandas(), together.to_pandas())  # NaN cells: pandas, not Arrow's ==
+    assert kept.num_rows == jobs[0].n_models
+    slots = [p["slot"] for p in rows_provenance([tmp_path / "extended.parquet"])]
+    assert slots == [j.slot for j in jobs]
+    with pytest.raises(ValueError, match="in more than one input"):
+        collect_chunks([tmp_path / "kept.parquet", first], tmp_path / "twice.parquet")

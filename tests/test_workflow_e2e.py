@@ -350,6 +350,14 @@ def test_export_results_with_provenance(study):
     assert {j["slot"] for j in record["jobs"]} == {j.slot for j in study.jobs}
     assert (out / "tables" / "table2.md").is_file() and (out / "figures" / "exp6_time.png").is_file()
     assert "breast_cancer" in (out / "README.md").read_text()
+    # the rows are kept beside the tables, and rebuild them byte for byte
+    assert sorted(p.name for p in (out / "rows").iterdir()) == sorted(
+        f"{p.parent.name}.parquet" for p in (study.workdir / "results").glob("*/rows.parquet"))
+    rebuilt = study.workdir / "rebuilt"
+    res = run([WSVM, "table", "table2", "--csv", rebuilt.with_suffix(".csv"), "--md", rebuilt.with_suffix(".md"),
+               "--tex", rebuilt.with_suffix(".tex"), out / "rows" / "exp1.parquet"], study.workdir, study.env)
+    assert res.returncode == 0, explain(res)
+    assert rebuilt.with_suffix(".csv").read_bytes() == (out / "tables" / "table2.csv").read_bytes()
 
 
 def test_changed_tracking_settings_still_produce_the_requested_chunk(study):

@@ -4,7 +4,7 @@
 cd "$(git rev-parse --show-toplevel)"
 export PATH="$PWD/.venv/bin:$PATH"
 CFG=${CFG:-config/reproduced-exp1-mnist.yaml}
-for ds in ${DATASETS:-mnist_2_9 mnist_1_7 mnist_3_6}; do
+for ds in ${DATASETS:-mnist_2_9 mnist_1_7 mnist_3_6 mnist_0_8}; do
   targets=$(for i in $(seq 0 32); do echo results/exp1/$ds/class/chunk-$i.parquet; done)
   echo "=== $ds start $(date -u +%FT%TZ)"
   /usr/bin/time -v -o ${TIMES:-/tmp}/time-$ds.txt nice -n 10 snakemake $targets --cores 1 --configfile $CFG || { echo "=== $ds FAILED $(date -u +%FT%TZ)"; exit 1; }

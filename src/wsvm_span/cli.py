@@ -4,13 +4,13 @@ Subcommands:
   check-config   validate a config file (schema + semantic checks); print what it plans
   init-tracking  create the MLflow store and the study's experiments (optional: jobs create them too)
   run-chunk      run one grid job (a chunk of models) and write its parquet rows atomically
-  collect        concatenate an experiment's chunk files into results/<experiment>/rows.parquet
+  collect        concatenate an experiment's chunk files (or collected rows files) into results/<experiment>/rows.parquet
   table          build one table (CSV, Markdown, LaTeX) from rows files
   figure         draw one figure (PNG and PDF) from rows files
   summary        log tables and figures as artifacts of the study's MLflow summary run
   status         how far a study is: jobs and models done, time spent, time left
   calibrate-cost fit the cost model behind `check-config --estimate` to finished results
-  export-results copy a finished study's tables and figures, with their provenance, to a kept folder
+  export-results copy a finished study's rows, tables and figures, with their provenance, to a kept folder
   select         choose C and gamma for a data file by the span-rule (LIBSVM grid.py's job)
   ui             open the study's MLflow store in the MLflow UI on the models of a data set
 """
@@ -492,7 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("rows", nargs="*", help="rows files of finished experiments (results/<experiment>/rows.parquet)")
     p.set_defaults(func=cmd_calibrate_cost)
 
-    p = sub.add_parser("export-results", help="copy a finished study's tables and figures with their provenance")
+    p = sub.add_parser("export-results", help="copy a finished study's rows, tables and figures with their provenance")
     p.add_argument("config")
     p.add_argument("--results", default="results")
     p.add_argument("--output", required=True, help="folder to write (e.g. reproduced/<name>)")

@@ -21,19 +21,30 @@ log = logging.getLogger(__name__)
 
 def collect_chunks(chunks: Sequence[str | Path], output: str | Path) -> pa.Table:
     """Concatenate chunk files (validated, in the given order) into ``output``; the provenance of
-    every chunk is kept, as a list, in the output's metadata."""
+    every chunk is kept, as a list, in the output's metadata. An input may itself be a collected rows
+    file (a study extended by a later part: the kept rows of the finished part and the new part's
+    chunks); its chunks' provenance records are carried over one by one, so the output lists every
+    chunk once, and a chunk slot that two inputs both hold is an error (its rows would count twice)."""
     tables, prov, kinds = [], [], set()
     for path in chunks:
         t = read_rows_table(path)
         kinds.add(row_kind(t))
         tables.append(t.replace_schema_metadata(None))
         p = read_provenance(path) or {}
-        p["file"] = str(path)
-        prov.append(p)
+        if "chunks" in p:
+            prov.extend(p["chunks"])
+        else:
+            p["file"] = str(path)
+            prov.append(p)
     if not tables:
         raise ValueError("no chunk files to collect")
     if len(kinds) > 1:
         raise ValueError(f"chunk files of different row kinds ({sorted(kinds)}) cannot be collected together")
+    slots = [p["slot"] for p in prov if p.get("slot")]
+    twice = sorted({s for s in slots if slots.count(s) > 1})
+    if twice:
+        raise ValueError(f"{len(twice)} chunk slots are in more than one input, e.g. {twice[:3]}: "
+                         "collect each chunk once")
     table = with_metadata(pa.concat_tables(tables), {"chunks": prov}, kinds.pop())
     write_rows_atomic(table, output)
     return table

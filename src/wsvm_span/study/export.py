@@ -1,9 +1,9 @@
-"""Exporting a finished study's tables and figures, with their provenance, to a folder that is kept
+"""Exporting a finished study's rows, tables and figures, with their provenance, to a folder that is kept
 (``reproduced/<name>/`` in the repository): the reproduced results users can compare against.
 
-The folder gets the tables (CSV, Markdown, LaTeX), the figures (PNG), the config that produced them,
-``provenance.json`` (config hash, code versions, machines, library versions, QP solvers, data checksums,
-every job with its wall time) and a ``README.md`` that says what is included and what is not.
+The folder gets the rows (Parquet), the tables (CSV, Markdown, LaTeX), the figures (PNG), the config that
+produced them, ``provenance.json`` (config hash, code versions, machines, library versions, QP solvers, data
+checksums, every job with its wall time) and a ``README.md`` that says what is included and what is not.
 """
 
 from __future__ import annotations
@@ -23,20 +23,28 @@ __all__ = ["export_results"]
 
 
 def export_results(config: str | Path, results: str | Path, output: str | Path) -> dict:
-    """Copy the tables and figures of a finished study and write its provenance; every planned job
-    must be finished (a missing chunk file is an error that names it)."""
+    """Copy the rows, tables and figures of a finished study and write its provenance; every planned
+    job must be in the collected rows (``results/<experiment>/rows.parquet``: a job whose chunk is not in
+    them is an error that names it). The rows are copied as ``rows/<experiment>.parquet``, from which
+    ``wsvm-span table`` rebuilds every table without rerunning."""
     config, results, output = Path(config), Path(results), Path(output)
     cfg = load_config(config)
     jobs = plan_jobs(cfg)
-    missing = [j.path for j in jobs if not (results / Path(j.path).relative_to("results")).is_file()]
-    if missing:
-        raise FileNotFoundError(f"{len(missing)} jobs of {config} are not finished, e.g. {missing[:3]}; run the "
-                                "study first (snakemake --configfile ...)")
     rows = sorted(results.glob("*/rows.parquet"))
     prov = rows_provenance(rows)
+    done = {p.get("slot") for p in prov}
+    missing = [j.path for j in jobs if j.slot not in done]
+    if missing:
+        raise FileNotFoundError(f"{len(missing)} jobs of {config} are not in the collected rows "
+                                f"({results}/<experiment>/rows.parquet), e.g. {missing[:3]}; run the study first "
+                                "(snakemake --configfile ...)")
     wanted = {j.slot for j in jobs}
     prov = [p for p in prov if p.get("slot") in wanted]
     output.mkdir(parents=True, exist_ok=True)
+    (output / "rows").mkdir(exist_ok=True)
+    for f in rows:
+        if {p.get("slot") for p in rows_provenance([f])} & wanted:
+            shutil.copyfile(f, output / "rows" / f"{f.parent.name}.parquet")
     for sub, pattern in (("tables", "*.*"), ("figures", "*.png")):
         (output / sub).mkdir(exist_ok=True)
         for f in sorted((results / sub).glob(pattern)):
@@ -74,7 +82,8 @@ def export_results(config: str | Path, results: str | Path, output: str | Path) 
         *[f"- {e}, {ds}: {n} jobs, {models[(e, ds)]} models" for (e, ds), n in per_dataset.items()],
         "",
         "Tables are in `tables/` (CSV with the numbers, Markdown and LaTeX with captions), figures in `figures/`,",
-        "every job's slot, wall time and code version in `provenance.json`.",
+        "the rows they are built from in `rows/` (one Parquet file per experiment, each chunk's provenance in",
+        "its metadata), every job's slot, wall time and code version in `provenance.json`.",
         "",
     ]
     with atomic_write(output / "README.md", "w", encoding="utf-8") as fh:
