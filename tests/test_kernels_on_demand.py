@@ -162,3 +162,19 @@ def test_search_on_demand_equals_the_whole_kernel(monkeypatch, n, d, seed, extra
         # here the span-rule on one of 56, a fold's CV error on one)
         for key in ("span_rule", *(c for c in extra if c != "span_bound")):  # the bound is not a count
             assert np.sum(smo.cv_results_[key] != libsvm.cv_results_[key]) <= 2, key
+
+
+@pytest.mark.parametrize("n_jobs", [2, 4])
+def test_threads_filling_one_kernel_give_the_serial_search(monkeypatch, n_jobs):
+    """n_jobs=2: the walks of one gamma run in threads that fill rows of one shared kernel (the fill is locked:
+    a row is never rewritten while another thread reads it); n_jobs=4: the four gammas at once, each its own."""
+    X, y = make_classification(n_samples=300, n_features=6, flip_y=0.1, random_state=4)
+    grid = {"C": list(2.0 ** np.arange(-1, 12, 2)), "gamma": list(2.0 ** np.arange(-7, 1, 2) / 6),
+            "class_weight": [None, "balanced", {0: 3.0, 1: 1.0}]}
+    serial = _fit(monkeypatch, PoisonedRows, X, y, grid)
+    with monkeypatch.context() as m:
+        m.setattr(search_module, "RBFRows", PoisonedRows)
+        threaded = SpanSearchCV(SVC(tol=TOL), grid, refit=False, error_score="raise", n_jobs=n_jobs).fit(
+            X, y, heldout=(X[:40], y[:40]))
+    for key in ("span_rule", "xi_alpha_bound", "n_sv", "n_bounded", "test_error"):
+        np.testing.assert_array_equal(threaded.cv_results_[key], serial.cv_results_[key], err_msg=key)

@@ -23,7 +23,11 @@ once per search (one GEMM), the kernel exp(-gamma D2) once per gamma and shared 
 weighting of that gamma (with R^2 of the xi-alpha bound, the enclosing-ball diameter of the span
 bound and, for criterion="cv_error", the folds' kernels); LIBSVM trains on it as a precomputed kernel; the
 span-rule needs one factorization per model; the trainer (``engine="smo"``) starts each C of a gamma from
-the previous C's solution, and each CV fold from its grid point's model.
+the previous C's solution, and each CV fold from its grid point's model. With that trainer on two classes the
+kernel is computed row by row as it is read (``kernels.RBFRows``): training reads the rows of the points that
+enter a working set, the span-rule and f the support vectors' rows, so at mnist_2_9's larger gammas most rows
+are never computed; R^2 comes from the largest squared distance, and an estimate that needs more (CV, LOO, the
+span bound's D) completes the kernel first.
 
 The second door, for plain ``GridSearchCV``: ``make_span_scorer()`` with ``cv=WholeTrainingSet()``
 scores each fitted ``SVC`` by its span-rule.
@@ -384,8 +388,9 @@ class SpanSearchCV(BaseSearchCV):
     scorer_, multimetric_ : as in GridSearchCV. ``cv_results_`` also holds every estimate computed
     under its library name (``span_rule``, ``xi_alpha_bound``, ...), ``n_sv``, ``n_inbound``, ``n_bounded`` (with
     more than two classes: the points that are such an SV of at least one machine), ``kernel_time`` (the time of
-    the shared per-gamma work of that point's gamma: the kernel and what is computed from it;
-    ``kernel_time_`` sums it over the gammas, plus the squared distances computed once per search) and, with held-out
+    the shared per-gamma work of that point's gamma: the kernel and what is computed from it, where the kernel's
+    rows are computed on demand only what precedes the first point, each row counting in the fit time of the point
+    that first reads it; ``kernel_time_`` sums it over the gammas, plus the squared distances computed once per search) and, with held-out
     data, ``test_error``.
     best_instance_weights_ : (l,) the C_i of the selected model.
 
