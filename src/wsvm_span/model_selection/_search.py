@@ -390,8 +390,8 @@ class SpanSearchCV(BaseSearchCV):
     more than two classes: the points that are such an SV of at least one machine), ``kernel_time`` (the time of
     the shared per-gamma work of that point's gamma: the kernel and what is computed from it, where the kernel's
     rows are computed on demand only what precedes the first point, each row counting in the fit time of the point
-    that first reads it; ``kernel_time_`` sums it over the gammas, plus the squared distances computed once per search) and, with held-out
-    data, ``test_error``.
+    that first reads it; ``kernel_time_`` sums it over the gammas, plus the squared distances computed once per
+    search) and, with held-out data, ``test_error``.
     best_instance_weights_ : (l,) the C_i of the selected model.
 
     Raises
