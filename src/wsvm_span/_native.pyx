@@ -25,9 +25,15 @@ cdef extern from "smo.h":
         int64_t step_work
         int64_t gradient_work
 
+    ctypedef struct RowFiller:
+        unsigned char *computed
+        int (*fill)(void *ctx, int64_t row) noexcept nogil
+        void *ctx
+
     int smo_solve(const double *K, Py_ssize_t ld, const int64_t *idx, int64_t n, const double *y,
                   const double *C, double *alpha, const double *grad0, double *grad, double eps, int shrinking,
-                  int64_t max_iter, double *cache, int64_t cache_len, SmoResult *result) nogil
+                  int64_t max_iter, double *cache, int64_t cache_len, const RowFiller *rows,
+                  SmoResult *result) nogil
 
 
 cdef extern from "expansion.h":
@@ -50,6 +56,18 @@ def _cache_buffer(Py_ssize_t n_doubles):
     return buf
 
 
+cdef int _fill_row(void *ctx, int64_t row) noexcept nogil:
+    """The solver's call for a kernel row it is about to read (``RowFiller``): ``ctx.fill_row(row)`` under the GIL;
+    an exception is kept for ``solve`` to raise."""
+    with gil:
+        try:
+            (<object>ctx).fill_row(row)
+        except BaseException as exc:
+            _buffers.fill_error = exc
+            return -1
+    return 0
+
+
 cdef const int64_t *_rows_of(const double[:, ::1] K, const int64_t[::1] idx, int64_t n) except? NULL:
     """The pointer to idx (checked to index K, of length n), or NULL for None (then K must be n x n)."""
     if K.shape[0] != K.shape[1]:
@@ -67,12 +85,14 @@ cdef const int64_t *_rows_of(const double[:, ::1] K, const int64_t[::1] idx, int
 
 def solve(const double[:, ::1] K, const int64_t[::1] idx, const double[::1] y, const double[::1] C,
           double[::1] alpha, const double[::1] grad0, double[::1] grad, double eps, bint shrinking,
-          int64_t max_iter, double cache_mb):
+          int64_t max_iter, double cache_mb, object filler=None):
     """Solve in place: ``alpha`` (a feasible start) becomes the solution, ``grad`` the gradient Qa - e.
 
     K : (L, L) C-contiguous kernel; idx : (n,) the problem's rows of K, each in [0, L) (None: all L);
     y, C, alpha, grad : (n,); grad0 : (n,) the gradient at the start, or None (computed here);
-    cache_mb : the row cache (per thread, kept between calls).
+    cache_mb : the row cache (per thread, kept between calls);
+    filler : None (K is valid), or an object whose K rows are computed on demand: ``filler.computed`` (uint8, one
+    flag per row of K) and ``filler.fill_row(r)``, which computes row r and sets its flag (kernels.RBFRows).
     Returns (rho, n_iter, converged, gap, objective, step_work, gradient_work).
     """
     cdef int64_t n = y.shape[0]
@@ -89,9 +109,23 @@ def solve(const double[:, ::1] K, const int64_t[::1] idx, const double[::1] y, c
     cdef double[::1] cache = _cache_buffer(int(cache_mb * 1048576 / 8))
     cdef SmoResult res
     cdef int rc
+    cdef RowFiller rows
+    cdef const RowFiller *rows_ptr = NULL
+    cdef unsigned char[::1] computed
+    if filler is not None:
+        computed = filler.computed
+        if computed.shape[0] != K.shape[0]:
+            raise ValueError("filler.computed must have one flag per row of K")
+        rows.computed = &computed[0]
+        rows.fill = _fill_row
+        rows.ctx = <void *>filler
+        rows_ptr = &rows
     with nogil:
         rc = smo_solve(&K[0, 0], K.shape[1], idx_ptr, n, &y[0], &C[0], &alpha[0], grad0_ptr, &grad[0], eps,
-                       1 if shrinking else 0, max_iter, &cache[0], cache.shape[0], &res)
+                       1 if shrinking else 0, max_iter, &cache[0], cache.shape[0], rows_ptr, &res)
+    if rc == -2:
+        error, _buffers.fill_error = _buffers.fill_error, None
+        raise error
     if rc != 0:
         raise MemoryError(f"the SMO solver could not allocate its work arrays (n = {n})")
     return res.rho, res.n_iter, bool(res.converged), res.gap, res.objective, res.step_work, res.gradient_work

@@ -3,10 +3,12 @@
 Precomputing the training kernel once per data set and handing it to LIBSVM as a
 precomputed kernel is much faster than letting LIBSVM evaluate kernel values for every
 grid point (method.md section 1). ``KernelCache`` is the one place where kernel matrices
-are computed; every grid point and every CV fold slices it.
+are computed; every grid point and every CV fold slices it. ``RBFRows`` is the same kernel filled row by row
+on demand, for a consumer that reads few of its rows (SMO, the span-rule: ``SpanSearchCV``).
 """
 from __future__ import annotations
 
+import threading
 from functools import cached_property
 
 import numpy as np
@@ -66,6 +68,127 @@ def rbf_from_squared_distances(D2, gamma: float, out: np.ndarray | None = None) 
     return K
 
 
+class RBFRows:
+    """The RBF training kernel exp(-gamma D2) with each row computed on its first use.
+
+    SMO reads the kernel rows of the points that enter a working set (and of a start's support vectors); the
+    span-rule reads K among the support vectors; f on the training set needs the support vectors' rows. On
+    MNIST at a large gamma a whole grid row of C touches a sixth of the rows, so the exps of the rest are saved.
+    Every entry is computed as ``rbf_from_squared_distances`` computes it (the same multiply and exp, one row at
+    a time), so a consumer reads exactly the full kernel's values.
+
+    Readers get rows through :meth:`rows` (or, in compiled code, ``computed`` and :meth:`fill_row`: the SMO
+    solver fills a row before its first read) and the whole matrix through :meth:`complete`; ``array`` itself
+    holds valid values only on the rows marked ``computed`` and on its diagonal (K_ii = 1).
+
+    Parameters
+    ----------
+    D2 : ndarray of shape (l, l)
+        Squared distances (``squared_distances(X)``: symmetric, zero diagonal), read, never written.
+    gamma : float
+        RBF parameter, positive.
+    out : ndarray of shape (l, l), optional
+        The buffer to fill (a search over gammas reuses one); None: a new one.
+    unset : float, optional
+        Write this into every entry first (tests: NaN shows a read of a row that was never computed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span.kernels import RBFRows, squared_distances
+    >>> X = np.random.default_rng(0).normal(size=(5, 2))
+    >>> K = RBFRows(squared_distances(X), 0.5, unset=np.nan)
+    >>> rows = K.rows([1, 3])
+    >>> bool(np.array_equal(rows[[1, 3]], ws.rbf_kernel(X, gamma=0.5)[[1, 3]])), int(K.computed.sum())
+    (True, 2)
+    >>> bool(np.array_equal(K.complete(), ws.rbf_kernel(X, gamma=0.5)))
+    True
+    """
+
+    def __init__(self, D2, gamma: float, out: np.ndarray | None = None, *, unset: float | None = None):
+        if not gamma > 0:
+            raise ValueError(f"gamma must be positive, got {gamma!r}")
+        self.d2, self.gamma = D2, float(gamma)
+        self.array = np.empty_like(D2) if out is None else out
+        if unset is not None:
+            self.array.fill(unset)
+        np.fill_diagonal(self.array, 1.0)  # exp(-gamma * 0): the SMO solver reads the diagonal of every point
+        self.computed = np.zeros(D2.shape[0], dtype=np.uint8)
+        # two threads must not fill one row at once: the second would overwrite (with the multiply's
+        # intermediate) a row that the first has marked computed and a solver already reads
+        self._lock = threading.Lock()
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.array.shape
+
+    def fill_row(self, row: int) -> None:
+        """Compute row ``row`` if it is not yet (the SMO solver's call, under the GIL)."""
+        with self._lock:
+            if not self.computed[row]:
+                out = self.array[row]
+                np.multiply(self.d2[row], -self.gamma, out=out)
+                np.exp(out, out=out)
+                self.computed[row] = 1
+
+    def rows(self, rows) -> np.ndarray:
+        """``array`` with (at least) the rows ``rows`` computed.
+
+        Parameters
+        ----------
+        rows : array-like of int
+            Row indices.
+
+        Returns
+        -------
+        ndarray of shape (l, l)
+            The buffer: valid on the rows computed so far, these among them.
+        """
+        rows = np.asarray(rows, dtype=np.int64).ravel()
+        if rows.size and not self.computed[rows].all():
+            with self._lock:
+                todo = np.unique(rows[self.computed[rows] == 0])
+                block = max(1, _BLOCK_ELEMENTS // max(1, self.array.shape[1]))
+                for start in range(0, todo.size, block):
+                    part = todo[start:start + block]
+                    values = np.multiply(self.d2[part], -self.gamma)
+                    np.exp(values, out=values)
+                    self.array[part] = values
+                    self.computed[part] = 1
+        return self.array
+
+    def complete(self) -> np.ndarray:
+        """The whole kernel (every row computed): for consumers that read beyond the rows they name."""
+        if not self.computed.all():
+            if not self.computed.any():
+                # in place, as rbf_from_squared_distances: no temporaries
+                with self._lock:
+                    if not self.computed.any():
+                        rbf_from_squared_distances(self.d2, self.gamma, out=self.array)
+                        self.computed[:] = 1
+            self.rows(np.flatnonzero(self.computed == 0))
+        return self.array
+
+    def radius2(self, max_d2: float) -> float:
+        """R^2 = max K - min K (``kernel_radius2`` of the whole kernel) without computing it: K_ii = 1 is the
+        largest entry and exp(-gamma max D2) the smallest (exp is increasing).
+
+        Parameters
+        ----------
+        max_d2 : float
+            The largest squared distance, ``D2.max()`` (a search computes it once for every gamma).
+
+        Returns
+        -------
+        float
+            R^2.
+        """
+        smallest = np.multiply(np.array([max_d2], dtype=np.float64), -self.gamma)
+        np.exp(smallest, out=smallest)
+        return float(1.0 - smallest[0])
+
+
 def rbf_kernel(X, Z=None, gamma: float = 1.0) -> np.ndarray:
     """RBF kernel block K_ij = exp(-gamma ||x_i - z_j||^2).
 
@@ -111,8 +234,11 @@ def kernel_expansion(K, coef, cols, rows=None, out=None) -> np.ndarray:
     Read in place: ``K[np.ix_(rows, cols)] @ coef`` would first copy the block (n_SV x l doubles: 0.5 GB for a
     model at a small C on MNIST, more time than training it). Each term reads one kernel row, or, when there are
     fewer points than terms, each point does (a kernel row touches as much memory either way). ``out``: add
-    into this (len(rows)) array instead of a new one.
+    into this (len(rows)) array instead of a new one. K may be an ``RBFRows``: the rows read are computed first.
     """
+    if isinstance(K, RBFRows):
+        by_point = rows is not None and len(rows) < len(cols)
+        K = K.rows(rows if by_point else cols)
     K = np.ascontiguousarray(K, dtype=np.float64)
     cols = np.ascontiguousarray(cols, dtype=np.int64)
     coef = np.ascontiguousarray(coef, dtype=np.float64)

@@ -72,6 +72,8 @@ typedef struct {
     int64_t *owner;         /* per slot: the position whose row it holds, or -1 */
     int64_t *last_used;     /* per slot: the clock of its last use */
     int64_t step_work, gradient_work;  /* SmoResult's counters */
+    const RowFiller *rows;  /* NULL: every row of K is valid */
+    int fill_failed;
     /* the shrunk variables' snapshots: alpha in the caller's order at each pass that shrank some, and per
      * caller's index the snapshot its variable was shrunk at (-1: active) */
     const int64_t *idx0;    /* the caller's idx (NULL: 0..n-1) */
@@ -102,7 +104,14 @@ static inline signed char status_of(double a, double c) {
     return FREE;
 }
 
-static inline const double *kernel_row(const Smo *s, int64_t p) { return s->K + s->kidx[p] * s->ld; }
+/* K's row r, computed first when K is filled on demand (the row of every variable the solver reads) */
+static inline const double *row_of(Smo *s, int64_t r) {
+    const RowFiller *f = s->rows;
+    if (f && !__atomic_load_n(&f->computed[r], __ATOMIC_ACQUIRE) && f->fill(f->ctx, r) != 0) s->fill_failed = 1;
+    return s->K + r * s->ld;
+}
+
+static inline const double *kernel_row(Smo *s, int64_t p) { return row_of(s, s->kidx[p]); }
 
 static inline signed char flags_of(signed char status, double y) {
     if (status == FREE) return UP | LOW;
@@ -223,7 +232,7 @@ static void bring_shrunk_up_to_date(Smo *s) {
         for (int64_t h = 0; h < n; ++h) {
             const double delta = s->alpha_home[h] - snap[h];
             if (delta == 0.0) continue;
-            const double *Kh = s->K + (s->idx0 ? s->idx0[h] : h) * s->ld;
+            const double *Kh = row_of(s, s->idx0 ? s->idx0[h] : h);
             const double c = delta * s->y0[h];
             for (int64_t k = 0; k < size; ++k) s->v[group[k]] -= c * Kh[kidx[group[k]]];
             s->gradient_work += size;
@@ -426,9 +435,10 @@ static double objective(const Smo *s) {
 
 int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, const double *y, const double *C,
               double *alpha, const double *grad0, double *grad, double eps, int shrinking, int64_t max_iter,
-              double *cache, int64_t cache_len, SmoResult *result) {
+              double *cache, int64_t cache_len, const RowFiller *rows, SmoResult *result) {
     Smo s;
     memset(&s, 0, sizeof s);
+    s.rows = rows;
     s.K = K;
     s.ld = ld;
     s.n = n;
@@ -496,7 +506,7 @@ int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, cons
     for (int64_t p = 0; p < n && !warm; ++p) warm = s.alpha[p] > 0;
     int counter = warm ? (int)(n < SHRINK_EVERY ? n : SHRINK_EVERY) + 1 : (int)(n < SHRINK_EVERY ? n : SHRINK_EVERY) + 1;
     int unshrunk = 0, converged = 0;
-    while (iter < max_iter) {
+    while (iter < max_iter && !s.fill_failed) {
         if (shrinking && --counter == 0) {
             counter = (int)(n < SHRINK_EVERY ? n : SHRINK_EVERY);
             do_shrinking(&s, eps, &unshrunk);
@@ -514,6 +524,10 @@ int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, cons
         take_step(&s, i, j);
     }
     unshrink(&s);  /* the true gradient of every variable, in the caller's order */
+    if (s.fill_failed) {
+        rc = -2;
+        goto done;
+    }
     double m_up, minus_M;
     gap_terms(&s, n, &m_up, &minus_M);
     result->rho = compute_rho(&s);

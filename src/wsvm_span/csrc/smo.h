@@ -27,7 +27,17 @@ typedef struct {
     int64_t gradient_work;
 } SmoResult;
 
-/* Returns 0, or -1 when memory ran out (nothing is written then).
+/* A kernel whose rows are computed on first use (an RBF kernel filled row by row, kernels.RBFRows): the solver
+ * reads row r only after computed[r] is set, calling fill(ctx, r) first when it is not. fill sets computed[r]
+ * (with release order) after writing the row, and returns 0, or -1 on failure (the solve then ends with -2).
+ * Diagonal entries must be valid from the start. */
+typedef struct {
+    unsigned char *computed;
+    int (*fill)(void *ctx, int64_t row);
+    void *ctx;
+} RowFiller;
+
+/* Returns 0, -1 when memory ran out (nothing is written then), or -2 when rows.fill failed.
  *
  * K      : row-major kernel with leading dimension ld; the problem's points are K's rows/columns idx[0..n-1]
  *          (idx NULL: 0..n-1)
@@ -38,10 +48,11 @@ typedef struct {
  * grad   : out (may be NULL): the gradient Qa - e at the solution
  * cache  : cache_len doubles of scratch (may be NULL) for kernel rows restricted to the active set; the
  *          caller keeps it between calls (memory touched for the first time costs a page fault per 4 KB)
+ * rows   : NULL when all of K is valid; else its rows are computed on first read (RowFiller)
  */
 int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, const double *y, const double *C,
               double *alpha, const double *grad0, double *grad, double eps, int shrinking, int64_t max_iter,
-              double *cache, int64_t cache_len, SmoResult *result);
+              double *cache, int64_t cache_len, const RowFiller *rows, SmoResult *result);
 
 
 #endif

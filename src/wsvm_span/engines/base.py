@@ -52,6 +52,9 @@ class Capabilities:
     kernel_rows : bool, default=False
         ``solve`` takes ``rows=``: the problem on K[rows][:, rows], read in place (CV folds and
         leave-one-out retrainings need no copy of their kernel).
+    rows_on_demand : bool, default=False
+        ``solve`` takes a ``kernels.RBFRows`` as K and computes each kernel row before its first read, so a
+        search hands it a kernel whose unread rows are never computed.
     one_vs_one : bool, default=False
         ``solve_one_vs_one`` trains all k(k-1)/2 machines of a multiclass problem in one call on the whole
         kernel; otherwise ``wsvm_span.multiclass`` trains each machine by ``solve`` on its rows.
@@ -60,7 +63,7 @@ class Capabilities:
     --------
     >>> from wsvm_span.engines import get_engine
     >>> get_engine("libsvm").capabilities
-    Capabilities(per_instance_weights=False, warm_start=False, solution_path=False, precomputed_kernel=True, kernel_rows=False, one_vs_one=False)
+    Capabilities(per_instance_weights=False, warm_start=False, solution_path=False, precomputed_kernel=True, kernel_rows=False, rows_on_demand=False, one_vs_one=False)
     """
 
     per_instance_weights: bool
@@ -68,6 +71,7 @@ class Capabilities:
     solution_path: bool = False
     precomputed_kernel: bool = True
     kernel_rows: bool = False
+    rows_on_demand: bool = False
     one_vs_one: bool = False
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _native
+from ..kernels import RBFRows
 from .base import LIBSVM_CACHE_MB, Capabilities, fit_features_by_kernel
 from .warm_start import Start, feasible_start
 
@@ -86,8 +87,9 @@ def smo_solve(K, y, C, tol: float, *, alpha0=None, rows=None, cache_mb: float = 
 
     Parameters
     ----------
-    K : ndarray of shape (L, L)
-        The kernel (C-contiguous float64 is used in place; anything else is converted).
+    K : ndarray of shape (L, L) or kernels.RBFRows
+        The kernel (C-contiguous float64 is used in place; anything else is converted). An ``RBFRows`` is
+        filled on demand: the solver computes each row before it first reads it.
     y : ndarray of shape (l,)
         Labels in {-1, +1}.
     C : ndarray of shape (l,)
@@ -142,11 +144,16 @@ def smo_solve(K, y, C, tol: float, *, alpha0=None, rows=None, cache_mb: float = 
         grad0 = None if alpha0.grad is None else np.ascontiguousarray(alpha0.grad, dtype=np.float64)
     else:
         alpha = feasible_start(alpha0, y, C)
+    filler = None
+    if isinstance(K, RBFRows):
+        filler, K = K, K.array
     K = np.ascontiguousarray(K, dtype=np.float64)
+    if filler is not None and K is not filler.array:
+        raise ValueError("an RBFRows kernel must hold a C-contiguous float64 array")
     idx = None if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
     grad = np.empty_like(alpha)
     report = SmoReport(*_native.solve(K, idx, y, C, alpha, grad0, grad, float(tol), True, max_iterations(y.shape[0]),
-                                   float(cache_mb)))
+                                   float(cache_mb), filler))
     return alpha, -report.rho, grad, report
 
 
@@ -154,7 +161,8 @@ class Smo:
     name = "smo"
     description = ("this project's SMO (compiled, precomputed kernel): class and per-instance weights, starts from"
                    " a neighbouring solution (alpha0), trains on rows of a larger kernel without copying them")
-    capabilities = Capabilities(per_instance_weights=True, warm_start=True, kernel_rows=True)
+    capabilities = Capabilities(per_instance_weights=True, warm_start=True, kernel_rows=True,
+                                rows_on_demand=True)
 
     def solve(self, K, y, C, tol, *, alpha0=None, rows=None):
         """(alpha, b); see :meth:`solve_warm`."""

@@ -23,7 +23,11 @@ once per search (one GEMM), the kernel exp(-gamma D2) once per gamma and shared 
 weighting of that gamma (with R^2 of the xi-alpha bound, the enclosing-ball diameter of the span
 bound and, for criterion="cv_error", the folds' kernels); LIBSVM trains on it as a precomputed kernel; the
 span-rule needs one factorization per model; the trainer (``engine="smo"``) starts each C of a gamma from
-the previous C's solution, and each CV fold from its grid point's model.
+the previous C's solution, and each CV fold from its grid point's model. With that trainer on two classes the
+kernel is computed row by row as it is read (``kernels.RBFRows``): training reads the rows of the points that
+enter a working set, the span-rule and f the support vectors' rows, so at mnist_2_9's larger gammas most rows
+are never computed; R^2 comes from the largest squared distance, and an estimate that needs more (CV, LOO, the
+span bound's D) completes the kernel first.
 
 The second door, for plain ``GridSearchCV``: ``make_span_scorer()`` with ``cv=WholeTrainingSet()``
 scores each fitted ``SVC`` by its span-rule.
@@ -50,7 +54,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 import wsvm_span as ws
 from wsvm_span.engines import ENGINE_NAMES, get_engine
 from wsvm_span.engines.warm_start import Solved, rescaled_start
-from wsvm_span.kernels import rbf_from_squared_distances, squared_distances
+from wsvm_span.kernels import RBFRows, rbf_from_squared_distances, squared_distances
 from wsvm_span.model import make_model
 from wsvm_span.tie_rules import TIE_ATOL, TIE_RTOL, TIE_RULES
 from wsvm_span.utils.validation import check_kernel
@@ -73,6 +77,9 @@ GRID_KEYS = SVC_KEYS + SCHEME_KEYS
 #: 28/28 points of splice, adult, spambase and skin_nonskin (same selection, 10-25% less CPU); at
 #: 1e-4 on 28, 28, 27 and 28; SVC's default 1e-3 only on 21, 25, 21 and 26.
 DEFAULT_TOL = 1e-5
+#: the estimates that read the training kernel only at the support vectors' rows (the span-rule: K among
+#: them; xi-alpha: R^2 and the model's margins): with these alone the kernel's other rows are never computed
+ROW_CRITERIA = frozenset({"span_rule", "xi_alpha_bound", "sv_count_bound"})
 #: the study's tie rules (wsvm_span.tie_rules.TIE_RULES), in the order its CLI lists them
 TIE_RULE_NAMES = tuple(TIE_RULES)
 
@@ -165,20 +172,32 @@ class _GammaKernels:
     xi-alpha bound, the enclosing-ball diameter D of the span bound and the CV folds' kernels (each
     only when a wanted criterion needs it), computed once before the points of that gamma run; and how
     a point is trained and estimated on them (two classes: one weighted SVM, labels y in {-1, +1}; more:
-    ``_multiclass.OneVsOneKernels``, labels as class positions)."""
+    ``_multiclass.OneVsOneKernels``, labels as class positions).
 
-    def __init__(self, train, test, *, wanted, folds):
+    The training kernel may be filled on demand (``kernels.RBFRows``, with ``max_d2`` for R^2): the trainer
+    computes the rows it reads, estimates that read K only at the support vectors' rows (``ROW_CRITERIA``) ask
+    for those, and any other estimate has the kernel completed first."""
+
+    def __init__(self, train, test, *, wanted, folds, max_d2=None):
         self.train, self.test = train, test
-        self.radius2 = ws.kernel_radius2(train)
-        self.diameter = ws.enclosing_ball_diameter(train) if "span_bound" in wanted else None
-        self.fold_kernels = ws.FoldKernels(train, folds) if "cv_error" in wanted else None
+        if isinstance(train, RBFRows):
+            self.radius2 = train.radius2(max_d2)
+            full = train.complete() if not wanted <= ROW_CRITERIA else None
+        else:
+            self.radius2 = ws.kernel_radius2(train)
+            full = train
+        self.diameter = ws.enclosing_ball_diameter(full) if "span_bound" in wanted else None
+        self.fold_kernels = ws.FoldKernels(full, folds) if "cv_error" in wanted else None
 
     def fit_model(self, y, C, tol, engine, previous=None):
         start = None if previous is None else rescaled_start(Solved.from_model(previous), C, self.train)
         return ws.fit_svm(self.train, y, C, engine=engine, tol=tol, check_input=False, alpha0=start)
 
     def estimates(self, model, wanted, folds, fold_starts=None) -> dict:
-        return estimate_errors(model, self.train, wanted, D=self.diameter, R2=self.radius2, folds=folds,
+        K = self.train
+        if isinstance(K, RBFRows):
+            K = K.rows(model.support) if wanted <= ROW_CRITERIA else K.complete()
+        return estimate_errors(model, K, wanted, D=self.diameter, R2=self.radius2, folds=folds,
                                fold_kernels=self.fold_kernels, fold_starts=fold_starts)
 
     @staticmethod
@@ -194,23 +213,34 @@ class _RBFKernels:
 
     Each gamma's kernels are written into the same two buffers (``reuse``) when the points of one gamma all
     finish before the next gamma starts: a fresh l x l array per gamma would pay its page faults again.
+    With ``on_demand`` the training kernel is a ``kernels.RBFRows``, its rows computed as they are read
+    (issue 21: at mnist_2_9's larger gammas a grid row of C reads a fraction of them).
     """
 
-    def __init__(self, X, X_held, *, reuse: bool = True):
+    def __init__(self, X, X_held, *, reuse: bool = True, on_demand: bool = False):
         self.train_d2 = squared_distances(X)
         self.held_d2 = None if X_held is None else squared_distances(X_held, X)
         self.reuse = reuse
+        self.on_demand = on_demand
+        # R^2 of every gamma from it, without the whole kernel (RBFRows.radius2)
+        self.max_d2 = float(self.train_d2.max()) if on_demand else None
         self._train = self._held = None
 
     def at(self, gamma: float):
         """(training kernel, held-out block or None) of ``gamma``; with ``reuse``, valid until the next call
         (without, new arrays: gammas computed at once in threads)."""
-        train = rbf_from_squared_distances(self.train_d2, gamma, out=self._train if self.reuse else None)
+        out = self._train if self.reuse else None
+        if self.on_demand:
+            train = RBFRows(self.train_d2, gamma, out=out)
+            self._train = train.array if self.reuse else None
+        else:
+            train = rbf_from_squared_distances(self.train_d2, gamma, out=out)
+            self._train = train if self.reuse else None
         held = None
         if self.held_d2 is not None:
             held = rbf_from_squared_distances(self.held_d2, gamma, out=self._held if self.reuse else None)
         if self.reuse:
-            self._train, self._held = train, held
+            self._held = held
         return train, held
 
 
@@ -358,9 +388,10 @@ class SpanSearchCV(BaseSearchCV):
     scorer_, multimetric_ : as in GridSearchCV. ``cv_results_`` also holds every estimate computed
     under its library name (``span_rule``, ``xi_alpha_bound``, ...), ``n_sv``, ``n_inbound``, ``n_bounded`` (with
     more than two classes: the points that are such an SV of at least one machine), ``kernel_time`` (the time of
-    the shared per-gamma work of that point's gamma: the kernel and what is computed from it;
-    ``kernel_time_`` sums it over the gammas, plus the squared distances computed once per search) and, with held-out
-    data, ``test_error``.
+    the shared per-gamma work of that point's gamma: the kernel and what is computed from it, where the kernel's
+    rows are computed on demand only what precedes the first point, each row counting in the fit time of the point
+    that first reads it; ``kernel_time_`` sums it over the gammas, plus the squared distances computed once per
+    search) and, with held-out data, ``test_error``.
     best_instance_weights_ : (l,) the C_i of the selected model.
 
     Raises
@@ -489,7 +520,11 @@ class SpanSearchCV(BaseSearchCV):
         # over the walks of one gamma at a time (one kernel, shared)
         across_gammas = n_jobs > 1 and len(groups) >= n_jobs
         t0 = time.perf_counter()
-        rbf = None if self.precomputed else _RBFKernels(prob["X_dense"], prob["X_held"], reuse=not across_gammas)
+        # rows on demand: the engine reads the kernel only through the solver that fills them (smo), two classes
+        # (the one-vs-one machines take the whole kernel)
+        on_demand = get_engine(self.engine).capabilities.rows_on_demand and prob["classes"].size == 2
+        rbf = None if self.precomputed else _RBFKernels(prob["X_dense"], prob["X_held"], reuse=not across_gammas,
+                                                        on_demand=on_demand)
         self.kernel_time_ = time.perf_counter() - t0
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
         options = dict(wanted=wanted, criterion=self.criterion, tol=svc.tol, folds=folds, y_held=prob["y_held"],
@@ -687,7 +722,7 @@ class SpanSearchCV(BaseSearchCV):
         train, test = (prob["X_dense"], prob["X_held"]) if rbf is None else rbf.at(gamma)
         if prob["classes"].size > 2:
             return OneVsOneKernels(train, test, class_index=prob["class_index"], wanted=wanted, folds=folds)
-        return _GammaKernels(train, test, wanted=wanted, folds=folds)
+        return _GammaKernels(train, test, wanted=wanted, folds=folds, max_d2=None if rbf is None else rbf.max_d2)
 
     def _folds(self, prob) -> np.ndarray:
         """Fold id of every point from the ``cv`` splitter (must be a partition, as K-fold is)."""
