@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -167,20 +168,25 @@ class OneVsOneSVM:
         return int(self.pairs.shape[0])
 
     def _points(self, part: str) -> np.ndarray:
-        taken = [idx[getattr(m, part)] for idx, m in zip(self.members, self.machines)]
-        return np.unique(np.concatenate(taken)) if taken else np.zeros(0, dtype=np.int64)
+        taken = np.zeros(self.n_train, dtype=bool)
+        for idx, m in zip(self.members, self.machines):
+            taken[idx[getattr(m, part)]] = True
+        points = np.flatnonzero(taken)
+        points.flags.writeable = False  # cached: every caller shares it
+        return points
 
-    @property
+    # cached (the dataclass is frozen, its machines with it): a grid point reads them several times
+    @cached_property
     def support(self) -> np.ndarray:
         """Training indices that are an SV of at least one machine (``SVC.support_``'s points)."""
         return self._points("support")
 
-    @property
+    @cached_property
     def inbound(self) -> np.ndarray:
         """Training indices that are an in-bound SV (0 < a_p < C_p) of at least one machine."""
         return self._points("inbound")
 
-    @property
+    @cached_property
     def bounded(self) -> np.ndarray:
         """Training indices that are a bounded SV (a_p = C_p) of at least one machine."""
         return self._points("bounded")
