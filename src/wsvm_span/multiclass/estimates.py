@@ -27,6 +27,11 @@ from ..span.geometry import unconstrained_span2
 from ..utils.validation import check_class_labels
 from .model import OneVsOneSVM, machine_pairs, vote
 
+#: rows of K gathered at a time for the class blocks' extremes (``machine_radius2``): a block that stays in
+#: the CPU cache while both its minimum and its maximum are taken (one whole class's rows, gathered at once,
+#: were read three times from memory: 3x the time on waveform's 2,500 points)
+RADIUS_BLOCK_ROWS = 32
+
 __all__ = ["loo_predictions", "machine_diameters", "machine_radius2", "span_bound", "span_rule",
            "span_rule_decisions", "span_rule_predictions", "sv_count_bound", "test_error", "xi_alpha_bound"]
 
@@ -206,7 +211,7 @@ def span_rule(model: OneVsOneSVM, K) -> float:
 def machine_radius2(K, labels) -> np.ndarray:
     """R_ij^2 = max K - min K over the points of each machine's two classes: the xi-alpha bound's R^2.
 
-    Computed from the extremes of the kernel's class blocks, one pass over K.
+    Computed from the extremes of the kernel's class blocks, one pass over K, a block of rows at a time.
 
     Parameters
     ----------
@@ -239,8 +244,11 @@ def machine_radius2(K, labels) -> np.ndarray:
     lo, hi = np.empty((k, k)), np.empty((k, k))
     blocks = [np.flatnonzero(class_index == c) for c in range(k)]
     for a, rows in enumerate(blocks):
-        part = K[rows]
-        col_lo, col_hi = part.min(axis=0), part.max(axis=0)
+        col_lo, col_hi = np.full(K.shape[1], np.inf), np.full(K.shape[1], -np.inf)
+        for start in range(0, rows.size, RADIUS_BLOCK_ROWS):
+            part = K[rows[start:start + RADIUS_BLOCK_ROWS]]
+            np.minimum(col_lo, part.min(axis=0), out=col_lo)
+            np.maximum(col_hi, part.max(axis=0), out=col_hi)
         for c, cols in enumerate(blocks):
             lo[a, c], hi[a, c] = col_lo[cols].min(), col_hi[cols].max()
     return np.array([max(hi[i, i], hi[j, j], hi[i, j]) - min(lo[i, i], lo[j, j], lo[i, j])
