@@ -216,7 +216,8 @@ def unconstrained_span2(model: WeightedSVM, K, inverse: BorderedInverse | None =
     if M.size == 0:
         return s2
     rows = np.arange(model.alpha.size) if rows is None else np.asarray(rows)
-    fac = inverse or bordered_inverse(K[np.ix_(rows[M], rows[M])])
+    in_K = rows[M]
+    fac = inverse or bordered_inverse(K[in_K[:, None], in_K])
     R = rows[M[fac.rep]]
     pos = np.searchsorted(sv, M)
     diag = fac.diagonal()[fac.rep_index]  # merged points (rep_index -1) are set below
@@ -229,7 +230,7 @@ def unconstrained_span2(model: WeightedSVM, K, inverse: BorderedInverse | None =
     others = np.flatnonzero(~is_inbound)
     if others.size:
         q = rows[sv[others]]
-        s2[others] = K[q, q] - fac.quadratic(K[np.ix_(R, q)])
+        s2[others] = K[q, q] - fac.quadratic(K[R[:, None], q])
     return np.maximum(s2, 0.0)
 
 
