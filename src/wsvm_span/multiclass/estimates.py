@@ -5,8 +5,8 @@ the machines where p is an SV; every other decision value at x_p is the trained 
 is a set of LOO decision values f^p_cj(x_p), one per (machine, SV) pair, put into LIBSVM's vote:
 
 - span-rule: f^p_cj(x_p) = f_cj(x_p) - y_p a_p S_p^2 (Theorem 2 per machine, S_p without box constraints,
-  one factorization per machine for all its SVs: ``span.estimates.span_rule_errors`` on the machine's
-  SV kernel); a machine without in-bound SV has no span (S_p = inf): its SVs vote against their class;
+  one factorization per machine for all its SVs: ``span.geometry.unconstrained_span2`` on the machine's
+  rows of the training kernel, read in place); a machine without in-bound SV has no span (S_p = inf): its SVs vote against their class;
 - span bound: the union bound (1/l) sum_ij l_ij bound_ij, bound_ij the machine's Theorem 1 value with
   its own enclosing-ball diameter D_ij (a multiclass LOO error of p needs a LOO error of p in one of its
   machines);
@@ -22,9 +22,15 @@ import numpy as np
 
 from ..solvers.enclosing_ball import enclosing_ball_diameter
 from ..solvers.qp import qp_solver_name
-from ..span.estimates import analyse_spans, span_rule_errors
+from ..span.estimates import analyse_spans
+from ..span.geometry import unconstrained_span2
 from ..utils.validation import check_class_labels
 from .model import OneVsOneSVM, machine_pairs, vote
+
+#: rows of K gathered at a time for the class blocks' extremes (``machine_radius2``): a block that stays in
+#: the CPU cache while both its minimum and its maximum are taken (one whole class's rows, gathered at once,
+#: were read three times from memory: 3x the time on waveform's 2,500 points)
+RADIUS_BLOCK_ROWS = 32
 
 __all__ = ["loo_predictions", "machine_diameters", "machine_radius2", "span_bound", "span_rule",
            "span_rule_decisions", "span_rule_predictions", "sv_count_bound", "test_error", "xi_alpha_bound"]
@@ -96,8 +102,8 @@ def _error_rate(model: OneVsOneSVM, pred) -> float:
 def span_rule_decisions(model: OneVsOneSVM, K) -> list[tuple[np.ndarray, np.ndarray]]:
     """The span-rule's LOO decision values f^p(x_p) = f(x_p) - y_p a_p S_p^2 of every (machine, SV) pair.
 
-    Each machine's spans come from the kernel among its SVs only (``WeightedSVM.restricted``): one bordered
-    factorization of its in-bound SVs serves all its SVs. A machine without in-bound SV has no span
+    Each machine's spans read its rows of K in place (``span.geometry.unconstrained_span2``), and only among
+    its SVs: one bordered factorization of its in-bound SVs serves all its SVs. A machine without in-bound SV has no span
     (S_p = inf): its SVs' values are -y_p inf, a vote against their class.
 
     Parameters
@@ -126,17 +132,15 @@ def span_rule_decisions(model: OneVsOneSVM, K) -> list[tuple[np.ndarray, np.ndar
     >>> where[:3].tolist(), np.round(values[:3], 3).tolist()
     ([0, 1, 3], [0.431, 0.065, -0.435])
     """
+    K = np.asarray(K, dtype=float)
     out = []
     for idx, machine in zip(model.members, model.machines):
         sv = machine.support
-        glob = idx[sv]
-        if sv.size == 0:
-            out.append((glob, np.zeros(0)))
-            continue
-        span2, _ = span_rule_errors(machine.restricted(sv), K[np.ix_(glob, glob)])
+        # the machine's rows of K in place: its in-bound block is factored, its bounded SVs read against it
+        span2 = unconstrained_span2(machine, K, rows=idx)
         with np.errstate(invalid="ignore"):
             values = machine.decision_train[sv] - machine.y[sv] * machine.alpha[sv] * span2
-        out.append((glob, values))
+        out.append((idx[sv], values))
     return out
 
 
@@ -207,7 +211,7 @@ def span_rule(model: OneVsOneSVM, K) -> float:
 def machine_radius2(K, labels) -> np.ndarray:
     """R_ij^2 = max K - min K over the points of each machine's two classes: the xi-alpha bound's R^2.
 
-    Computed from the extremes of the kernel's class blocks, one pass over K.
+    Computed from the extremes of the kernel's class blocks, one pass over K, a block of rows at a time.
 
     Parameters
     ----------
@@ -240,8 +244,11 @@ def machine_radius2(K, labels) -> np.ndarray:
     lo, hi = np.empty((k, k)), np.empty((k, k))
     blocks = [np.flatnonzero(class_index == c) for c in range(k)]
     for a, rows in enumerate(blocks):
-        part = K[rows]
-        col_lo, col_hi = part.min(axis=0), part.max(axis=0)
+        col_lo, col_hi = np.full(K.shape[1], np.inf), np.full(K.shape[1], -np.inf)
+        for start in range(0, rows.size, RADIUS_BLOCK_ROWS):
+            part = K[rows[start:start + RADIUS_BLOCK_ROWS]]
+            np.minimum(col_lo, part.min(axis=0), out=col_lo)
+            np.maximum(col_hi, part.max(axis=0), out=col_hi)
         for c, cols in enumerate(blocks):
             lo[a, c], hi[a, c] = col_lo[cols].min(), col_hi[cols].max()
     return np.array([max(hi[i, i], hi[j, j], hi[i, j]) - min(lo[i, i], lo[j, j], lo[i, j])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -167,20 +168,25 @@ class OneVsOneSVM:
         return int(self.pairs.shape[0])
 
     def _points(self, part: str) -> np.ndarray:
-        taken = [idx[getattr(m, part)] for idx, m in zip(self.members, self.machines)]
-        return np.unique(np.concatenate(taken)) if taken else np.zeros(0, dtype=np.int64)
+        taken = np.zeros(self.n_train, dtype=bool)
+        for idx, m in zip(self.members, self.machines):
+            taken[idx[getattr(m, part)]] = True
+        points = np.flatnonzero(taken)
+        points.flags.writeable = False  # cached: every caller shares it
+        return points
 
-    @property
+    # cached (the dataclass is frozen, its machines with it): a grid point reads them several times
+    @cached_property
     def support(self) -> np.ndarray:
         """Training indices that are an SV of at least one machine (``SVC.support_``'s points)."""
         return self._points("support")
 
-    @property
+    @cached_property
     def inbound(self) -> np.ndarray:
         """Training indices that are an in-bound SV (0 < a_p < C_p) of at least one machine."""
         return self._points("inbound")
 
-    @property
+    @cached_property
     def bounded(self) -> np.ndarray:
         """Training indices that are a bounded SV (a_p = C_p) of at least one machine."""
         return self._points("bounded")
@@ -323,9 +329,15 @@ def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL
     C = check_weights(C, l) if check_input else np.broadcast_to(np.asarray(C, dtype=float), (l,)).astype(float)
     if not tol > 0:
         raise ValueError(f"tol must be positive, got {tol!r}")
-    pairs = machine_pairs(classes.size)
-    members = tuple(np.flatnonzero((class_index == i) | (class_index == j)) for i, j in pairs)
-    signs = tuple(np.where(class_index[idx] == i, 1.0, -1.0) for idx, (i, _) in zip(members, pairs))
+    same_labels = (warm_from is not None and np.array_equal(warm_from.class_index, class_index)
+                   and warm_from.decision_train.shape[1] == l)
+    if same_labels:  # a grid row's next point: the machines' index sets and labels are the previous model's
+        pairs, members = warm_from.pairs, warm_from.members
+        signs = tuple(m.y for m in warm_from.machines)
+    else:
+        pairs = machine_pairs(classes.size)
+        members = tuple(np.flatnonzero((class_index == i) | (class_index == j)) for i, j in pairs)
+        signs = tuple(np.where(class_index[idx] == i, 1.0, -1.0) for idx, (i, _) in zip(members, pairs))
     solver = engine_for(engine, signs[0], C[members[0]])
     if not solver.capabilities.per_instance_weights:  # every machine's weights must be expressible too
         for idx, y in zip(members[1:], signs[1:]):
@@ -334,7 +346,7 @@ def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL
     t0 = time.perf_counter()
     starts = [None] * len(members)
     if warm_from is not None and solver.capabilities.warm_start:
-        if not (np.array_equal(warm_from.class_index, class_index) and warm_from.decision_train.shape[1] == l):
+        if not same_labels:
             raise ValueError("warm_from must be a model of the same kernel and labels")
         starts = [rescaled_start(Solved(idx, m.y, m.C, m.alpha, m.decision_train - m.b), C[idx], K)
                   for idx, m in zip(members, warm_from.machines)]
@@ -351,10 +363,11 @@ def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL
     fit_time = time.perf_counter() - t0
 
     parts = [classify_alpha(a, C[idx]) for a, idx in zip(alphas, members)]
-    rows = np.concatenate([np.full(sv.size, m) for m, (_, sv, _, _) in enumerate(parts)])
+    # CSR by hand: row m holds machine m's SVs in ascending training index
+    indptr = np.concatenate([[0], np.cumsum([sv.size for _, sv, _, _ in parts])])
     cols = np.concatenate([idx[sv] for idx, (_, sv, _, _) in zip(members, parts)])
     vals = np.concatenate([y[sv] * a[sv] for y, (a, sv, _, _) in zip(signs, parts)])
-    coef = sp.csr_matrix((vals, (rows, cols)), shape=(pairs.shape[0], l))
+    coef = sp.csr_matrix((vals, cols, indptr), shape=(pairs.shape[0], l))
     b = np.asarray(b, dtype=float)
     # K is symmetric: row m of coef @ K is f_ij at every training point, reading only the SV rows of K
     decision = np.asarray(coef @ K) + b[:, None]

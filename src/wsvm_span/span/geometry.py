@@ -163,17 +163,21 @@ def bordered_inverse(K_MM) -> BorderedInverse:
     K_MM = np.asarray(K_MM, dtype=float)
     n_star = K_MM.shape[0]
     groups = coincident_groups(K_MM)
-    labels, rep, counts = np.unique(groups, return_index=True, return_counts=True)
-    rep = np.sort(rep)
-    rep_index = np.full(n_star, -1)
-    rep_index[rep] = np.arange(rep.size)
     twin = np.full(n_star, -1)
-    # Iterate over the group LABELS (the union-find roots), not over positions in ``labels``: once one
-    # group is merged, the two differ, and every later group would get the wrong members.
-    for label in labels[counts > 1]:
-        members = np.flatnonzero(groups == label)
-        twin[members] = np.roll(members, 1)
-    K_RR = K_MM[np.ix_(rep, rep)]
+    if np.array_equal(groups, np.arange(n_star)):  # no coincident points (the common case): every one represents
+        rep, rep_index = np.arange(n_star), np.arange(n_star)
+        K_RR = K_MM
+    else:
+        labels, rep, counts = np.unique(groups, return_index=True, return_counts=True)
+        rep = np.sort(rep)
+        rep_index = np.full(n_star, -1)
+        rep_index[rep] = np.arange(rep.size)
+        # Iterate over the group LABELS (the union-find roots), not over positions in ``labels``: once one
+        # group is merged, the two differ, and every later group would get the wrong members.
+        for label in labels[counts > 1]:
+            members = np.flatnonzero(groups == label)
+            twin[members] = np.roll(members, 1)
+        K_RR = K_MM[np.ix_(rep, rep)]
     n = rep.size
     if n:
         W = _cholesky_inverse(K_RR)
@@ -197,19 +201,24 @@ def bordered_inverse(K_MM) -> BorderedInverse:
     raise np.linalg.LinAlgError("bordered kernel matrix of the in-bound SVs cannot be factored")
 
 
-def unconstrained_span2(model: WeightedSVM, K, inverse: BorderedInverse | None = None) -> np.ndarray:
+def unconstrained_span2(model: WeightedSVM, K, inverse: BorderedInverse | None = None, *,
+                        rows=None) -> np.ndarray:
     """S_p^2 without box constraints for every SV, in the order of ``model.support``.
 
     inf where the in-bound set offers no affine combination (n* = 0, or p is the only
-    in-bound SV). Returns an (n,) array.
+    in-bound SV). Returns an (n,) array. ``rows``: the model's points as indices into K (a
+    one-vs-one machine in the whole training kernel), read in place; None: K is the model's own.
+    Only the in-bound block and the in-bound x bounded block of K are read either way.
     """
     K = np.asarray(K, dtype=float)
     sv, M = model.support, model.inbound
     s2 = np.full(sv.shape[0], np.inf)
     if M.size == 0:
         return s2
-    fac = inverse or bordered_inverse(K[np.ix_(M, M)])
-    R = M[fac.rep]
+    rows = np.arange(model.alpha.size) if rows is None else np.asarray(rows)
+    in_K = rows[M]
+    fac = inverse or bordered_inverse(K[in_K[:, None], in_K])
+    R = rows[M[fac.rep]]
     pos = np.searchsorted(sv, M)
     diag = fac.diagonal()[fac.rep_index]  # merged points (rep_index -1) are set below
     with np.errstate(divide="ignore"):
@@ -220,8 +229,8 @@ def unconstrained_span2(model: WeightedSVM, K, inverse: BorderedInverse | None =
     is_inbound[pos] = True
     others = np.flatnonzero(~is_inbound)
     if others.size:
-        q = sv[others]
-        s2[others] = K[q, q] - fac.quadratic(K[np.ix_(R, q)])
+        q = rows[sv[others]]
+        s2[others] = K[q, q] - fac.quadratic(K[R[:, None], q])
     return np.maximum(s2, 0.0)
 
 
