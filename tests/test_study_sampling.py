@@ -15,7 +15,7 @@ from sklearn.svm import SVC
 
 from conftest import LOCAL_MIRROR, require_mirror
 import wsvm_span as ws
-from wsvm_span.engines.sampling import fit_sampling
+from wsvm_span.engines.random_sampling import fit_sampling
 from wsvm_span.model import decision_values
 from wsvm_span.study import config as sc
 from wsvm_span.study import experiments as ex

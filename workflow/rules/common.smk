@@ -15,6 +15,7 @@ from wsvm_span.study import catalog
 from wsvm_span.study import config as sc
 from wsvm_span.study import experiments as ex
 from wsvm_span.study import scheduling
+from wsvm_span.study import tables as study_tables
 
 CONDA_ENV = "../../envs/wsvm-span.yaml"
 
@@ -133,9 +134,9 @@ def table_rows(wildcards):
 
 
 def table_caption(wildcards):
+    """The report's caption: the catalog's one caption of the table (the one its files carry) under its headline."""
     t = catalog.table(wildcards.table)
-    tie = f" Tie rule: ``{STUDY['tie_rule']}``." if t.tie_rule_caption else ""
-    return t.caption + tie
+    return f"**{t.headline}.** {study_tables.caption(t, STUDY['tie_rule'])}"
 
 
 def figure_rows(wildcards):
