@@ -465,7 +465,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_table)
 
     p = sub.add_parser("figure", help="draw one figure from rows files")
-    p.add_argument("drawer", choices=[f.drawer for f in catalog.FIGURES])
+    p.add_argument("drawer", choices=[f.drawer for f in catalog.FIGURES],
+                   help="the figure's drawer (catalog.FIGURES)")
     p.add_argument("--dataset")
     p.add_argument("--param")
     p.add_argument("--dpi", type=int, default=150)
