@@ -65,7 +65,7 @@ TABLES = catalog.tables_for(GRID_EXPS)
 
 
 def _figure_targets():
-    """{file stem: (figure kind, data set, hyperparameter)} of every figure the config draws."""
+    """{file stem: (figure, data set, hyperparameter)} of every figure the config draws."""
     out = {}
     for fig in catalog.figures_for(GRID_EXPS):
         if not fig.per_hyperparameter:
@@ -145,10 +145,10 @@ def figure_rows(wildcards):
 
 
 def figure_params(wildcards):
-    """The figure's kind and data set / hyperparameter arguments, and its report caption."""
+    """The figure's drawer and data set / hyperparameter arguments, and its report caption."""
     fig, dataset, param = FIGURE_TARGETS[wildcards.figure]
     args = f"--dataset {dataset} --param {param}" if fig.per_hyperparameter else ""
-    return {"kind": fig.kind, "args": args, "caption": fig.caption.format(dataset=dataset, param=param)}
+    return {"drawer": fig.drawer, "args": args, "caption": fig.caption.format(dataset=dataset, param=param)}
 
 
 def table_files():

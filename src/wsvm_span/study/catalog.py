@@ -22,7 +22,7 @@ from typing import Iterable
 __all__ = [
     "Weighting", "Experiment", "Table", "Figure",
     "WEIGHTINGS", "EXPERIMENTS", "TABLES", "FIGURES",
-    "grid_experiments", "selection_experiments", "table", "figure_kind", "tables_for", "figures_for",
+    "grid_experiments", "selection_experiments", "table", "figure",  "tables_for", "figures_for",
 ]
 
 
@@ -81,13 +81,15 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    """A figure kind: the drawing ``kind`` of ``figures.py`` applied to the rows of ``reads``.
+    """A figure: the drawer ``drawer`` (``figures.DRAWINGS``; ``wsvm-span figure <drawer>``) applied to the rows of
+    ``reads``. A figure of one experiment's rows is named by that experiment's id (drawer and stem), as its
+    tables are; a view of several experiments by what it shows.
 
     stem : file name without extension; "{dataset}" and "{param}" are filled per data set and
         hyperparameter of every selection experiment when ``per_hyperparameter`` is set
     """
 
-    kind: str
+    drawer: str
     stem: str
     reads: tuple[str, ...]
     caption: str
@@ -190,20 +192,20 @@ TABLES: tuple[Table, ...] = (
           "spans, D included) and the exact leave-one-out error by retraining LIBSVM without each SV; mean n; the "
           "ratio of the exact LOO's mean time to the span-rule's and to training's.",
           headline="Experiment 10, cost (standard SVM)"),
-    Table("exp8_selection", "lupi.table_lupi_selection", ("exp8",), "exp8",
+    Table("exp8_selection", "lupi.table_exp8_selection", ("exp8",), "exp8",
           "Test error (%) of the model selected by each rule (tie rule: {tie_rule}, {tie_rule_text}): the validation "
           "sample, K-fold CV, the span-rule and span bound (for SVM+: of its equivalent weighted SVM), SVM+'s LOO "
           "rule, the exact LOO error (where computed for every grid point), and the minimum test error over the "
           "grid. Mean +- sd over the seeded subsamples (column Replicates); l: training size, ratio: "
           "training-to-validation.",
           headline="Experiment 8 (SVM+ and weighted SVMs)"),
-    Table("exp8_time", "lupi.table_lupi_time", ("exp8",), "exp8",
+    Table("exp8_time", "lupi.table_exp8_time", ("exp8",), "exp8",
           "Seconds (one thread) each selection rule spends over a method's grid: training and the validation error; "
           "K-fold CV; training and the span-rule; training and SVM+'s LOO rule; training and the exact LOO. Every "
           "rule also pays for the weights: weight learning (it needs the validation sample) and the Nadaraya-Watson "
           "estimate. Last column: CV time / span-rule time. Mean +- sd over the subsamples.",
           headline="Experiment 8: selection time"),
-    Table("exp8_svm_plus_loo", "lupi.table_lupi_loo", ("exp8",), "exp8",
+    Table("exp8_svm_plus_loo", "lupi.table_exp8_svm_plus_loo", ("exp8",), "exp8",
           "Over the SVM+ models with exact LOO (SVM+ retrained without each point): RMSE and mean signed difference "
           "(percentage points) of the span-rule of the equivalent weighted SVM and of SVM+'s LOO rule against SVM+'s "
           "exact LOO error; RMSE of the span-rule against the exact LOO of the equivalent weighted SVM with its "
@@ -219,7 +221,7 @@ TABLES: tuple[Table, ...] = (
           "(units of 1e-6: LIBSVM's accuracy; up to a constant where no SV is free, so that b is not unique: LIBSVM "
           "takes the middle of the optimal interval, the path an end); the paths that fell back to LIBSVM.",
           headline="Experiment 7 (exact solution path, four Gaussians)"),
-    Table("exp9_training", "sampling.table_sampling_training", ("exp9",), "exp9",
+    Table("exp9_training", "sampling.table_exp9_training", ("exp9",), "exp9",
           "Training from the features on one thread, per data set, training size l, C (log2) and engine (the "
           "reference engine first): wall and CPU seconds, the time over the reference engine's, peak memory (MiB: "
           "resident-set high-water mark over the fit minus the size before), the sampling engine's rounds and final "
@@ -229,7 +231,7 @@ TABLES: tuple[Table, ...] = (
           "fit started (the machine may be shared). A precomputed-kernel engine over the memory budget is not run "
           "(status).",
           headline="Experiment 9: training on large l"),
-    Table("exp9_span", "sampling.table_sampling_span", ("exp9",), "exp9",
+    Table("exp9_span", "sampling.table_exp9_span", ("exp9",), "exp9",
           "Span-rule selection over C on one large training set: per C, the sampled model's SV counts (n, n*), test "
           "error, span-rule (from its SVs only) and K-fold CV error (LIBSVM evaluating the RBF itself; '-' where only "
           "some folds were run), seconds for training, for the span-rule, for training plus span-rule and for the "
@@ -262,11 +264,11 @@ FIGURES: tuple[Figure, ...] = (
            "**Experiment 10: model selection.** Test error, span-rule, span bound and exact LOO (means over the "
            "replicates) against each varied hyperparameter, the other at its minimum-mean-test-error value; "
            "stars mark each curve's minimum; the title gives the span-rule curve's RMSE to the test-error curve."),
-    Figure("lupi-errors", "exp8_test_error", ("exp8",),
+    Figure("exp8-test-error", "exp8_test_error", ("exp8",),
            "**Experiment 8: test error against the training size** (in the style of seed 003's Figures 6-7): "
            "test error of the model each method selects, one row of panels per data set and ratio, one column per "
            "selection rule (validation sample, K-fold CV, span-rule); mean +- sd over the seeded subsamples."),
-    Figure("lupi-loo", "exp8_svm_plus_loo", ("exp8",),
+    Figure("exp8-svm-plus-loo", "exp8_svm_plus_loo", ("exp8",),
            "**Experiment 8: SVM+'s leave-one-out estimates against its exact LOO error**, one point per SVM+ model "
            "with exact LOO: the span-rule of the equivalent weighted SVM (left) and SVM+'s LOO rule (right); the "
            "dashed line is equality."),
@@ -274,7 +276,7 @@ FIGURES: tuple[Figure, ...] = (
            "**Experiment 7: the solution path against LIBSVM re-solving.** Events of the path (left) and CPU "
            "seconds of the path and of LIBSVM re-solving at every breakpoint (right, log scale) against the size "
            "n, one point per data set, lines through the medians."),
-    Figure("sampling-time", "exp9_time", ("exp9",),
+    Figure("exp9-time", "exp9_time", ("exp9",),
            "**Experiment 9: training time against the training size l** (log scales, one thread), one panel per "
            "data set, one line per engine and C; precomputed-kernel points stop where the l x l kernel exceeds "
            "the memory budget."),
@@ -315,13 +317,13 @@ def table(name: str) -> Table:
     raise KeyError(f"unknown table {name!r}; the catalog has {', '.join(t.name for t in TABLES)}")
 
 
-def figure_kind(kind: str) -> Figure:
-    """The catalog's figure kind ``kind``; a KeyError naming the catalog's kinds for any other.
+def figure(drawer: str) -> Figure:
+    """The catalog's figure drawn by ``drawer``; a KeyError naming the catalog's drawers for any other.
     """
     for f in FIGURES:
-        if f.kind == kind:
+        if f.drawer == drawer:
             return f
-    raise KeyError(f"unknown figure kind {kind!r}; the catalog has {', '.join(f.kind for f in FIGURES)}")
+    raise KeyError(f"unknown figure drawer {drawer!r}; the catalog has {', '.join(f.drawer for f in FIGURES)}")
 
 
 def tables_for(configured: Iterable[str]) -> list[Table]:
@@ -331,6 +333,6 @@ def tables_for(configured: Iterable[str]) -> list[Table]:
 
 
 def figures_for(configured: Iterable[str]) -> list[Figure]:
-    """The figure kinds a study with these (grid) experiments draws."""
+    """The figures a study with these (grid) experiments draws."""
     configured = set(configured)
     return [f for f in FIGURES if configured & set(f.reads)]

@@ -33,9 +33,9 @@ from .. import catalog
 from ..results_schema import label
 from . import lupi, reference_path, sampling, standard_span, weight_grid
 from .common import LABELS, TIE_RULE_TEXT, TableResult
-from .lupi import LUPI_METHODS, lupi_selected, table_lupi_loo, table_lupi_selection, table_lupi_time
+from .lupi import LUPI_METHODS, lupi_selected, table_exp8_selection, table_exp8_svm_plus_loo, table_exp8_time
 from .reference_path import table_exp7
-from .sampling import table_sampling_span, table_sampling_training
+from .sampling import table_exp9_span, table_exp9_training
 from .standard_span import (STANDARD_ESTIMATORS, curve_slice, table_exp10_cost, table_exp10_diameters,
                             table_exp10_selection, varied_axes)
 from .weight_grid import table_counts, table_exp6, table_loo, table_rmse, table_selection, table_timings
@@ -43,10 +43,11 @@ from .writer import to_latex, to_markdown, write_table, write_text_atomic
 
 __all__ = [
     "LABELS", "LUPI_METHODS", "STANDARD_ESTIMATORS", "TIE_RULES", "TableResult", "build_table", "builder",
-    "caption", "curve_slice", "lupi_selected", "select_test_error", "table_counts", "table_exp10_cost", "table_exp10_diameters",
-    "table_exp10_selection", "table_exp6", "table_exp7", "table_loo", "table_lupi_loo", "table_lupi_selection",
-    "table_lupi_time", "table_rmse", "table_sampling_span", "table_sampling_training", "table_selection",
-    "table_timings", "to_latex", "to_markdown", "varied_axes", "write_table", "write_text_atomic",
+    "caption", "curve_slice", "lupi_selected", "select_test_error", "table_counts", "table_exp10_cost",
+    "table_exp10_diameters", "table_exp10_selection", "table_exp6", "table_exp7", "table_exp8_selection",
+    "table_exp8_svm_plus_loo", "table_exp8_time", "table_exp9_span", "table_exp9_training", "table_loo",
+    "table_rmse", "table_selection", "table_timings", "to_latex", "to_markdown", "varied_axes", "write_table",
+    "write_text_atomic",
 ]
 
 #: the builder modules, by the name a catalog entry uses (``"<module>.<function>"``)

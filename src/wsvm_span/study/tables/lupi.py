@@ -12,8 +12,8 @@ import pandas as pd
 from ...tie_rules import select_test_error
 from .common import NO_INBOUND, TableResult, _datasets, _mean_sd, _rmse
 
-__all__ = ["LUPI_METHODS", "LUPI_RULES", "lupi_selected", "table_lupi_loo", "table_lupi_selection",
-           "table_lupi_time"]
+__all__ = ["LUPI_METHODS", "LUPI_RULES", "lupi_selected", "table_exp8_selection", "table_exp8_svm_plus_loo",
+           "table_exp8_time"]
 
 
 #: the selection rules of Experiment 8 (row columns), in table order
@@ -64,7 +64,7 @@ def _lupi_row(keys, sub: pd.DataFrame) -> dict:
             "n_replicates": int(sub["seed"].nunique())}
 
 
-def table_lupi_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "exp8_selection") -> TableResult:
+def table_exp8_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "exp8_selection") -> TableResult:
     """Experiment 8: test error (%) of the model selected by each rule, per data set, ratio, size, method."""
     sel = lupi_selected(df, tie_rule)
     out = []
@@ -79,7 +79,7 @@ def table_lupi_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = 
     return TableResult(name, pd.DataFrame(out), [*LUPI_RULES, "min_error"], key_columns=list(LUPI_KEYS))
 
 
-def table_lupi_time(df: pd.DataFrame, name: str = "exp8_time") -> TableResult:
+def table_exp8_time(df: pd.DataFrame, name: str = "exp8_time") -> TableResult:
     """Experiment 8: seconds each selection rule spends over a method's grid (sums of row timings)."""
     cols = [f"time_{rule}" for rule in LUPI_RULE_TIMES]
     out = []
@@ -98,7 +98,7 @@ def table_lupi_time(df: pd.DataFrame, name: str = "exp8_time") -> TableResult:
     return TableResult(name, pd.DataFrame(out), [*cols, "cv_over_span_rule"], key_columns=list(LUPI_KEYS))
 
 
-def table_lupi_loo(df: pd.DataFrame, name: str = "exp8_svm_plus_loo") -> TableResult:
+def table_exp8_svm_plus_loo(df: pd.DataFrame, name: str = "exp8_svm_plus_loo") -> TableResult:
     """Experiment 8: how well the span-rule of SVM+'s equivalent weighted SVM and SVM+'s LOO rule estimate
     SVM+'s exact LOO error, over the SVM+ models that have it."""
     cols = ["rmse_span_rule", "mean_diff_span_rule", "rmse_loo_rule", "mean_diff_loo_rule", "rmse_span_converted",

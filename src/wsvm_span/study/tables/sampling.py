@@ -12,7 +12,7 @@ import pandas as pd
 from ..results_schema import label
 from .common import LABELS, TableResult, _datasets
 
-__all__ = ["table_sampling_span", "table_sampling_training"]
+__all__ = ["table_exp9_span", "table_exp9_training"]
 
 
 #: value columns of Experiment 9's training table and their formats (tiny violations and differences in
@@ -24,7 +24,7 @@ SAMPLING_TRAINING_FORMATS = {
 }
 
 
-def table_sampling_training(df: pd.DataFrame, name: str = "exp9_training") -> TableResult:
+def table_exp9_training(df: pd.DataFrame, name: str = "exp9_training") -> TableResult:
     """Experiment 9: one line per data set, l, C and engine (config order of data sets, l ascending, the
     reference engine first); the time over the reference engine's at the same data set, l and C."""
     out = []
@@ -46,7 +46,7 @@ def table_sampling_training(df: pd.DataFrame, name: str = "exp9_training") -> Ta
                        formats=SAMPLING_TRAINING_FORMATS)
 
 
-def table_sampling_span(df: pd.DataFrame, name: str = "exp9_span") -> TableResult:
+def table_exp9_span(df: pd.DataFrame, name: str = "exp9_span") -> TableResult:
     """Experiment 9: the span grid (rows with a span-rule): per C, the span-rule and K-fold CV, their times,
     and in the footer the C each selects with the test error of that model."""
     sub = df[np.isfinite(df["span_rule"].to_numpy(dtype=float))].sort_values("log2_C")
