@@ -13,7 +13,7 @@ from scipy.special import comb
 import wsvm_span as ws
 from wsvm_span import engines
 from wsvm_span.engines import FEATURE_ENGINE_NAMES, fit_features
-from wsvm_span.engines.sampling import (
+from wsvm_span.engines.random_sampling import (
     SamplingError,
     draw_sample,
     effective_tol,

@@ -23,7 +23,7 @@ from wsvm_span.solution_path import (
     sweep_class_grid,
 )
 from wsvm_span.engines import get_engine
-from wsvm_span.solution_path import solver as path_solver
+from wsvm_span.active_set import homotopy as path_solver
 from wsvm_span.solvers.qp import solve_qp
 
 LIBSVM_TOL = 1e-10

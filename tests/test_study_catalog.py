@@ -4,6 +4,8 @@ planner and the status summary read it; typed job specs; versioned result files;
 from __future__ import annotations
 
 import logging
+import re
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -18,6 +20,7 @@ from wsvm_span.study.progress import Progress, parse_progress
 from wsvm_span.study.results_schema import SchemaError, read_rows, rows_to_table, write_rows_atomic
 from wsvm_span.study.status import study_status
 from wsvm_span.study.tables import TIE_RULES
+from wsvm_span.study.tracking import experiment_name
 
 TINY = {
     "chunk_size": 4,
@@ -40,19 +43,70 @@ def test_cli_choices_are_the_catalogs():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices
     table_arg = next(a for a in sub["table"]._actions if a.dest == "name")
-    figure_arg = next(a for a in sub["figure"]._actions if a.dest == "kind")
+    figure_arg = next(a for a in sub["figure"]._actions if a.dest == "drawer")
     tie_arg = next(a for a in sub["table"]._actions if a.dest == "tie_rule")
     assert list(table_arg.choices) == [t.name for t in catalog.TABLES]
-    assert list(figure_arg.choices) == [f.kind for f in catalog.FIGURES]
+    assert list(figure_arg.choices) == [f.drawer for f in catalog.FIGURES]
     assert list(tie_arg.choices) == list(TIE_RULES)
 
 
 def test_tables_and_figures_follow_the_configured_experiments():
     assert [t.name for t in catalog.tables_for(["exp6"])] == ["exp6_summary"]
     assert [t.name for t in catalog.tables_for(["exp2"])] == ["table3", "table4", "table5", "table6", "loo_agreement"]
-    assert {f.kind for f in catalog.figures_for(["exp1"])} == {"exp3", "loo"}
+    assert {f.drawer for f in catalog.figures_for(["exp1"])} == {"exp3", "loo"}
     for t in catalog.TABLES:
         assert set(t.reads) <= set(catalog.grid_experiments()) and t.experiment in catalog.EXPERIMENTS
+
+
+#: the tables that keep the original span-rule study's numbers (headline "Table <N>"), not an experiment's id
+_PAPER_TABLE = re.compile(r"table(?P<n>[2-6])")
+
+
+def _one_experiment(reads):
+    return reads[0] if len(reads) == 1 else None
+
+
+def test_one_name_per_experiment():
+    """The naming scheme (docs/development.md, "Names"): the experiment id names what a user sees of one
+    experiment (config block, MLflow experiment, result and log paths, tables, figures: drawer and stem); the
+    job kind names what a job computes and never appears in those names."""
+    kinds = {e.kind for e in catalog.EXPERIMENTS.values() if e.runs_jobs}
+    assert kinds == set(ex.KINDS)
+    blocks = sc.load_schema()["properties"]["experiments"]["properties"]
+    assert list(blocks) == list(catalog.grid_experiments())
+    for name, e in catalog.EXPERIMENTS.items():
+        assert re.fullmatch(r"exp[0-9]+", name), name
+        assert name not in kinds
+        assert experiment_name("wsvm-span", name) == f"wsvm-span/{name}"
+        assert catalog.mlflow_description(name).startswith(f"{name}: ")
+        if e.runs_jobs:
+            assert blocks[name]["description"] == e.title
+    jobs = ex.plan_jobs(sc.load_config(Path(__file__).parents[1] / "config" / "config.yaml"))
+    assert {job.experiment for job in jobs} <= set(catalog.grid_experiments())
+    for job in jobs:
+        assert job.kind == catalog.EXPERIMENTS[job.experiment].kind
+        assert job.path.startswith(f"results/{job.experiment}/")
+    for pattern in (ex.CHUNK_PATTERN, ex.CHUNK_LOG_PATTERN, ex.CHUNK_BENCHMARK_PATTERN):
+        assert "/{experiment}/{dataset}/{variant}/" in pattern
+
+    for t in catalog.TABLES:
+        own = _one_experiment(t.reads)
+        paper = _PAPER_TABLE.fullmatch(t.name)
+        if paper:
+            assert t.headline.startswith(f"Table {paper['n']}"), t.name
+        elif own:
+            assert t.name.startswith(f"{own}_"), f"table {t.name} reads only {own}: name it {own}_..."
+            assert t.builder.split(".")[1].startswith(f"table_{own}"), t.builder
+        assert not any(k in t.name for k in kinds), t.name
+    from wsvm_span.study.figures import DRAWINGS
+
+    assert list(DRAWINGS) == [f.drawer for f in catalog.FIGURES]
+    for f in catalog.FIGURES:
+        own = _one_experiment(f.reads)
+        if own:
+            assert f.drawer.startswith(f"{own}-"), f"figure drawer {f.drawer} reads only {own}: name it {own}-..."
+            assert f.stem == f.drawer.replace("-", "_"), f"figure {f.drawer}: one name, stem {f.stem}"
+        assert not any(k in name for k in kinds for name in (f.drawer.replace("-", "_"), f.stem)), f.drawer
 
 
 def test_job_spec_round_trip_and_mismatch():

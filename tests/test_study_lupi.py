@@ -230,19 +230,19 @@ def test_tables_and_figures_from_the_rows(ran, tmp_path, drawn):
     assert loo["n_models"] == len(plus)
     figs = {}
     for fig in catalog.figures_for(["exp8"]):
-        DRAWINGS[fig.kind](rows, [tmp_path / f"{fig.stem}.png"], 60)
+        DRAWINGS[fig.drawer](rows, [tmp_path / f"{fig.stem}.png"], 60)
         assert (tmp_path / f"{fig.stem}.png").stat().st_size > 5000
-        figs[fig.kind] = drawn[-1]
+        figs[fig.drawer] = drawn[-1]
     # the plotted numbers: per method, the mean test error (%) of the model CV selects (one training size, so
     # one point per line), computed above by hand; SVM+'s estimates against its exact LOO, one point per model
     from wsvm_span.study.tables import LUPI_METHODS
 
-    by_cv = curves(next(ax for ax in figs["lupi-errors"].axes if "selected by 5-fold CV" in ax.get_title()))
+    by_cv = curves(next(ax for ax in figs["exp8-test-error"].axes if "selected by 5-fold CV" in ax.get_title()))
     assert {LUPI_METHODS[m] for m in selected_by_cv} == set(by_cv)
     for method, value in selected_by_cv.items():
         np.testing.assert_allclose(by_cv[LUPI_METHODS[method]][1], [value], rtol=1e-12)
     with_loo = plus[np.isfinite(plus["loo_error"])]
-    for ax, est in zip(figs["lupi-loo"].axes, ("span_rule", "loo_rule")):
+    for ax, est in zip(figs["exp8-svm-plus-loo"].axes, ("span_rule", "loo_rule")):
         assert sorted(map(tuple, points(ax))) == sorted(map(tuple, 100 * with_loo[["loo_error", est]].to_numpy()))
     assert [t.name for t in catalog.tables_for(["exp8"])] == ["exp8_selection", "exp8_time", "exp8_svm_plus_loo"]
 

@@ -15,7 +15,7 @@ from sklearn.svm import SVC
 
 from conftest import LOCAL_MIRROR, require_mirror
 import wsvm_span as ws
-from wsvm_span.engines.sampling import fit_sampling
+from wsvm_span.engines.random_sampling import fit_sampling
 from wsvm_span.model import decision_values
 from wsvm_span.study import config as sc
 from wsvm_span.study import experiments as ex
@@ -260,7 +260,7 @@ def test_tables_and_figure(ran, tmp_path, drawn):
         (picked["t_train"] + picked["t_span_rule"]).to_numpy())
 
     out = tmp_path / "exp9_time.png"
-    DRAWINGS["sampling-time"](rows, [out], dpi=60)
+    DRAWINGS["exp9-time"](rows, [out], dpi=60)
     assert out.stat().st_size > 1000
     # the plotted numbers: every finished fit's (l, training time), on the lines of its data set's panel
     ok = rows[rows["status"] == "ok"]
@@ -270,7 +270,7 @@ def test_tables_and_figure(ran, tmp_path, drawn):
     panel = ok["dataset"].str.replace(r"^(ringnorm_d[0-9]+)_l[0-9]+$", r"\1", regex=True)
     assert plotted == set(zip(panel, ok["l"].astype(float), ok["t_train"].astype(float)))
     with pytest.raises(ValueError, match="no Experiment 9 rows"):
-        DRAWINGS["sampling-time"](rows[rows["status"] != "ok"], [out], dpi=60)
+        DRAWINGS["exp9-time"](rows[rows["status"] != "ok"], [out], dpi=60)
 
 
 def test_span_table_projects_cv_from_some_folds():

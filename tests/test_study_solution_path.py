@@ -172,7 +172,7 @@ def test_table_and_figure_from_the_job_rows(ran, tmp_path, drawn):
     assert list(t.index) == [40, 64]
     assert t.loc[40, "n_events"] == rows[rows["n"] == 40]["n_events"].median()
     for fig in catalog.figures_for(["exp7"]):
-        DRAWINGS[fig.kind](rows, [tmp_path / f"{fig.stem}.png", tmp_path / f"{fig.stem}.pdf"], 60)
+        DRAWINGS[fig.drawer](rows, [tmp_path / f"{fig.stem}.png", tmp_path / f"{fig.stem}.pdf"], 60)
         assert (tmp_path / f"{fig.stem}.png").stat().st_size > 5000
     # the plotted numbers: one point per data set (n, events), and the medians per n through them
     events, seconds = drawn[-1].axes

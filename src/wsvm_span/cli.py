@@ -217,9 +217,9 @@ def cmd_figure(args) -> int:
     from .study.figures import DRAWINGS
     from .study.results_schema import read_rows
 
-    if catalog.figure_kind(args.kind).per_hyperparameter and not (args.dataset and args.param):
-        raise SystemExit(f"figure {args.kind} needs --dataset and --param")
-    DRAWINGS[args.kind](read_rows(args.rows), args.output, args.dpi, dataset=args.dataset, param=args.param)
+    if catalog.figure(args.drawer).per_hyperparameter and not (args.dataset and args.param):
+        raise SystemExit(f"figure {args.drawer} needs --dataset and --param")
+    DRAWINGS[args.drawer](read_rows(args.rows), args.output, args.dpi, dataset=args.dataset, param=args.param)
     return 0
 
 
@@ -465,7 +465,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_table)
 
     p = sub.add_parser("figure", help="draw one figure from rows files")
-    p.add_argument("kind", choices=[f.kind for f in catalog.FIGURES])
+    p.add_argument("drawer", choices=[f.drawer for f in catalog.FIGURES],
+                   help="the figure's drawer (catalog.FIGURES)")
     p.add_argument("--dataset")
     p.add_argument("--param")
     p.add_argument("--dpi", type=int, default=150)

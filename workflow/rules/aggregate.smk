@@ -47,7 +47,7 @@ rule figure:
         pdf="results/figures/{figure}.pdf",
     params:
         wsvm_span=WSVM_SPAN,
-        kind=lambda wildcards: figure_params(wildcards)["kind"],
+        drawer=lambda wildcards: figure_params(wildcards)["drawer"],
         args=lambda wildcards: figure_params(wildcards)["args"],
         caption=lambda wildcards: figure_params(wildcards)["caption"],
         dpi=STUDY["figures"]["dpi"],
@@ -56,7 +56,7 @@ rule figure:
     conda:
         CONDA_ENV
     shell:
-        "{params.wsvm_span} figure {params.kind} {params.args} --dpi {params.dpi} "
+        "{params.wsvm_span} figure {params.drawer} {params.args} --dpi {params.dpi} "
         "--output {output.png:q} {output.pdf:q} --rows {input.rows:q} > {log:q} 2>&1"
 
 

@@ -15,6 +15,7 @@ from wsvm_span.study import catalog
 from wsvm_span.study import config as sc
 from wsvm_span.study import experiments as ex
 from wsvm_span.study import scheduling
+from wsvm_span.study import tables as study_tables
 
 CONDA_ENV = "../../envs/wsvm-span.yaml"
 
@@ -64,7 +65,7 @@ TABLES = catalog.tables_for(GRID_EXPS)
 
 
 def _figure_targets():
-    """{file stem: (figure kind, data set, hyperparameter)} of every figure the config draws."""
+    """{file stem: (figure, data set, hyperparameter)} of every figure the config draws."""
     out = {}
     for fig in catalog.figures_for(GRID_EXPS):
         if not fig.per_hyperparameter:
@@ -133,9 +134,9 @@ def table_rows(wildcards):
 
 
 def table_caption(wildcards):
+    """The report's caption: the catalog's one caption of the table (the one its files carry) under its headline."""
     t = catalog.table(wildcards.table)
-    tie = f" Tie rule: ``{STUDY['tie_rule']}``." if t.tie_rule_caption else ""
-    return t.caption + tie
+    return f"**{t.headline}.** {study_tables.caption(t, STUDY['tie_rule'])}"
 
 
 def figure_rows(wildcards):
@@ -144,10 +145,10 @@ def figure_rows(wildcards):
 
 
 def figure_params(wildcards):
-    """The figure's kind and data set / hyperparameter arguments, and its report caption."""
+    """The figure's drawer and data set / hyperparameter arguments, and its report caption."""
     fig, dataset, param = FIGURE_TARGETS[wildcards.figure]
     args = f"--dataset {dataset} --param {param}" if fig.per_hyperparameter else ""
-    return {"kind": fig.kind, "args": args, "caption": fig.caption.format(dataset=dataset, param=param)}
+    return {"drawer": fig.drawer, "args": args, "caption": fig.caption.format(dataset=dataset, param=param)}
 
 
 def table_files():

@@ -19,7 +19,7 @@ from ..weights import is_class_constant
 from .base import DEFAULT_TOL, Capabilities, Engine
 from .official_libsvm import OfficialLibsvm
 from .path import PathEngine
-from .sampling import Sampling
+from .random_sampling import Sampling
 from .sklearn_libsvm import SklearnLibsvm
 from .sklearn_rbf import SklearnRbf
 from .smo import Smo
@@ -224,7 +224,7 @@ def fit_features(X, y, C, *, gamma: float, engine: str = AUTO, tol: float | None
     engine : str, default="auto"
         A name of :data:`FEATURE_ENGINE_NAMES`. "sklearn" and "libsvm" build the l x l kernel and give
         exactly ``fit_svm(rbf_kernel(X, None, gamma), ...)``; "sklearn-rbf" is scikit-learn's LIBSVM
-        evaluating the RBF itself (option ``cache_mb``); "sampling" is ``engines.sampling.fit_sampling``
+        evaluating the RBF itself (option ``cache_mb``); "sampling" is ``engines.random_sampling.fit_sampling``
         (its options; the ``SamplingRecord`` is dropped).
     tol : float or None, default=None
         The engine's tolerance (LIBSVM ``-e``; for "sampling" the KKT certificate's); None: its default.

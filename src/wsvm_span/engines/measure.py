@@ -25,7 +25,7 @@ import numpy as np
 from ..model import WeightedSVM, decision_values
 from ..utils.environment import single_threaded
 from . import fit_features
-from .sampling import DEFAULT_KKT_TOL, KKTCertificate, SamplingRecord, fit_sampling, kkt_certificate
+from .random_sampling import DEFAULT_KKT_TOL, KKTCertificate, SamplingRecord, fit_sampling, kkt_certificate
 from .sklearn_rbf import DEFAULT_CACHE_MB
 
 __all__ = ["FitMeasurement", "MEMORY_METHOD", "PRECOMPUTED_ENGINES", "cv_fold", "kernel_mib", "measure_fit",

@@ -2,8 +2,8 @@
 
 Training from scratch starts from scikit-learn's LIBSVM at the given tol, identifies O/M/I from its
 alphas, re-solves the margin system exactly on them (repairing an inconsistent identification by a
-path in the margin targets) and keeps the result only when it passes the KKT check of the true
-problem; otherwise LIBSVM's solution is returned with a warning. Models of this engine are what
+path in the margin targets: ``active_set.homotopy.polish``, below the engines) and keeps the result
+only when it passes the KKT check of the true problem; otherwise LIBSVM's solution is returned with a warning. Models of this engine are what
 ``wsvm_span.solution_path`` follows exactly: ``leave_one_out(..., method="path")`` and
 ``kfold_cv_error(..., method="path")`` start from them without a repair.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..active_set.homotopy import polish
 from ..model import make_model
 from .base import Capabilities, fit_features_by_kernel
 from .sklearn_libsvm import SklearnLibsvm
@@ -26,9 +27,6 @@ class PathEngine:
         self._libsvm = SklearnLibsvm()
 
     def solve(self, K, y, C, tol):
-        # Imported here: the solution path builds on this registry (its fallback trains by fit_svm).
-        from ..solution_path.solver import polish
-
         alpha, b = self._libsvm.solve(K, y, C, tol)
         start = make_model(K, y, C, alpha, b, engine=self._libsvm.name, tol=tol)
         alpha, b, kept_because = polish(start, K)

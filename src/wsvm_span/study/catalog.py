@@ -22,7 +22,7 @@ from typing import Iterable
 __all__ = [
     "Weighting", "Experiment", "Table", "Figure",
     "WEIGHTINGS", "EXPERIMENTS", "TABLES", "FIGURES",
-    "grid_experiments", "selection_experiments", "table", "figure_kind", "tables_for", "figures_for",
+    "grid_experiments", "selection_experiments", "table", "figure",  "tables_for", "figures_for",
 ]
 
 
@@ -61,13 +61,14 @@ class Experiment:
 
 @dataclass(frozen=True)
 class Table:
-    """A table: its ``builder`` (``"<module>.<function>"`` of ``study.tables``: the experiment's builder module
-    and the function) applied to the rows of ``reads``. It is built when any experiment it reads is
-    configured; this entry is its one registration.
+    """A table, declared once: its ``builder`` (``"<module>.<function>"`` of ``study.tables``: the experiment's
+    builder module and the function) applied to the rows of ``reads``, and its one ``caption``, which the table
+    files (Markdown, LaTeX) and the workflow report both show. It is built when any experiment it reads is
+    configured.
 
-    caption : the report's caption (the table files carry the text their builder writes beside the numbers:
-        the tie rule, the fold count, the replicates)
-    tie_rule_caption : the report's caption names the config's tie rule (a table of selected models)
+    caption : a template: ``{tie_rule}`` and ``{tie_rule_text}`` name the tie rule (a table of selected models),
+        ``{cv}`` the K-fold CV with its fold count (``study.tables.caption`` fills them in)
+    headline : the report's bold lead before the caption (the table files lead with the table's name)
     """
 
     name: str
@@ -75,19 +76,20 @@ class Table:
     reads: tuple[str, ...]
     experiment: str  # the experiment it reports (Tables 4-6 are Experiments 3-5)
     caption: str
-    title: str = ""
-    tie_rule_caption: bool = False
+    headline: str = ""
 
 
 @dataclass(frozen=True)
 class Figure:
-    """A figure kind: the drawing ``kind`` of ``figures.py`` applied to the rows of ``reads``.
+    """A figure: the drawer ``drawer`` (``figures.DRAWINGS``; ``wsvm-span figure <drawer>``) applied to the rows of
+    ``reads``. A figure of one experiment's rows is named by that experiment's id (drawer and stem), as its
+    tables are; a view of several experiments by what it shows.
 
     stem : file name without extension; "{dataset}" and "{param}" are filled per data set and
         hyperparameter of every selection experiment when ``per_hyperparameter`` is set
     """
 
-    kind: str
+    drawer: str
     stem: str
     reads: tuple[str, ...]
     caption: str
@@ -122,78 +124,120 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
 
 _SELECTION = ("exp1", "exp2")
 
+#: the replicates of Tables 2-4 (``experiments.replicates``)
+_REPLICATES = ("Mean +- sd over the replicates of each data set (column Replicates: one per seed for random splits, "
+               "one per realization for the IDA sets, one for a fixed split).")
+#: Tables 2 and 3 after the experiment's name
+_SELECTED = ("Test error (%) of the model selected by each estimator (tie rule: {tie_rule}, {tie_rule_text}) and the "
+             "minimum test error over the grid. " + _REPLICATES + " Exact LOO is shown only where it was computed for "
+             "every model. The span bound is Theorem 1 with the enclosing ball's diameter D; the column beside it puts "
+             "the radius D/2 in its place, as the original study's selections imply: that value is not a bound of the "
+             "LOO error, and it is shown only to compare with the study's table (empty for rows computed before it was "
+             "recorded).")
+
 TABLES: tuple[Table, ...] = (
     Table("table2", "weight_grid.table_selection", ("exp1",), "exp1",
-          "**Table 2 (Experiment 1, class weights C+/C-).** Per data set, test error (%) of the model selected "
-          "by each estimate (span-rule, span bound, K-fold CV, xi-alpha bound, SV-count bound; exact LOO where "
-          "it was computed for every model) and the minimum test error over the grid, under the configured tie "
-          "rule (the study's rule is *worst*; *median* is the lower median, an actual model's error). Mean +- sd "
-          "over the replicates of each data set.",
-          title="Experiment 1 (class weights C+/C-). ", tie_rule_caption=True),
+          "Experiment 1 (class weights C+/C-). " + _SELECTED,
+          headline="Table 2"),
     Table("table3", "weight_grid.table_selection", ("exp2",), "exp2",
-          "**Table 3 (Experiment 2, sigmoid weights from importance scores).** As Table 2, for the grid over A, "
-          "B and C.",
-          title="Experiment 2 (sigmoid weights). ", tie_rule_caption=True),
+          "Experiment 2 (sigmoid weights). " + _SELECTED,
+          headline="Table 3"),
     Table("table4", "weight_grid.table_rmse", _SELECTION, "exp3",
-          "**Table 4 (Experiment 3).** RMSE (percentage points) between each estimate and the test error over "
-          "all models of a data set: span-rule, K-fold CV, xi-alpha bound, and exact LOO where computed for "
-          "all models."),
+          "RMSE (percentage points) between each estimate and the test error over all models of a data set (the span "
+          "bound is excluded: it is not bounded by 1), then the share (%) of models with no in-bound SV (n* = 0: the "
+          "span is undefined and the span-rule counts every SV as an error) and the RMSE over the models with "
+          "n* >= 1. " + _REPLICATES + " Exact LOO only where it was computed for every model.",
+          headline="Table 4 (Experiment 3)"),
     Table("table5", "weight_grid.table_counts", _SELECTION, "exp4",
-          "**Table 5 (Experiment 4).** Mean +- sd over all models of the number of in-bound SVs whose Lambda_p "
-          "is empty (Lemma 1 fails), the number of in-bound SVs n* and of all SVs n."),
+          "Mean +- sd over all models (all grid points and replicates) of the number of in-bound SVs with empty "
+          "Lambda_p (Lemma 1 fails), of in-bound SVs n* and of all SVs n.",
+          headline="Table 5 (Experiment 4)"),
     Table("table6", "weight_grid.table_timings", _SELECTION, "exp5",
-          "**Table 6 (Experiment 5).** Mean time per model (ms, one thread) of the span-rule, K-fold CV, "
-          "training and the span bound; machine and library versions are in the footer of the table files."),
+          "Mean +- sd time per model (milliseconds, one processor: one thread for LIBSVM, BLAS and the QP solver) to "
+          "compute the span-rule (all S_p), to run {cv}, to train, and to compute the span bound; exact LOO over the "
+          "models where it was computed. Last column: CV time / span-rule time.",
+          headline="Table 6 (Experiment 5)"),
     Table("loo_agreement", "weight_grid.table_loo", _SELECTION, "exp3",
-          "**Span-rule vs exact LOO.** Over the models with exact LOO: how often both count the same number "
-          "of errors, and by how much they differ (percentage points)."),
+          "Span-rule vs exact leave-one-out error over the models with exact LOO: share of models where both count "
+          "the same errors (%), mean and max absolute difference, mean signed difference (span-rule - LOO) and RMSE "
+          "(percentage points); then the share (%) of these models with no in-bound SV (n* = 0, span undefined) and "
+          "the RMSE over those with n* >= 1.",
+          headline="Span-rule vs exact LOO"),
     Table("exp6_summary", "weight_grid.table_exp6", ("exp6",), "exp6",
-          "**Experiment 6 summary.** Mean time per model (ms) and mean SV counts per dimension d and training "
-          "size l of the synthetic ringnorm variant."),
+          "Experiment 6 (synthetic ringnorm variant): mean +- sd over models of the time per model (milliseconds, "
+          "one thread) of the span-rule, {cv} and training, and of n* and n, per dimension d and training size l.",
+          headline="Experiment 6 summary"),
     Table("exp10_diameters", "standard_span.table_exp10_diameters", ("exp10",), "exp10",
-          "**Experiment 10, span vs diameters (standard SVM).** Mean +- sd over the replicates (for "
-          "mnist_0to4_5to9: disjoint training subsets of 317 MNIST digits, 0-4 vs 5-9; the original used USPS "
-          "digits) of the diameter D of all training points, the diameter D_SV of the in-bound SVs and the span "
-          "S, per RBF width sigma and log2 C; with the share of models where S <= D_SV."),
+          "Standard SVM (every C_i = C), kernel exp(-||x - x'||^2 / (2 sigma^2)): mean +- sd over the replicates of "
+          "the diameter D of the smallest sphere enclosing all training points, the diameter D_SV of the one "
+          "enclosing the in-bound SVs and the span S (max of the box-constrained S_p), the mean ratio S / D_SV, the "
+          "share of models with S <= D_SV (a theorem), and the mean numbers of in-bound SVs n* and SVs n. Replicates "
+          "of mnist_0to4_5to9: disjoint training subsets of 317 MNIST digits, 0-4 vs 5-9 (the original used USPS "
+          "digits, which are not available here).",
+          headline="Experiment 10, span vs diameters (standard SVM)"),
     Table("exp10_selection", "standard_span.table_exp10_selection", ("exp10",), "exp10",
-          "**Experiment 10, model selection (standard SVM).** Per data set and varied hyperparameter (the other "
-          "at its minimum-mean-test-error value): RMSE between each estimator's curve and the test-error curve "
-          "(means over replicates), the difference of their minimisers, and the test error of the model each "
-          "estimator selects on the curve."),
+          "Standard SVM: for each data set and each varied hyperparameter (the other fixed at the grid point of "
+          "lowest mean test error, column at), per estimator: the RMSE (percentage points) between its curve and the "
+          "test-error curve (curves = means over the replicates), the RMSE over the models (mean +- sd over "
+          "replicates), the share (%) of the curve's models with no in-bound SV (n* = 0: the span is undefined and "
+          "the span-rule counts every SV as an error) and the curves' RMSE over the points where every replicate has "
+          "n* >= 1, the minimisers of its curve and of the test-error curve (the smallest value when several tie) "
+          "and their difference, the test error (%) of the model it selects on the curve of each replicate (tie "
+          "rule: {tie_rule}, {tie_rule_text}) and the minimum test error on the curve. The span bound is not "
+          "bounded by 1: no RMSE.",
+          headline="Experiment 10, model selection (standard SVM)"),
     Table("exp10_cost", "standard_span.table_exp10_cost", ("exp10",), "exp10",
-          "**Experiment 10, cost (standard SVM).** Mean time per model (ms, one thread) of training, the "
-          "span-rule, the span bound and exact leave-one-out by retraining; machine and library versions in "
-          "the footer."),
-    Table("exp8_selection", "lupi.table_lupi_selection", ("exp8",), "exp8",
-          "**Experiment 8 (SVM+ and weighted SVMs).** Per data set, training-to-validation ratio, training size l "
-          "and method, test error (%) of the model selected by the validation sample, K-fold CV, the span-rule, "
-          "the span bound, SVM+'s LOO rule and the exact LOO error (where computed for every model), and the "
-          "minimum test error over the grid. Mean +- sd over the seeded subsamples."),
-    Table("exp8_time", "lupi.table_lupi_time", ("exp8",), "exp8",
-          "**Experiment 8: selection time.** Seconds (one thread) each selection rule spends over a method's grid: "
-          "training and the validation error, K-fold CV, training and the span-rule, training and SVM+'s LOO rule, "
-          "training and the exact LOO; every rule also pays for the weights (weight learning, the NW estimate)."),
-    Table("exp8_svm_plus_loo", "lupi.table_lupi_loo", ("exp8",), "exp8",
-          "**Experiment 8: what estimates SVM+'s leave-one-out error?** Over the SVM+ models with exact LOO: RMSE "
-          "(percentage points) of the span-rule of the equivalent weighted SVM and of SVM+'s LOO rule against "
-          "SVM+'s exact LOO error, and of the span-rule against the exact LOO of the weighted SVM with its weights "
-          "held fixed (what the span-rule estimates); the share of models without in-bound SV and of zero weights."),
+          "Standard SVM: mean +- sd time per model (milliseconds, one processor: one thread for LIBSVM, BLAS and the "
+          "QP solver) to train, to compute the span-rule (all S_p, closed form), the span bound (box-constrained "
+          "spans, D included) and the exact leave-one-out error by retraining LIBSVM without each SV; mean n; the "
+          "ratio of the exact LOO's mean time to the span-rule's and to training's.",
+          headline="Experiment 10, cost (standard SVM)"),
+    Table("exp8_selection", "lupi.table_exp8_selection", ("exp8",), "exp8",
+          "Test error (%) of the model selected by each rule (tie rule: {tie_rule}, {tie_rule_text}): the validation "
+          "sample, K-fold CV, the span-rule and span bound (for SVM+: of its equivalent weighted SVM), SVM+'s LOO "
+          "rule, the exact LOO error (where computed for every grid point), and the minimum test error over the "
+          "grid. Mean +- sd over the seeded subsamples (column Replicates); l: training size, ratio: "
+          "training-to-validation.",
+          headline="Experiment 8 (SVM+ and weighted SVMs)"),
+    Table("exp8_time", "lupi.table_exp8_time", ("exp8",), "exp8",
+          "Seconds (one thread) each selection rule spends over a method's grid: training and the validation error; "
+          "K-fold CV; training and the span-rule; training and SVM+'s LOO rule; training and the exact LOO. Every "
+          "rule also pays for the weights: weight learning (it needs the validation sample) and the Nadaraya-Watson "
+          "estimate. Last column: CV time / span-rule time. Mean +- sd over the subsamples.",
+          headline="Experiment 8: selection time"),
+    Table("exp8_svm_plus_loo", "lupi.table_exp8_svm_plus_loo", ("exp8",), "exp8",
+          "Over the SVM+ models with exact LOO (SVM+ retrained without each point): RMSE and mean signed difference "
+          "(percentage points) of the span-rule of the equivalent weighted SVM and of SVM+'s LOO rule against SVM+'s "
+          "exact LOO error; RMSE of the span-rule against the exact LOO of the equivalent weighted SVM with its "
+          "weights held fixed (what the span-rule estimates: leaving a point out of SVM+ moves every weight); the "
+          "share (%) of models with no in-bound SV (n* = 0) and of zero weights.",
+          headline="Experiment 8: what estimates SVM+'s leave-one-out error?"),
     Table("exp7_path", "reference_path.table_exp7", ("exp7",), "exp7",
-          "**Experiment 7 (exact solution path, four Gaussians).** Per size n: median CPU seconds (one thread) of "
-          "the path from group D1's weight ~0 to 10 (D2 at 10) and of LIBSVM re-solving (cold: scikit-learn's "
-          "LIBSVM has no warm start) at every breakpoint (scaled from a seeded sample where not all were "
-          "re-solved), median events and mean |M|, the speed-up (median and minimum over the data sets), the "
-          "largest |f_path - f_LIBSVM| at the re-solved breakpoints and the number of fallbacks to LIBSVM."),
-    Table("exp9_training", "sampling.table_sampling_training", ("exp9",), "exp9",
-          "**Experiment 9: training on large l.** Per data set, training size l, C and engine (randomized sampling, "
-          "scikit-learn's LIBSVM evaluating the RBF itself, LIBSVM on a precomputed kernel where it fits): seconds "
-          "(one thread), the sampling engine's time over the reference's, peak memory, rounds and final sample, SV "
-          "counts, the largest KKT violation of the full problem on all l points, and the largest difference of "
-          "the test-set decision values from the reference engine's."),
-    Table("exp9_span", "sampling.table_sampling_span", ("exp9",), "exp9",
-          "**Experiment 9: span-rule selection at scale.** Over the C grid of the span-grid data set: the "
-          "span-rule of the sampled model (from its SVs only) and K-fold CV of the same C, the C each selects, "
-          "and the time of each (CV projected from the folds run where it says so)."),
+          "Four Gaussians, cost-weighted path (group D1's weight from ~0 to 10, D2 at 10), per size l = n: medians "
+          "over the data sets (column Replicates) of the CPU seconds (one thread) of the exact solution path and of "
+          "LIBSVM re-solving (cold) at every breakpoint (scaled from the re-solved breakpoints where fewer than all "
+          "were re-solved), of the path's events and mean |M|, of the re-solved breakpoints and of the speed-up; the "
+          "smallest speed-up; the largest |f_path - f_LIBSVM| over the training points at the re-solved breakpoints "
+          "(units of 1e-6: LIBSVM's accuracy; up to a constant where no SV is free, so that b is not unique: LIBSVM "
+          "takes the middle of the optimal interval, the path an end); the paths that fell back to LIBSVM.",
+          headline="Experiment 7 (exact solution path, four Gaussians)"),
+    Table("exp9_training", "sampling.table_exp9_training", ("exp9",), "exp9",
+          "Training from the features on one thread, per data set, training size l, C (log2) and engine (the "
+          "reference engine first): wall and CPU seconds, the time over the reference engine's, peak memory (MiB: "
+          "resident-set high-water mark over the fit minus the size before), the sampling engine's rounds and final "
+          "sample (draws and distinct points), SV counts (n, n*, bounded), the largest KKT violation of the FULL "
+          "problem on all l points (in y f), the largest |f - f_ref| on the test set and the size of the symmetric "
+          "difference of the SV sets against the reference, the test error and the machine's load average when the "
+          "fit started (the machine may be shared). A precomputed-kernel engine over the memory budget is not run "
+          "(status).",
+          headline="Experiment 9: training on large l"),
+    Table("exp9_span", "sampling.table_exp9_span", ("exp9",), "exp9",
+          "Span-rule selection over C on one large training set: per C, the sampled model's SV counts (n, n*), test "
+          "error, span-rule (from its SVs only) and K-fold CV error (LIBSVM evaluating the RBF itself; '-' where only "
+          "some folds were run), seconds for training, for the span-rule, for training plus span-rule and for the "
+          "K-fold CV (measured, or projected as the mean fold time x K: column cv_time), and CV time / (training + "
+          "span-rule). One thread.",
+          headline="Experiment 9: span-rule selection at scale"),
 )
 
 FIGURES: tuple[Figure, ...] = (
@@ -220,11 +264,11 @@ FIGURES: tuple[Figure, ...] = (
            "**Experiment 10: model selection.** Test error, span-rule, span bound and exact LOO (means over the "
            "replicates) against each varied hyperparameter, the other at its minimum-mean-test-error value; "
            "stars mark each curve's minimum; the title gives the span-rule curve's RMSE to the test-error curve."),
-    Figure("lupi-errors", "exp8_test_error", ("exp8",),
+    Figure("exp8-test-error", "exp8_test_error", ("exp8",),
            "**Experiment 8: test error against the training size** (in the style of seed 003's Figures 6-7): "
            "test error of the model each method selects, one row of panels per data set and ratio, one column per "
            "selection rule (validation sample, K-fold CV, span-rule); mean +- sd over the seeded subsamples."),
-    Figure("lupi-loo", "exp8_svm_plus_loo", ("exp8",),
+    Figure("exp8-svm-plus-loo", "exp8_svm_plus_loo", ("exp8",),
            "**Experiment 8: SVM+'s leave-one-out estimates against its exact LOO error**, one point per SVM+ model "
            "with exact LOO: the span-rule of the equivalent weighted SVM (left) and SVM+'s LOO rule (right); the "
            "dashed line is equality."),
@@ -232,7 +276,7 @@ FIGURES: tuple[Figure, ...] = (
            "**Experiment 7: the solution path against LIBSVM re-solving.** Events of the path (left) and CPU "
            "seconds of the path and of LIBSVM re-solving at every breakpoint (right, log scale) against the size "
            "n, one point per data set, lines through the medians."),
-    Figure("sampling-time", "exp9_time", ("exp9",),
+    Figure("exp9-time", "exp9_time", ("exp9",),
            "**Experiment 9: training time against the training size l** (log scales, one thread), one panel per "
            "data set, one line per engine and C; precomputed-kernel points stop where the l x l kernel exceeds "
            "the memory budget."),
@@ -273,13 +317,13 @@ def table(name: str) -> Table:
     raise KeyError(f"unknown table {name!r}; the catalog has {', '.join(t.name for t in TABLES)}")
 
 
-def figure_kind(kind: str) -> Figure:
-    """The catalog's figure kind ``kind``; a KeyError naming the catalog's kinds for any other.
+def figure(drawer: str) -> Figure:
+    """The catalog's figure drawn by ``drawer``; a KeyError naming the catalog's drawers for any other.
     """
     for f in FIGURES:
-        if f.kind == kind:
+        if f.drawer == drawer:
             return f
-    raise KeyError(f"unknown figure kind {kind!r}; the catalog has {', '.join(f.kind for f in FIGURES)}")
+    raise KeyError(f"unknown figure drawer {drawer!r}; the catalog has {', '.join(f.drawer for f in FIGURES)}")
 
 
 def tables_for(configured: Iterable[str]) -> list[Table]:
@@ -289,6 +333,6 @@ def tables_for(configured: Iterable[str]) -> list[Table]:
 
 
 def figures_for(configured: Iterable[str]) -> list[Figure]:
-    """The figure kinds a study with these (grid) experiments draws."""
+    """The figures a study with these (grid) experiments draws."""
     configured = set(configured)
     return [f for f in FIGURES if configured & set(f.reads)]

@@ -26,7 +26,7 @@ from .results_schema import ESTIMATORS, HYPERPARAMETERS, STANDARD_SIZES, label
 from .tables import STANDARD_ESTIMATORS, curve_slice, table_exp10_selection, varied_axes
 
 __all__ = ["DRAWINGS", "exp3_curves", "exp6_time", "exp6_sv", "exp10_curves", "exp10_diameters", "loo_vs_span_rule",
-           "lupi_errors", "lupi_loo", "exp7_path", "sampling_time", "PARAM_LABELS"]
+           "exp8_test_error", "exp8_svm_plus_loo", "exp7_path", "exp9_time", "PARAM_LABELS"]
 
 PARAM_LABELS = {"log2_C_plus": "log2 C+", "log2_C_minus": "log2 C-", "A": "A", "B": "B", "log2_C": "log2 C",
                 "sigma": "sigma"}
@@ -219,28 +219,28 @@ def exp10_diameters(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 
     plt.close(fig)
 
 
-#: the selection rules drawn by ``lupi_errors`` (one panel column each)
-LUPI_FIGURE_RULES = ("val_error", "cv_error", "span_rule")
+#: the selection rules drawn by ``exp8_test_error`` (one panel column each)
+EXP8_FIGURE_RULES = ("val_error", "cv_error", "span_rule")
 
 
-def lupi_errors(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150, tie_rule: str = "worst"):
+def exp8_test_error(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150, tie_rule: str = "worst"):
     """Experiment 8, as seed 003's Figures 6-7: test error of the model each method selects against the
     training size, one row of panels per data set and ratio, one column per selection rule."""
     from .tables import LUPI_METHODS, lupi_selected
 
     plt, sns = _plt()
     sel = lupi_selected(df, tie_rule)
-    sel = sel[sel["rule"].isin(LUPI_FIGURE_RULES) & np.isfinite(sel["test_error"].to_numpy(dtype=float))].copy()
+    sel = sel[sel["rule"].isin(EXP8_FIGURE_RULES) & np.isfinite(sel["test_error"].to_numpy(dtype=float))].copy()
     if sel.empty:
         raise ValueError("no Experiment 8 rows to draw")
     sel["test error (%)"] = 100 * sel["test_error"]
     sel["method"] = sel["method"].map(LUPI_METHODS)
     panels = list(dict.fromkeys(zip(sel["dataset"], sel["ratio"])))
-    fig, axes = plt.subplots(len(panels), len(LUPI_FIGURE_RULES), figsize=(4.0 * len(LUPI_FIGURE_RULES),
+    fig, axes = plt.subplots(len(panels), len(EXP8_FIGURE_RULES), figsize=(4.0 * len(EXP8_FIGURE_RULES),
                              3.0 * len(panels)), squeeze=False, sharey="row")
     palette = dict(zip(LUPI_METHODS.values(), sns.color_palette("tab10", len(LUPI_METHODS))))
     for (ds, ratio), row in zip(panels, axes):
-        for rule, ax in zip(LUPI_FIGURE_RULES, row):
+        for rule, ax in zip(EXP8_FIGURE_RULES, row):
             sub = sel[(sel["dataset"] == ds) & (sel["ratio"] == ratio) & (sel["rule"] == rule)]
             sns.lineplot(data=sub, x="l", y="test error (%)", hue="method", style="method", markers=True,
                          dashes=False, errorbar="sd", palette=palette, ax=ax)
@@ -280,7 +280,7 @@ def exp10_curves(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150
     plt.close(fig)
 
 
-def lupi_loo(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+def exp8_svm_plus_loo(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
     """Experiment 8: the span-rule of SVM+'s equivalent weighted SVM and SVM+'s LOO rule against SVM+'s
     exact LOO error, one point per SVM+ model with exact LOO."""
     plt, sns = _plt()
@@ -338,7 +338,7 @@ def exp7_path(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
     plt.close(fig)
 
 
-def sampling_time(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+def exp9_time(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
     """Experiment 9: training time against l (log-log), one panel per data set (a ringnorm family
     ``ringnorm_d<d>`` is one panel over its sizes), one line per engine (colour) and C (marker)."""
     plt, sns = _plt()
@@ -370,7 +370,7 @@ def _exp3(df, outputs, dpi, dataset=None, param=None):
     exp3_curves(df, dataset, param, outputs, dpi=dpi)
 
 
-#: figure kind (``catalog.FIGURES``) -> drawing function(rows, outputs, dpi, dataset=None, param=None)
+#: figure drawer (``catalog.FIGURES``) -> drawing function(rows, outputs, dpi, dataset=None, param=None)
 DRAWINGS = {
     "exp3": _exp3,
     "loo": lambda df, outputs, dpi, **_: loo_vs_span_rule(df, outputs, dpi=dpi),
@@ -378,8 +378,8 @@ DRAWINGS = {
     "exp6-sv": lambda df, outputs, dpi, **_: exp6_sv(df, outputs, dpi=dpi),
     "exp10-diameters": lambda df, outputs, dpi, **_: exp10_diameters(df, outputs, dpi=dpi),
     "exp10-curves": lambda df, outputs, dpi, **_: exp10_curves(df, outputs, dpi=dpi),
-    "lupi-errors": lambda df, outputs, dpi, **_: lupi_errors(df, outputs, dpi=dpi),
-    "lupi-loo": lambda df, outputs, dpi, **_: lupi_loo(df, outputs, dpi=dpi),
+    "exp8-test-error": lambda df, outputs, dpi, **_: exp8_test_error(df, outputs, dpi=dpi),
+    "exp8-svm-plus-loo": lambda df, outputs, dpi, **_: exp8_svm_plus_loo(df, outputs, dpi=dpi),
     "exp7-path": lambda df, outputs, dpi, **_: exp7_path(df, outputs, dpi=dpi),
-    "sampling-time": lambda df, outputs, dpi, **_: sampling_time(df, outputs, dpi=dpi),
+    "exp9-time": lambda df, outputs, dpi, **_: exp9_time(df, outputs, dpi=dpi),
 }

@@ -1,7 +1,8 @@
 """The study's tables, computed from the parquet rows alone: one builder module per experiment's rows
 (:mod:`.weight_grid`: Experiments 1-6; :mod:`.standard_span`: 10; :mod:`.lupi`: 8; :mod:`.reference_path`: 7;
 :mod:`.sampling`: 9), one writer (:mod:`.writer`), and :func:`build_table`, which builds the catalog's table by
-the builder its entry names (``catalog.Table.builder``): each table is registered once, in the catalog.
+the builder its entry names (``catalog.Table.builder``) and captions with the entry's caption
+(:func:`caption`, which the workflow report shows too): each table is declared once, in the catalog.
 
 Every table is written three ways under ``results/tables/``: ``<name>.csv`` (numbers, machine
 readable: a mean column and a ``_sd`` column per quantity), ``<name>.md`` and ``<name>.tex`` (the same
@@ -31,10 +32,10 @@ from ...tie_rules import TIE_RULES, select_test_error
 from .. import catalog
 from ..results_schema import label
 from . import lupi, reference_path, sampling, standard_span, weight_grid
-from .common import LABELS, TableResult
-from .lupi import LUPI_METHODS, lupi_selected, table_lupi_loo, table_lupi_selection, table_lupi_time
+from .common import LABELS, TIE_RULE_TEXT, TableResult
+from .lupi import LUPI_METHODS, lupi_selected, table_exp8_selection, table_exp8_svm_plus_loo, table_exp8_time
 from .reference_path import table_exp7
-from .sampling import table_sampling_span, table_sampling_training
+from .sampling import table_exp9_span, table_exp9_training
 from .standard_span import (STANDARD_ESTIMATORS, curve_slice, table_exp10_cost, table_exp10_diameters,
                             table_exp10_selection, varied_axes)
 from .weight_grid import table_counts, table_exp6, table_loo, table_rmse, table_selection, table_timings
@@ -42,10 +43,11 @@ from .writer import to_latex, to_markdown, write_table, write_text_atomic
 
 __all__ = [
     "LABELS", "LUPI_METHODS", "STANDARD_ESTIMATORS", "TIE_RULES", "TableResult", "build_table", "builder",
-    "curve_slice", "lupi_selected", "select_test_error", "table_counts", "table_exp10_cost", "table_exp10_diameters",
-    "table_exp10_selection", "table_exp6", "table_exp7", "table_loo", "table_lupi_loo", "table_lupi_selection",
-    "table_lupi_time", "table_rmse", "table_sampling_span", "table_sampling_training", "table_selection",
-    "table_timings", "to_latex", "to_markdown", "varied_axes", "write_table", "write_text_atomic",
+    "caption", "curve_slice", "lupi_selected", "select_test_error", "table_counts", "table_exp10_cost",
+    "table_exp10_diameters", "table_exp10_selection", "table_exp6", "table_exp7", "table_exp8_selection",
+    "table_exp8_svm_plus_loo", "table_exp8_time", "table_exp9_span", "table_exp9_training", "table_loo",
+    "table_rmse", "table_selection", "table_timings", "to_latex", "to_markdown", "varied_axes", "write_table",
+    "write_text_atomic",
 ]
 
 #: the builder modules, by the name a catalog entry uses (``"<module>.<function>"``)
@@ -63,14 +65,24 @@ def builder(spec: catalog.Table) -> Callable[..., TableResult]:
                        f"(modules {sorted(_MODULES)})") from None
 
 
+def caption(spec: catalog.Table, tie_rule: str = "worst", rows: pd.DataFrame | None = None) -> str:
+    """The catalog's caption of the table ``spec`` with the tie rule and the K-fold CV's label filled in (the
+    fold count from ``rows``; without rows, "K-fold CV")."""
+    fields = {"tie_rule": tie_rule, "cv": label("t_cv", rows)}
+    if "{tie_rule_text}" in spec.caption:
+        fields["tie_rule_text"] = TIE_RULE_TEXT[tie_rule]
+    return spec.caption.format(**fields)
+
+
 def build_table(name: str, df: pd.DataFrame, tie_rule: str = "worst",
                 provenance: Iterable[Mapping] = ()) -> TableResult:
     """The catalog's table ``name`` built from the rows ``df`` by its builder, which gets the arguments among
-    ``name``, ``title``, ``tie_rule`` and ``provenance`` that it takes; its column labels name the CV fold
-    count."""
+    ``name``, ``tie_rule`` and ``provenance`` that it takes, with the catalog's caption (:func:`caption`); its
+    column labels name the CV fold count."""
     spec = catalog.table(name)
     build = builder(spec)
-    offered = {"name": spec.name, "title": spec.title, "tie_rule": tie_rule, "provenance": provenance}
+    offered = {"name": spec.name, "tie_rule": tie_rule, "provenance": provenance}
     result = build(df, **{k: v for k, v in offered.items() if k in inspect.signature(build).parameters})
+    result.caption = caption(spec, tie_rule, df)
     result.labels = {c: label(c, df, LABELS) for c in result.columns}
     return result

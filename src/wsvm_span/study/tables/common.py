@@ -1,5 +1,5 @@
 """What every table builder shares: :class:`TableResult` (the numbers and how to show them), the display
-labels, the tie rules' caption text, and the helpers over replicates (mean +- sd, data sets in config order).
+labels, the tie rules' text for the captions, and the helpers over replicates (mean +- sd, data sets in config order).
 """
 
 from __future__ import annotations
@@ -84,18 +84,17 @@ TIE_RULE_TEXT = {
                "i.e. the error of one of those models, never an average of two"),
 }
 REPLICATE = ["seed", "realization"]
-_REPLICATES_TEXT = ("Mean +- sd over the replicates of each data set (column Replicates: one per seed for "
-                    "random splits, one per realization for the IDA sets, one for a fixed split).")
 
 
 @dataclass
 class TableResult:
-    """A table: numbers (``data``: one row per data set, ``<col>`` and ``<col>_sd``) plus how to show them."""
+    """A table: numbers (``data``: one row per data set, ``<col>`` and ``<col>_sd``) plus how to show them; its
+    ``caption`` is the catalog entry's (``build_table`` sets it)."""
 
     name: str
     data: pd.DataFrame
     columns: list[str]  # value columns shown (each with an optional _sd)
-    caption: str
+    caption: str = ""
     footer: list[str] = field(default_factory=list)
     decimals: int = 2
     key_columns: list[str] = field(default_factory=lambda: ["dataset"])

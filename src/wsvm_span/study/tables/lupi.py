@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 
 from ...tie_rules import select_test_error
-from .common import NO_INBOUND, TIE_RULE_TEXT, TableResult, _datasets, _mean_sd, _rmse
+from .common import NO_INBOUND, TableResult, _datasets, _mean_sd, _rmse
 
-__all__ = ["LUPI_METHODS", "LUPI_RULES", "lupi_selected", "table_lupi_loo", "table_lupi_selection",
-           "table_lupi_time"]
+__all__ = ["LUPI_METHODS", "LUPI_RULES", "lupi_selected", "table_exp8_selection", "table_exp8_svm_plus_loo",
+           "table_exp8_time"]
 
 
 #: the selection rules of Experiment 8 (row columns), in table order
@@ -64,7 +64,7 @@ def _lupi_row(keys, sub: pd.DataFrame) -> dict:
             "n_replicates": int(sub["seed"].nunique())}
 
 
-def table_lupi_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "exp8_selection") -> TableResult:
+def table_exp8_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "exp8_selection") -> TableResult:
     """Experiment 8: test error (%) of the model selected by each rule, per data set, ratio, size, method."""
     sel = lupi_selected(df, tie_rule)
     out = []
@@ -76,15 +76,10 @@ def table_lupi_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = 
             vals = 100 * picked.loc[picked["rule"] == rule, "test_error"].to_numpy(dtype=float)
             row[rule], row[f"{rule}_sd"] = _mean_sd(vals) if np.isfinite(vals).all() else (math.nan, math.nan)
         out.append(row)
-    caption = (f"Test error (%) of the model selected by each rule (tie rule: {tie_rule}, {TIE_RULE_TEXT[tie_rule]}): "
-               "the validation sample, K-fold CV, the span-rule and span bound (for SVM+: of its equivalent weighted "
-               "SVM), SVM+'s LOO rule, the exact LOO error (where computed for every grid point), and the minimum "
-               "test error over the grid. Mean +- sd over the seeded subsamples (column Replicates); l: training "
-               "size, ratio: training-to-validation.")
-    return TableResult(name, pd.DataFrame(out), [*LUPI_RULES, "min_error"], caption, key_columns=list(LUPI_KEYS))
+    return TableResult(name, pd.DataFrame(out), [*LUPI_RULES, "min_error"], key_columns=list(LUPI_KEYS))
 
 
-def table_lupi_time(df: pd.DataFrame, name: str = "exp8_time") -> TableResult:
+def table_exp8_time(df: pd.DataFrame, name: str = "exp8_time") -> TableResult:
     """Experiment 8: seconds each selection rule spends over a method's grid (sums of row timings)."""
     cols = [f"time_{rule}" for rule in LUPI_RULE_TIMES]
     out = []
@@ -100,14 +95,10 @@ def table_lupi_time(df: pd.DataFrame, name: str = "exp8_time") -> TableResult:
         for col, vals in per.items():
             row[col], row[f"{col}_sd"] = _mean_sd(vals) if np.isfinite(vals).all() else (math.nan, math.nan)
         out.append(row)
-    caption = ("Seconds (one thread) each selection rule spends over a method's grid: training and the validation "
-               "error; K-fold CV; training and the span-rule; training and SVM+'s LOO rule; training and the exact "
-               "LOO. Every rule also pays for the weights: weight learning (it needs the validation sample) and the "
-               "Nadaraya-Watson estimate. Last column: CV time / span-rule time. Mean +- sd over the subsamples.")
-    return TableResult(name, pd.DataFrame(out), [*cols, "cv_over_span_rule"], caption, key_columns=list(LUPI_KEYS))
+    return TableResult(name, pd.DataFrame(out), [*cols, "cv_over_span_rule"], key_columns=list(LUPI_KEYS))
 
 
-def table_lupi_loo(df: pd.DataFrame, name: str = "exp8_svm_plus_loo") -> TableResult:
+def table_exp8_svm_plus_loo(df: pd.DataFrame, name: str = "exp8_svm_plus_loo") -> TableResult:
     """Experiment 8: how well the span-rule of SVM+'s equivalent weighted SVM and SVM+'s LOO rule estimate
     SVM+'s exact LOO error, over the SVM+ models that have it."""
     cols = ["rmse_span_rule", "mean_diff_span_rule", "rmse_loo_rule", "mean_diff_loo_rule", "rmse_span_converted",
@@ -124,9 +115,4 @@ def table_lupi_loo(df: pd.DataFrame, name: str = "exp8_svm_plus_loo") -> TableRe
         row["zero_weight_pct"] = 100 * float(np.mean(sub["n_zero_weight"].to_numpy() / sub["l"].to_numpy()))
         row.update({f"{c}_sd": math.nan for c in cols})
         out.append(row)
-    caption = ("Over the SVM+ models with exact LOO (SVM+ retrained without each point): RMSE and mean signed "
-               "difference (percentage points) of the span-rule of the equivalent weighted SVM and of SVM+'s LOO rule "
-               "against SVM+'s exact LOO error; RMSE of the span-rule against the exact LOO of the equivalent weighted "
-               "SVM with its weights held fixed (what the span-rule estimates: leaving a point out of SVM+ moves "
-               "every weight); the share (%) of models with no in-bound SV (n* = 0) and of zero weights.")
-    return TableResult(name, pd.DataFrame(out), cols, caption, key_columns=list(LUPI_KEYS[:3]))
+    return TableResult(name, pd.DataFrame(out), cols, key_columns=list(LUPI_KEYS[:3]))

@@ -35,12 +35,4 @@ def table_exp7(df: pd.DataFrame, provenance: Iterable[Mapping] = (), name: str =
     data = pd.DataFrame(out)
     for col in cols:
         data[f"{col}_sd"] = math.nan  # medians, extremes and counts: no sd
-    caption = ("Four Gaussians, cost-weighted path (group D1's weight from ~0 to 10, D2 at 10), per size l = n: "
-               "medians over the data sets (column Replicates) of the CPU seconds (one thread) of the exact solution "
-               "path and of LIBSVM re-solving (cold) at every breakpoint (scaled from the re-solved breakpoints where "
-               "fewer than all were re-solved), of the path's events and mean |M|, of the re-solved breakpoints and "
-               "of the speed-up; the smallest speed-up; the largest |f_path - f_LIBSVM| over the training points at "
-               "the re-solved breakpoints (units of 1e-6: LIBSVM's accuracy; up to a constant where no SV is free, so "
-               "that b is not unique: LIBSVM takes the middle of the optimal interval, the path an end); the paths "
-               "that fell back to LIBSVM.")
-    return TableResult(name, data, cols, caption, key_columns=["l"], footer=_environment_footer(provenance))
+    return TableResult(name, data, cols, key_columns=["l"], footer=_environment_footer(provenance))

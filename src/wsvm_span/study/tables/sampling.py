@@ -12,7 +12,7 @@ import pandas as pd
 from ..results_schema import label
 from .common import LABELS, TableResult, _datasets
 
-__all__ = ["table_sampling_span", "table_sampling_training"]
+__all__ = ["table_exp9_span", "table_exp9_training"]
 
 
 #: value columns of Experiment 9's training table and their formats (tiny violations and differences in
@@ -24,7 +24,7 @@ SAMPLING_TRAINING_FORMATS = {
 }
 
 
-def table_sampling_training(df: pd.DataFrame, name: str = "exp9_training") -> TableResult:
+def table_exp9_training(df: pd.DataFrame, name: str = "exp9_training") -> TableResult:
     """Experiment 9: one line per data set, l, C and engine (config order of data sets, l ascending, the
     reference engine first); the time over the reference engine's at the same data set, l and C."""
     out = []
@@ -38,23 +38,15 @@ def table_sampling_training(df: pd.DataFrame, name: str = "exp9_training") -> Ta
                 row["time_over_reference"] = (float(r["t_train"]) / float(ref["t_train"])
                                               if r["engine"] != ref["engine"] else math.nan)
                 out.append(row)
-    caption = ("Training from the features on one thread, per data set, training size l, C (log2) and engine "
-               "(the reference engine first): wall and CPU seconds, the time over the reference engine's, peak "
-               "memory (MiB: resident-set high-water mark over the fit minus the size before), the sampling "
-               "engine's rounds and final sample (draws and distinct points), SV counts (n, n*, bounded), the "
-               "largest KKT violation of the FULL problem on all l points (in y f), the largest |f - f_ref| on the "
-               "test set and the size of the symmetric difference of the SV sets against the reference, the test "
-               "error and the machine's load average when the fit started (the machine may be shared). A "
-               "precomputed-kernel engine over the memory budget is not run (status).")
     cols = ["t_train", "cpu_train", "time_over_reference", "peak_mem_mb", "n_rounds", "final_sample_size",
             "final_n_distinct", "n_sv", "n_inbound", "n_bounded", "kkt_violation", "decision_diff", "n_sv_diff",
             "test_error", "load_avg"]
     return TableResult(name, pd.DataFrame(out, columns=["dataset", "l", "log2_C", "engine", "status", *cols]), cols,
-                       caption, key_columns=["dataset", "l", "log2_C", "engine", "status"],
+                       key_columns=["dataset", "l", "log2_C", "engine", "status"],
                        formats=SAMPLING_TRAINING_FORMATS)
 
 
-def table_sampling_span(df: pd.DataFrame, name: str = "exp9_span") -> TableResult:
+def table_exp9_span(df: pd.DataFrame, name: str = "exp9_span") -> TableResult:
     """Experiment 9: the span grid (rows with a span-rule): per C, the span-rule and K-fold CV, their times,
     and in the footer the C each selects with the test error of that model."""
     sub = df[np.isfinite(df["span_rule"].to_numpy(dtype=float))].sort_values("log2_C")
@@ -79,13 +71,8 @@ def table_sampling_span(df: pd.DataFrame, name: str = "exp9_span") -> TableResul
                           f"{best['test_error']:.4f}; ties: the smallest C)")
         elif len(values):
             footer.append(f"{label(rule, sub, LABELS)}: not every fold was run, no selection")
-    caption = ("Span-rule selection over C on one large training set: per C, the sampled model's SV counts (n, n*), "
-               "test error, span-rule (from its SVs only) and K-fold CV error (LIBSVM evaluating the RBF itself; "
-               "'-' where only some folds were run), seconds for training, for the span-rule, for training plus "
-               "span-rule and for the K-fold CV (measured, or projected as the mean fold time x K: column cv_time), "
-               "and CV time / (training + span-rule). One thread.")
     cols = ["n_sv", "n_inbound", "test_error", "span_rule", "cv_error", "seconds_train", "seconds_span_rule",
             "seconds_train_span_rule", "seconds_cv", "cv_over_span_rule"]
     formats = {"n_sv": ".0f", "n_inbound": ".0f", "test_error": ".4f", "span_rule": ".4f", "cv_error": ".4f"}
-    return TableResult(name, pd.DataFrame(out, columns=["dataset", "l", "log2_C", "cv_time", *cols]), cols, caption,
+    return TableResult(name, pd.DataFrame(out, columns=["dataset", "l", "log2_C", "cv_time", *cols]), cols,
                        footer=footer, key_columns=["dataset", "l", "log2_C", "cv_time"], formats=formats)

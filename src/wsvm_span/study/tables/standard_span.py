@@ -12,7 +12,7 @@ import pandas as pd
 
 from ...tie_rules import TIE_ATOL, TIE_RTOL, select_test_error
 from ..results_schema import STANDARD_HYPERPARAMETERS, STANDARD_SIZES
-from .common import (NO_INBOUND, TIE_RULE_TEXT, TableResult, _complete, _datasets, _environment_footer, _mean_sd,
+from .common import (NO_INBOUND, TableResult, _complete, _datasets, _environment_footer, _mean_sd,
                      _replicates, _rmse)
 
 __all__ = ["STANDARD_ESTIMATORS", "curve_slice", "table_exp10_cost", "table_exp10_diameters",
@@ -66,14 +66,8 @@ def table_exp10_diameters(df: pd.DataFrame, name: str = "exp10_diameters") -> Ta
                                         if both.any() else math.nan)
             row["s_within_d_sv_pct_sd"] = math.nan
             out.append(row)
-    caption = ("Standard SVM (every C_i = C), kernel exp(-||x - x'||^2 / (2 sigma^2)): mean +- sd over the "
-               "replicates of the diameter D of the smallest sphere enclosing all training points, the diameter "
-               "D_SV of the one enclosing the in-bound SVs and the span S (max of the box-constrained S_p), the "
-               "mean ratio S / D_SV, the share of models with S <= D_SV (a theorem), and the mean numbers of "
-               "in-bound SVs n* and SVs n. Replicates of mnist_0to4_5to9: disjoint training subsets of 317 MNIST "
-               "digits, 0-4 vs 5-9 (the original used USPS digits, which are not available here).")
     cols = [*STANDARD_SIZES, "s_over_d_sv", "s_within_d_sv_pct", "n_inbound", "n_sv"]
-    return TableResult(name, pd.DataFrame(out), cols, caption, decimals=3,
+    return TableResult(name, pd.DataFrame(out), cols, decimals=3,
                        key_columns=["dataset", "sigma", "log2_C"])
 
 
@@ -118,18 +112,9 @@ def table_exp10_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str =
                 for c, vals in per_rep.items():
                     row[c], row[f"{c}_sd"] = _mean_sd(vals)
                 out.append(row)
-    caption = (f"Standard SVM: for each data set and each varied hyperparameter (the other fixed at the grid point "
-               "of lowest mean test error, column at), per estimator: the RMSE (percentage points) between its "
-               "curve and the test-error curve (curves = means over the replicates), the RMSE over the models "
-               "(mean +- sd over replicates), the share (%) of the curve's models with no in-bound SV (n* = 0: the "
-               "span is undefined and the span-rule counts every SV as an error) and the curves' RMSE over the "
-               "points where every replicate has n* >= 1, the minimisers of its curve and of the test-error curve (the "
-               "smallest value when several tie) and their difference, the test error (%) of the model it "
-               f"selects on the curve of each replicate (tie rule: {tie_rule}, {TIE_RULE_TEXT[tie_rule]}) and the "
-               "minimum test error on the curve. The span bound is not bounded by 1: no RMSE.")
     cols = ["rmse_curve", "rmse_models", NO_INBOUND, "rmse_curve_inbound", "argmin", "argmin_test", "argmin_diff",
             "selected_test_error", "min_error"]
-    return TableResult(name, pd.DataFrame(out), cols, caption, key_columns=["dataset", "axis", "at", "estimator"])
+    return TableResult(name, pd.DataFrame(out), cols, key_columns=["dataset", "axis", "at", "estimator"])
 
 
 def table_exp10_cost(df: pd.DataFrame, provenance: Iterable[Mapping] = (), name: str = "exp10_cost") -> TableResult:
@@ -147,9 +132,5 @@ def table_exp10_cost(df: pd.DataFrame, provenance: Iterable[Mapping] = (), name:
             row[ratio] = row["t_loo"] / row[base] if row[base] > 0 else math.nan
             row[f"{ratio}_sd"] = math.nan
         out.append(row)
-    caption = ("Standard SVM: mean +- sd time per model (milliseconds, one processor: one thread for LIBSVM, "
-               "BLAS and the QP solver) to train, to compute the span-rule (all S_p, closed form), the span bound "
-               "(box-constrained spans, D included) and the exact leave-one-out error by retraining LIBSVM without "
-               "each SV; mean n; the ratio of the exact LOO's mean time to the span-rule's and to training's.")
-    return TableResult(name, pd.DataFrame(out), [*cols, "n_sv", "loo_over_span_rule", "loo_over_train"], caption,
+    return TableResult(name, pd.DataFrame(out), [*cols, "n_sv", "loo_over_span_rule", "loo_over_train"],
                        footer=_environment_footer(provenance))

@@ -11,16 +11,13 @@ import numpy as np
 import pandas as pd
 
 from ...tie_rules import select_test_error
-from ..results_schema import label
-from .common import (INBOUND_SUFFIX, NO_INBOUND, REPLICATE, RMSE_ESTIMATORS, SELECTING, TIE_RULE_TEXT,
-                     _REPLICATES_TEXT, TableResult, _complete, _datasets, _environment_footer, _inbound, _mean_sd,
-                     _replicates, _rmse)
+from .common import (INBOUND_SUFFIX, NO_INBOUND, REPLICATE, RMSE_ESTIMATORS, SELECTING, TableResult, _complete,
+                     _datasets, _environment_footer, _inbound, _mean_sd, _replicates, _rmse)
 
 __all__ = ["table_counts", "table_exp6", "table_loo", "table_rmse", "table_selection", "table_timings"]
 
 
-def table_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "table2",
-                    title: str = "") -> TableResult:
+def table_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "table2") -> TableResult:
     """Tables 2 and 3: test error (%) of the model selected by each estimator (:data:`SELECTING`: the span
     bound with the diameter, and beside it the study's radius variant), and the minimum."""
     out = []
@@ -43,13 +40,7 @@ def table_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "tabl
                 vals = []
             row[col], row[f"{col}_sd"] = _mean_sd(vals)
         out.append(row)
-    caption = (f"{title}Test error (%) of the model selected by each estimator (tie rule: {tie_rule}, "
-               f"{TIE_RULE_TEXT[tie_rule]}) and the minimum test error over the grid. {_REPLICATES_TEXT} "
-               "Exact LOO is shown only where it was computed for every model. The span bound is Theorem 1 with "
-               "the enclosing ball's diameter D; the column beside it puts the radius D/2 in its place, as the "
-               "original study's selections imply: that value is not a bound of the LOO error, and it is shown only "
-               "to compare with the study's table (empty for rows computed before it was recorded).")
-    return TableResult(name, pd.DataFrame(out), [*SELECTING, "min_error"], caption)
+    return TableResult(name, pd.DataFrame(out), [*SELECTING, "min_error"])
 
 
 def table_rmse(df: pd.DataFrame, name: str = "table4") -> TableResult:
@@ -77,12 +68,7 @@ def table_rmse(df: pd.DataFrame, name: str = "table4") -> TableResult:
         for col, vals in per.items():
             row[col], row[f"{col}_sd"] = _mean_sd(vals) if not any(math.isnan(v) for v in vals) else (math.nan, math.nan)
         out.append(row)
-    caption = ("RMSE (percentage points) between each estimate and the test error over all models of a data set "
-               "(the span bound is excluded: it is not bounded by 1), then the share (%) of models with no in-bound "
-               "SV (n* = 0: the span is undefined and the span-rule counts every SV as an error) and the RMSE over "
-               "the models with n* >= 1. " + _REPLICATES_TEXT + " Exact LOO only where it was computed for every "
-               "model.")
-    return TableResult(name, pd.DataFrame(out), [*RMSE_ESTIMATORS, NO_INBOUND, *_inbound(RMSE_ESTIMATORS)], caption)
+    return TableResult(name, pd.DataFrame(out), [*RMSE_ESTIMATORS, NO_INBOUND, *_inbound(RMSE_ESTIMATORS)])
 
 
 def table_counts(df: pd.DataFrame, name: str = "table5") -> TableResult:
@@ -97,9 +83,7 @@ def table_counts(df: pd.DataFrame, name: str = "table5") -> TableResult:
             row[col] = float(v.mean())
             row[f"{col}_sd"] = float(v.std(ddof=1)) if v.size > 1 else math.nan
         out.append(row)
-    caption = ("Mean +- sd over all models (all grid points and replicates) of the number of in-bound SVs "
-               "with empty Lambda_p (Lemma 1 fails), of in-bound SVs n* and of all SVs n.")
-    return TableResult(name, pd.DataFrame(out), ["n_empty_lambda", "n_inbound", "n_sv"], caption, decimals=1)
+    return TableResult(name, pd.DataFrame(out), ["n_empty_lambda", "n_inbound", "n_sv"], decimals=1)
 
 
 def table_timings(df: pd.DataFrame, provenance: Iterable[Mapping] = (), name: str = "table6") -> TableResult:
@@ -119,11 +103,7 @@ def table_timings(df: pd.DataFrame, provenance: Iterable[Mapping] = (), name: st
         row["cv_over_span_rule"] = (row["t_cv"] / row["t_span_rule"]) if row["t_span_rule"] > 0 else math.nan
         row["cv_over_span_rule_sd"] = math.nan
         out.append(row)
-    caption = ("Mean +- sd time per model (milliseconds, one processor: one thread for LIBSVM, BLAS and the "
-               f"QP solver) to compute the span-rule (all S_p), to run {label('t_cv', df)}, to train, and to compute the "
-               "span bound; exact LOO over the models where it was computed. Last column: CV time / "
-               "span-rule time.")
-    return TableResult(name, pd.DataFrame(out), [*cols, "cv_over_span_rule"], caption,
+    return TableResult(name, pd.DataFrame(out), [*cols, "cv_over_span_rule"],
                        footer=_environment_footer(provenance), decimals=2)
 
 
@@ -140,11 +120,8 @@ def table_exp6(df: pd.DataFrame, name: str = "exp6_summary") -> TableResult:
             v = sub[col].to_numpy(dtype=float)
             row[col], row[f"{col}_sd"] = float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else math.nan
         out.append(row)
-    caption = ("Experiment 6 (synthetic ringnorm variant): mean +- sd over models of the time per model "
-               f"(milliseconds, one thread) of the span-rule, {label('t_cv', df)} and training, and of n* and n, per "
-               "dimension d and training size l.")
     return TableResult(name, pd.DataFrame(out), ["t_span_rule", "t_cv", "t_train", "n_inbound", "n_sv"],
-                       caption, key_columns=["d", "l"])
+                       key_columns=["d", "l"])
 
 
 def table_loo(df: pd.DataFrame, name: str = "loo_agreement") -> TableResult:
@@ -175,8 +152,4 @@ def table_loo(df: pd.DataFrame, name: str = "loo_agreement") -> TableResult:
         for c in cols:
             row[f"{c}_sd"] = math.nan
         out.append(row)
-    caption = ("Span-rule vs exact leave-one-out error over the models with exact LOO: share of models where "
-               "both count the same errors (%), mean and max absolute difference, mean signed difference "
-               "(span-rule - LOO) and RMSE (percentage points); then the share (%) of these models with no "
-               "in-bound SV (n* = 0, span undefined) and the RMSE over those with n* >= 1.")
-    return TableResult(name, pd.DataFrame(out), cols, caption)
+    return TableResult(name, pd.DataFrame(out), cols)
