@@ -31,7 +31,8 @@ def export_results(config: str | Path, results: str | Path, output: str | Path) 
     cfg = load_config(config)
     jobs = plan_jobs(cfg)
     rows = sorted(results.glob("*/rows.parquet"))
-    prov = rows_provenance(rows)
+    prov_of = {f: rows_provenance([f]) for f in rows}
+    prov = [p for records in prov_of.values() for p in records]
     done = {p.get("slot") for p in prov}
     missing = [j.path for j in jobs if j.slot not in done]
     if missing:
@@ -42,8 +43,8 @@ def export_results(config: str | Path, results: str | Path, output: str | Path) 
     prov = [p for p in prov if p.get("slot") in wanted]
     output.mkdir(parents=True, exist_ok=True)
     (output / "rows").mkdir(exist_ok=True)
-    for f in rows:
-        if {p.get("slot") for p in rows_provenance([f])} & wanted:
+    for f, records in prov_of.items():
+        if {p.get("slot") for p in records} & wanted:
             shutil.copyfile(f, output / "rows" / f"{f.parent.name}.parquet")
     for sub, pattern in (("tables", "*.*"), ("figures", "*.png")):
         (output / sub).mkdir(exist_ok=True)
