@@ -243,6 +243,17 @@ def test_diameters_and_cost_tables_by_hand():
     assert cost.loc[BCW, "loo_over_train"] == pytest.approx(50.0)
 
 
+def test_cost_caption_names_the_engines_of_the_rows():
+    """The exact LOO retrains with the rows' engine, and the caption says which (it once said LIBSVM whatever
+    had trained)."""
+    rows = hand_rows()
+    rows["engine"] = "smo"
+    assert "retraining without each SV (engine smo)" in build_table("exp10_cost", rows).caption
+    rows.loc[rows.index[0], "engine"] = "sklearn"
+    assert "(engines sklearn and smo)" in build_table("exp10_cost", rows).caption
+    assert "(the configured engine)" in build_table("exp10_cost", rows.drop(columns="engine")).caption
+
+
 def test_figures_draw(tmp_path, drawn):
     """The plotted numbers, from hand_rows by hand: the digits grid varies sigma (log2 C = 10), S, D_SV and D
     are the means of its two replicates; the breast-cancer grid varies log2 C, its curves the rows' values."""

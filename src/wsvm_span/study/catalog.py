@@ -67,7 +67,8 @@ class Table:
     configured.
 
     caption : a template: ``{tie_rule}`` and ``{tie_rule_text}`` name the tie rule (a table of selected models),
-        ``{cv}`` the K-fold CV with its fold count (``study.tables.caption`` fills them in)
+        ``{cv}`` the K-fold CV with its fold count, ``{engine}`` the engines that trained the rows' models
+        (``study.tables.caption`` fills them in)
     headline : the report's bold lead before the caption (the table files lead with the table's name)
     """
 
@@ -187,10 +188,10 @@ TABLES: tuple[Table, ...] = (
           "bounded by 1: no RMSE.",
           headline="Experiment 10, model selection (standard SVM)"),
     Table("exp10_cost", "standard_span.table_exp10_cost", ("exp10",), "exp10",
-          "Standard SVM: mean +- sd time per model (milliseconds, one processor: one thread for LIBSVM, BLAS and the "
-          "QP solver) to train, to compute the span-rule (all S_p, closed form), the span bound (box-constrained "
-          "spans, D included) and the exact leave-one-out error by retraining LIBSVM without each SV; mean n; the "
-          "ratio of the exact LOO's mean time to the span-rule's and to training's.",
+          "Standard SVM: mean +- sd time per model (milliseconds, one processor: one thread for the trainer, BLAS "
+          "and the QP solver) to train, to compute the span-rule (all S_p, closed form), the span bound "
+          "(box-constrained spans, D included) and the exact leave-one-out error by retraining without each SV "
+          "({engine}); mean n; the ratio of the exact LOO's mean time to the span-rule's and to training's.",
           headline="Experiment 10, cost (standard SVM)"),
     Table("exp8_selection", "lupi.table_exp8_selection", ("exp8",), "exp8",
           "Test error (%) of the model selected by each rule (tie rule: {tie_rule}, {tie_rule_text}): the validation "

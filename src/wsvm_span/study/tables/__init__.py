@@ -66,12 +66,25 @@ def builder(spec: catalog.Table) -> Callable[..., TableResult]:
 
 
 def caption(spec: catalog.Table, tie_rule: str = "worst", rows: pd.DataFrame | None = None) -> str:
-    """The catalog's caption of the table ``spec`` with the tie rule and the K-fold CV's label filled in (the
-    fold count from ``rows``; without rows, "K-fold CV")."""
+    """The catalog's caption of the table ``spec`` with the tie rule, the K-fold CV's label (the fold count from
+    ``rows``; without rows, "K-fold CV") and the engines that trained the rows' models filled in."""
     fields = {"tie_rule": tie_rule, "cv": label("t_cv", rows)}
     if "{tie_rule_text}" in spec.caption:
         fields["tie_rule_text"] = TIE_RULE_TEXT[tie_rule]
+    if "{engine}" in spec.caption:
+        fields["engine"] = engines_text(rows)
     return spec.caption.format(**fields)
+
+
+def engines_text(rows: pd.DataFrame | None) -> str:
+    """Which engines (``svm.engine``) trained the rows' models, for a caption: "engine smo", "engines sklearn
+    and smo", or "the configured engine" without rows that say."""
+    if rows is None or "engine" not in rows.columns:
+        return "the configured engine"
+    names = sorted({str(e) for e in rows["engine"].dropna()})
+    if not names:
+        return "the configured engine"
+    return f"engine {names[0]}" if len(names) == 1 else f"engines {', '.join(names[:-1])} and {names[-1]}"
 
 
 def build_table(name: str, df: pd.DataFrame, tie_rule: str = "worst",
