@@ -268,7 +268,7 @@ def test_runtime_settings(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["config.yaml", "paper.yaml", "test.yaml", "reproduced.yaml", "reproduced-exp6.yaml",
-                                  "reproduced-exp1-mnist.yaml"])
+                                  "reproduced-exp1-mnist.yaml", "reproduced-exp7.yaml"])
 def test_shipped_configs_validate(name):
     cfg = sc.load_config(REPO / "config" / name)
     assert ex.plan_jobs(cfg)
