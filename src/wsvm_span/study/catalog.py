@@ -216,11 +216,12 @@ TABLES: tuple[Table, ...] = (
     Table("exp7_path", "reference_path.table_exp7", ("exp7",), "exp7",
           "Four Gaussians, cost-weighted path (group D1's weight from ~0 to 10, D2 at 10), per size l = n: medians "
           "over the data sets (column Replicates) of the CPU seconds (one thread) of the exact solution path and of "
-          "LIBSVM re-solving (cold) at every breakpoint (scaled from the re-solved breakpoints where fewer than all "
-          "were re-solved), of the path's events and mean |M|, of the re-solved breakpoints and of the speed-up; the "
-          "smallest speed-up; the largest |f_path - f_LIBSVM| over the training points at the re-solved breakpoints "
-          "(units of 1e-6: LIBSVM's accuracy; up to a constant where no SV is free, so that b is not unique: LIBSVM "
-          "takes the middle of the optimal interval, the path an end); the paths that fell back to LIBSVM.",
+          "re-solving (cold, {engine}) at every breakpoint (scaled from the re-solved breakpoints where fewer than "
+          "all were re-solved), of the path's events and mean |M|, of the re-solved breakpoints and of the speed-up; "
+          "the smallest speed-up; the largest |f_path - f| over the training points at the re-solved breakpoints, "
+          "f re-solved (units of 1e-6: the re-solver's accuracy; up to a constant where no SV is free, so that b is "
+          "not unique: the re-solver takes the middle of the optimal interval, the path an end); the paths that fell "
+          "back to re-solving.",
           headline="Experiment 7 (exact solution path, four Gaussians)"),
     Table("exp9_training", "sampling.table_exp9_training", ("exp9",), "exp9",
           "Training from the features on one thread, per data set, training size l, C (log2) and engine (the "
@@ -274,9 +275,9 @@ FIGURES: tuple[Figure, ...] = (
            "with exact LOO: the span-rule of the equivalent weighted SVM (left) and SVM+'s LOO rule (right); the "
            "dashed line is equality."),
     Figure("exp7-path", "exp7_path", ("exp7",),
-           "**Experiment 7: the solution path against LIBSVM re-solving.** Events of the path (left) and CPU "
-           "seconds of the path and of LIBSVM re-solving at every breakpoint (right, log scale) against the size "
-           "n, one point per data set, lines through the medians."),
+           "**Experiment 7: the solution path against re-solving.** Events of the path (left) and CPU seconds of "
+           "the path and of re-solving at every breakpoint by the rows' engine (right, log scale; LIBSVM where "
+           "svm.engine is auto) against the size n, one point per data set, lines through the medians."),
     Figure("exp9-time", "exp9_time", ("exp9",),
            "**Experiment 9: training time against the training size l** (log scales, one thread), one panel per "
            "data set, one line per engine and C; precomputed-kernel points stop where the l x l kernel exceeds "

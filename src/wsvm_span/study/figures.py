@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .results_schema import ESTIMATORS, HYPERPARAMETERS, STANDARD_SIZES, label
+from .results_schema import ESTIMATORS, HYPERPARAMETERS, STANDARD_SIZES, engines_of, label
 from .tables import STANDARD_ESTIMATORS, curve_slice, table_exp10_selection, varied_axes
 
 __all__ = ["DRAWINGS", "exp3_curves", "exp6_time", "exp6_sv", "exp10_curves", "exp10_diameters", "loo_vs_span_rule",
@@ -312,8 +312,9 @@ def exp8_svm_plus_loo(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int 
 
 
 def exp7_path(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
-    """Experiment 7: the path's events (left) and the CPU seconds of the path and of LIBSVM re-solving at
-    every breakpoint (right, log scale) against n, one point per data set, lines through the medians."""
+    """Experiment 7: the path's events (left) and the CPU seconds of the path and of re-solving at every
+    breakpoint by the rows' engine (right, log scale) against n, one point per data set, lines through the
+    medians."""
     plt, sns = _plt()
     if df.empty:
         raise ValueError("no Experiment 7 rows")
@@ -327,12 +328,13 @@ def exp7_path(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
     palette = sns.color_palette("tab10", 2)
     for color, col in zip(palette, ("t_path", "t_libsvm")):
         ax_time.scatter(df["n"], df[col], alpha=0.5, s=14, color=color)
-        ax_time.plot(medians.index, medians[col], marker="o", color=color, label=label(col))
+        ax_time.plot(medians.index, medians[col], marker="o", color=color, label=label(col, df))
     ax_time.set_yscale("log")
     ax_time.set_xlabel("n")
     ax_time.set_ylabel("CPU seconds (one thread)")
     ax_time.legend(title=None, fontsize="small")
-    fig.suptitle("Experiment 7: exact solution path vs LIBSVM re-solving at every breakpoint (four Gaussians)")
+    fig.suptitle(f"Experiment 7: exact solution path vs re-solving by {engines_of(df) or 'the engine'} at every "
+                 "breakpoint (four Gaussians)")
     fig.tight_layout()
     _save(fig, outputs, dpi)
     plt.close(fig)

@@ -115,7 +115,7 @@ LABELS: dict[str, str] = {
     "n_events": "Events",
     "mean_margin_size": "Mean |M|",
     "t_path": "Path (s)",
-    "t_libsvm": "LIBSVM at every breakpoint (s)",
+    "t_libsvm": "Re-solving by {engine} at every breakpoint (s)",
     "speedup": "Speed-up",
     "cpu_train": "Training CPU",
     "peak_mem_mb": "Peak memory (MiB)",
@@ -133,12 +133,26 @@ LABELS: dict[str, str] = {
 
 def label(column: str, rows=None, labels: Mapping[str, str] = LABELS) -> str:
     """The display label of a column (from ``labels``); K-fold CV names its fold count when the rows
-    have one."""
+    have one, and ``{engine}`` the engines that trained the rows' models (:func:`engines_of`)."""
     text = labels.get(column, column)
+    fields = {}
     if "{k}" in text:
         folds = sorted(set(rows["cv_folds"])) if rows is not None and "cv_folds" in rows and len(rows) else []
-        text = text.format(k=folds[0] if len(folds) == 1 else "K")
-    return text
+        fields["k"] = folds[0] if len(folds) == 1 else "K"
+    if "{engine}" in text:
+        fields["engine"] = engines_of(rows) or "the engine"
+    return text.format(**fields) if fields else text
+
+
+def engines_of(rows) -> str | None:
+    """The engines (``svm.engine`` names) in the rows' ``engine`` column, "smo" or "sklearn and smo"; None
+    where the rows do not say."""
+    if rows is None or "engine" not in rows or not len(rows):
+        return None
+    names = sorted({str(e) for e in rows["engine"].dropna()})
+    if not names:
+        return None
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 #: columns of every row schema: what a trained model is (after the row's place and hyperparameters), and
 #: where the row sits (last)

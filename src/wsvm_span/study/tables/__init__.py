@@ -30,7 +30,7 @@ import pandas as pd
 
 from ...tie_rules import TIE_RULES, select_test_error
 from .. import catalog
-from ..results_schema import label
+from ..results_schema import engines_of, label
 from . import lupi, reference_path, sampling, standard_span, weight_grid
 from .common import LABELS, TIE_RULE_TEXT, TableResult
 from .lupi import LUPI_METHODS, lupi_selected, table_exp8_selection, table_exp8_svm_plus_loo, table_exp8_time
@@ -79,12 +79,10 @@ def caption(spec: catalog.Table, tie_rule: str = "worst", rows: pd.DataFrame | N
 def engines_text(rows: pd.DataFrame | None) -> str:
     """Which engines (``svm.engine``) trained the rows' models, for a caption: "engine smo", "engines sklearn
     and smo", or "the configured engine" without rows that say."""
-    if rows is None or "engine" not in rows.columns:
+    names = engines_of(rows)
+    if names is None:
         return "the configured engine"
-    names = sorted({str(e) for e in rows["engine"].dropna()})
-    if not names:
-        return "the configured engine"
-    return f"engine {names[0]}" if len(names) == 1 else f"engines {', '.join(names[:-1])} and {names[-1]}"
+    return f"engines {names}" if " and " in names else f"engine {names}"
 
 
 def build_table(name: str, df: pd.DataFrame, tie_rule: str = "worst",

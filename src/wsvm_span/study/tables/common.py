@@ -64,7 +64,7 @@ LABELS = {
     "rmse_span_converted": "RMSE span-rule vs LOO, weights fixed",
     "zero_weight_pct": "Zero weights (%)",
     "speedup_min": "Speed-up (min)",
-    "max_abs_df_e6": "Max |f_path - f_LIBSVM| (1e-6)",
+    "max_abs_df_e6": "Max |f_path - f_{engine}| (1e-6)",
     "n_fallbacks": "Fallbacks",
     "n_resolved": "Re-solved breakpoints",
     "time_over_reference": "Time / reference",
