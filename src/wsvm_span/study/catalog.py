@@ -264,6 +264,11 @@ FIGURES: tuple[Figure, ...] = (
            "**Experiment 10: model selection.** Test error, span-rule, span bound and exact LOO (means over the "
            "replicates) against each varied hyperparameter, the other at its minimum-mean-test-error value; "
            "stars mark each curve's minimum; the title gives the span-rule curve's RMSE to the test-error curve."),
+    Figure("exp10-span-ratio", "exp10_span_ratio", ("exp10",),
+           "**Experiment 10: span-to-diameter ratio.** S / D_SV and S / D of each model, mean +- sd over the "
+           "replicates (models without an in-bound SV, whose span is undefined, left out), against the RBF width sigma (log2 C at its minimum-mean-test-error value), one panel per "
+           "data set that varies sigma; the dashed line is 1: S <= D_SV is a theorem, and the original study "
+           "found the span much smaller than the diameters."),
     Figure("exp8-test-error", "exp8_test_error", ("exp8",),
            "**Experiment 8: test error against the training size** (in the style of seed 003's Figures 6-7): "
            "test error of the model each method selects, one row of panels per data set and ratio, one column per "

@@ -7,7 +7,8 @@
   d; mean n* and n vs l, one panel per d.
 - Span-rule vs exact LOO: one point per model with exact LOO; models with n* = 0 are circled.
 - Experiment 10 (standard SVM): D, D_SV and S (mean +- sd over replicates) against sigma; the curves of
-  the test error, span-rule, span bound and exact LOO against each varied hyperparameter.
+  the test error, span-rule, span bound and exact LOO against each varied hyperparameter; the ratios S / D_SV
+  and S / D (mean +- sd over replicates) against sigma.
 - Experiment 7: the solution path's events and time (and LIBSVM's at every breakpoint) against n.
 - Experiment 8: test error of the selected model against the training size, per data set, ratio and
   selection rule (lines: methods); SVM+'s leave-one-out estimates against its exact LOO error.
@@ -25,7 +26,8 @@ import pandas as pd
 from .results_schema import ESTIMATORS, HYPERPARAMETERS, STANDARD_SIZES, label
 from .tables import STANDARD_ESTIMATORS, curve_slice, table_exp10_selection, varied_axes
 
-__all__ = ["DRAWINGS", "exp3_curves", "exp6_time", "exp6_sv", "exp10_curves", "exp10_diameters", "loo_vs_span_rule",
+__all__ = ["DRAWINGS", "exp3_curves", "exp6_time", "exp6_sv", "exp10_curves", "exp10_diameters",
+           "exp10_span_ratio", "loo_vs_span_rule",
            "exp8_test_error", "exp8_svm_plus_loo", "exp7_path", "exp9_time", "PARAM_LABELS"]
 
 PARAM_LABELS = {"log2_C_plus": "log2 C+", "log2_C_minus": "log2 C-", "A": "A", "B": "B", "log2_C": "log2 C",
@@ -191,32 +193,62 @@ def _no_panels(plt, outputs, dpi, text: str) -> None:
     plt.close(fig)
 
 
-def exp10_diameters(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
-    """D, D_SV and S (mean +- sd over replicates) against sigma, one panel per data set whose grid varies
-    sigma (log2 C fixed at its minimum-mean-test-error value)."""
+def _exp10_sigma_panels(df: pd.DataFrame, outputs, dpi: int, series, ylabel: str, title: str,
+                        unit_line: bool = False) -> None:
+    """One panel per data set whose grid varies sigma (log2 C fixed at its minimum-mean-test-error value):
+    the columns of ``series(line)`` (legend label -> one value per row of the line), mean +- sd over the
+    replicates against sigma; NaN values (no in-bound SV) are left out of the mean."""
     plt, sns = _plt()
     datasets = [ds for ds in dict.fromkeys(df["dataset"]) if "sigma" in varied_axes(df[df["dataset"] == ds])]
     if not datasets:
         _no_panels(plt, outputs, dpi, "no data set of Experiment 10 varies sigma")
         return
     fig, axes = _panels(plt, len(datasets))
-    palette = sns.color_palette("tab10", len(STANDARD_SIZES))
     for ax, ds in zip(axes, datasets):
         line, fixed = curve_slice(df[df["dataset"] == ds], "sigma")
-        stats = line.groupby("sigma", sort=True)[list(STANDARD_SIZES)].agg(["mean", "std"])
-        for color, size in zip(palette, STANDARD_SIZES):
-            ax.errorbar(stats.index, stats[(size, "mean")], yerr=stats[(size, "std")].fillna(0.0), marker="o",
-                        capsize=3, color=color, label=label(size))
+        values = pd.DataFrame(series(line)).assign(sigma=line["sigma"].to_numpy(dtype=float))
+        stats = values.groupby("sigma", sort=True).agg(["mean", "std"])
+        texts = [c for c in values.columns if c != "sigma"]
+        for color, text in zip(sns.color_palette("tab10", len(texts)), texts):
+            ax.errorbar(stats.index, stats[(text, "mean")], yerr=stats[(text, "std")].fillna(0.0), marker="o",
+                        capsize=3, color=color, label=text)
+        if unit_line:
+            ax.axhline(1.0, color="grey", lw=1, ls="--", zorder=0)
         reps = line.groupby(["seed", "realization"]).ngroups
         ax.set_title(f"{ds} ({PARAM_LABELS['log2_C']} = {fixed['log2_C']:g}, {reps} replicates)")
         ax.set_xlabel(PARAM_LABELS["sigma"])
-        ax.set_ylabel("size in feature space")
+        ax.set_ylabel(ylabel)
         ax.set_ylim(bottom=0)
         ax.legend(title=None, fontsize="small")
-    fig.suptitle("Experiment 10: span S vs diameters D and D_SV (mean +- sd); MNIST digits, not USPS")
+    fig.suptitle(title)
     fig.tight_layout()
     _save(fig, outputs, dpi)
     plt.close(fig)
+
+
+def exp10_diameters(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """D, D_SV and S (mean +- sd over replicates) against sigma, one panel per data set whose grid varies
+    sigma (log2 C fixed at its minimum-mean-test-error value)."""
+    _exp10_sigma_panels(df, outputs, dpi, lambda line: {label(size): line[size].to_numpy(dtype=float)
+                                                        for size in STANDARD_SIZES},
+                        "size in feature space",
+                        "Experiment 10: span S vs diameters D and D_SV (mean +- sd); MNIST digits, not USPS")
+
+
+#: the ratios of ``exp10_span_ratio``: (numerator, denominator) -> legend label
+SPAN_RATIOS = {("S", "D_SV"): "S / D_SV (in-bound SVs)", ("S", "D"): "S / D (all points)"}
+
+
+def exp10_span_ratio(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """The span-to-diameter ratios S / D_SV and S / D of each model (mean +- sd over replicates) against
+    sigma, one panel per data set whose grid varies sigma (log2 C fixed at its minimum-mean-test-error value);
+    S / D_SV <= 1 is a theorem (standard-svm-span.md), the dashed line."""
+    _exp10_sigma_panels(df, outputs, dpi, lambda line: {text: line[num].to_numpy(dtype=float)
+                                                        / line[den].to_numpy(dtype=float)
+                                                        for (num, den), text in SPAN_RATIOS.items()},
+                        "span / diameter",
+                        "Experiment 10: span-to-diameter ratio (mean +- sd); S <= D_SV is a theorem",
+                        unit_line=True)
 
 
 #: the selection rules drawn by ``exp8_test_error`` (one panel column each)
@@ -378,6 +410,7 @@ DRAWINGS = {
     "exp6-sv": lambda df, outputs, dpi, **_: exp6_sv(df, outputs, dpi=dpi),
     "exp10-diameters": lambda df, outputs, dpi, **_: exp10_diameters(df, outputs, dpi=dpi),
     "exp10-curves": lambda df, outputs, dpi, **_: exp10_curves(df, outputs, dpi=dpi),
+    "exp10-span-ratio": lambda df, outputs, dpi, **_: exp10_span_ratio(df, outputs, dpi=dpi),
     "exp8-test-error": lambda df, outputs, dpi, **_: exp8_test_error(df, outputs, dpi=dpi),
     "exp8-svm-plus-loo": lambda df, outputs, dpi, **_: exp8_svm_plus_loo(df, outputs, dpi=dpi),
     "exp7-path": lambda df, outputs, dpi, **_: exp7_path(df, outputs, dpi=dpi),
