@@ -281,6 +281,13 @@ FIGURES: tuple[Figure, ...] = (
            "**Experiment 7: the solution path against LIBSVM re-solving.** Events of the path (left) and CPU "
            "seconds of the path and of LIBSVM re-solving at every breakpoint (right, log scale) against the size "
            "n, one point per data set, lines through the medians."),
+    Figure("exp7-alpha-paths", "exp7_alpha_paths", ("exp7",),
+           "**Experiment 7: the solution path traced.** On the smallest four-Gaussian data set of the rows (its "
+           "first seed) with a validation sample of as many points from the same draw, the cost-weighted path "
+           "(group D1's weight from ~0 to 10, D2 at 10) is followed again (the rows hold no alphas): every "
+           "alpha_i against D1's weight (top; linear between the path's breakpoints) and the exact validation "
+           "error along the path (bottom; piecewise constant, it changes where a validation point's decision "
+           "value crosses 0; star: the minimum)."),
     Figure("exp9-time", "exp9_time", ("exp9",),
            "**Experiment 9: training time against the training size l** (log scales, one thread), one panel per "
            "data set, one line per engine and C; precomputed-kernel points stop where the l x l kernel exceeds "
