@@ -45,10 +45,10 @@ def test_paper_config_dry_run_plans_the_full_study(tmp_path, env):
     assert counts["grid_chunk"] == 12 * 33 + 2 * 17 + 12 * 1 + 12 * 33 + 23 + 100 + 11 * 4 * 10 + 4 + 14
     assert counts["collect_rows"] == 7
     assert counts["table"] == 7 + 3 + 3 + 1 + 2
-    # exp3 curves (12 x 2 + 2 x 3), the LOO scatter, exp6 time and SV counts, exp10 diameters and curves, exp8
-    # errors and LOO, exp7 events and time, exp9 time
-    assert counts["figure"] == 12 * 2 + 2 * 3 + 1 + 2 + 2 + 2 + 1 + 1
-    assert counts["total"] == counts["grid_chunk"] + 7 + 16 + 39 + 1 + 1  # + summary, all
+    # exp3 curves (12 x 2 + 2 x 3), the LOO scatter, exp6 time and SV counts, exp10 diameters, curves and span
+    # ratio, exp8 errors and LOO, exp7 events and time and the traced path, exp9 time
+    assert counts["figure"] == 12 * 2 + 2 * 3 + 1 + 2 + 3 + 2 + 2 + 1
+    assert counts["total"] == counts["grid_chunk"] + 7 + 16 + 41 + 1 + 1  # + summary, all
     assert elapsed < 120
     assert not (tmp_path / "results").exists()  # planning touched no data and wrote no results
 
