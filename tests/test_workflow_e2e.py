@@ -99,7 +99,7 @@ def test_every_expected_file_exists(study):
     expected += [res / "tables" / f"{t}.{ext}" for t in tables for ext in ("csv", "md", "tex")]
     figs = ["exp3_breast_cancer_log2_C_plus", "exp3_breast_cancer_log2_C_minus", "exp3_parkinson_speech_A",
             "exp3_parkinson_speech_B", "exp3_parkinson_speech_log2_C", "exp6_time", "exp6_sv", "loo_vs_span_rule",
-            "exp10_diameters", "exp10_curves"]
+            "exp10_diameters", "exp10_curves", "exp10_span_ratio"]
     expected += [res / "figures" / f"{f}.{ext}" for f in figs for ext in ("png", "pdf")]
     expected += [res / "mlflow.db", res / "mlflow-summary.json"]
     # one Snakemake benchmark record (wall time, max RSS) per job

@@ -266,6 +266,11 @@ FIGURES: tuple[Figure, ...] = (
            "**Experiment 10: model selection.** Test error, span-rule, span bound and exact LOO (means over the "
            "replicates) against each varied hyperparameter, the other at its minimum-mean-test-error value; "
            "stars mark each curve's minimum; the title gives the span-rule curve's RMSE to the test-error curve."),
+    Figure("exp10-span-ratio", "exp10_span_ratio", ("exp10",),
+           "**Experiment 10: span-to-diameter ratio.** S / D_SV and S / D of each model, mean +- sd over the "
+           "replicates (models without an in-bound SV, whose span is undefined, left out), against the RBF width sigma (log2 C at its minimum-mean-test-error value), one panel per "
+           "data set that varies sigma; the dashed line is 1: S <= D_SV is a theorem, and the original study "
+           "found the span much smaller than the diameters."),
     Figure("exp8-test-error", "exp8_test_error", ("exp8",),
            "**Experiment 8: test error against the training size** (in the style of seed 003's Figures 6-7): "
            "test error of the model each method selects, one row of panels per data set and ratio, one column per "
@@ -278,6 +283,13 @@ FIGURES: tuple[Figure, ...] = (
            "**Experiment 7: the solution path against re-solving.** Events of the path (left) and CPU seconds of "
            "the path and of re-solving at every breakpoint by the rows' engine (right, log scale; LIBSVM where "
            "svm.engine is auto) against the size n, one point per data set, lines through the medians."),
+    Figure("exp7-alpha-paths", "exp7_alpha_paths", ("exp7",),
+           "**Experiment 7: the solution path traced.** On the smallest four-Gaussian data set of the rows (its "
+           "first seed) with a validation sample of as many points from the same draw, the cost-weighted path "
+           "(group D1's weight from ~0 to 10, D2 at 10) is followed again (the rows hold no alphas): every "
+           "alpha_i against D1's weight (top; linear between the path's breakpoints) and the exact validation "
+           "error along the path (bottom; piecewise constant, it changes where a validation point's decision "
+           "value crosses 0; star: the minimum)."),
     Figure("exp9-time", "exp9_time", ("exp9",),
            "**Experiment 9: training time against the training size l** (log scales, one thread), one panel per "
            "data set, one line per engine and C; precomputed-kernel points stop where the l x l kernel exceeds "
