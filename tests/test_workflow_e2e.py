@@ -41,8 +41,7 @@ EXPECTED_COLUMNS = {
 EXPECTED_STANDARD_COLUMNS = {
     "experiment": pa.string(), "dataset": pa.string(), "seed": pa.int64(), "realization": pa.int64(),
     "sigma": pa.float64(), "log2_C": pa.float64(), "gamma": pa.float64(), "engine": pa.string(),
-    "qp_solver": pa.string(), "test_error": pa.float64(),
-    "test_error_positive": pa.float64(), "test_error_negative": pa.float64(), "span_rule": pa.float64(), "span_bound": pa.float64(),
+    "qp_solver": pa.string(), "test_error": pa.float64(), "span_rule": pa.float64(), "span_bound": pa.float64(),
     "span_bound_separable": pa.float64(), "loo_error": pa.float64(), "S": pa.float64(), "D": pa.float64(),
     "D_SV": pa.float64(), "n_sv": pa.int64(), "n_inbound": pa.int64(), "n_bounded": pa.int64(),
     "n_empty_lambda": pa.int64(), "n_qp": pa.int64(), "t_train": pa.float64(), "t_span_rule": pa.float64(),

@@ -160,8 +160,7 @@ NULLABLE = frozenset({"n_path_events"})
 #: columns a row schema gained after files of its version had been written (the path columns came with the
 #: solution path engine, issue 9: a file without them reads as one whose models were not reached by a path;
 #: the study's radius variant of the span bound, issue 22, and the per-class test errors, issue 26: NaN, "not
-#: computed"), so results written before
-#: then stay readable (tables, figures, calibrate-cost)
+#: computed"), so results written before then stay readable (tables, figures, calibrate-cost)
 ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"model": (*CLASS_TEST_ERRORS, STUDY_RADIUS_BOUND,
                                                        *(name for name, _ in PATH_COLUMNS))}
 
