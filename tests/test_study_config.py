@@ -151,7 +151,7 @@ def test_dataset_facts_come_from_the_data_registry():
     from wsvm_span.data import BENCHMARK_NAMES, DATASETS
     from wsvm_span.data.synthetic import N_TEST
 
-    assert sc.SCORED_DATASETS == ("parkinson_speech", "bank_marketing")
+    assert sc.SCORED_DATASETS == ("parkinson_speech", "bank_marketing", "bank_marketing_stratified")
     assert sc.IDA_DATASETS == ("waveform", "banana", "image")
     assert sc.known_datasets()[: len(BENCHMARK_NAMES)] == list(BENCHMARK_NAMES)
     for name in BENCHMARK_NAMES:

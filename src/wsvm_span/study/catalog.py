@@ -70,6 +70,8 @@ class Table:
         ``{cv}`` the K-fold CV with its fold count, ``{engine}`` the engines that trained the rows' models
         (``study.tables.caption`` fills them in)
     headline : the report's bold lead before the caption (the table files lead with the table's name)
+    notes : (data set, note) pairs: each note is shown under the table (its footer) when the table has a row
+        of that data set
     """
 
     name: str
@@ -78,6 +80,7 @@ class Table:
     experiment: str  # the experiment it reports (Tables 4-6 are Experiments 3-5)
     caption: str
     headline: str = ""
+    notes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,19 +139,32 @@ _SELECTED = ("Test error (%) of the model selected by each estimator (tie rule: 
              "LOO error, and it is shown only to compare with the study's table (empty for rows computed before it was "
              "recorded).")
 
+#: why Parkinson's selections say little about new patients (issue 26)
+_PARKINSON_NOTE = ("parkinson_speech: its selections are dominated by subject effects. The split keeps each subject's "
+                   "recordings together (subjects 1-10 and 21-30 train, the others test), but LOO and K-fold CV leave "
+                   "out single recordings, so every training subject is on both sides of each of their splits: they "
+                   "estimate the error on recordings of known subjects, not on new subjects, and select accordingly.")
+#: what bank_marketing's estimates estimate (experiments.md, issue 26)
+_BANK_NOTE = ("bank_marketing: the training set is drawn class-balanced (150 yes, 150 no) and the test set is 11% "
+              "positive: LOO and its estimates estimate the mean of the two per-class error rates, while the test "
+              "error weights them 0.89/0.11. The columns 'vs balanced test error' give each estimate's RMSE against "
+              "that mean (the balanced test error). bank_marketing_stratified draws its training set with the "
+              "file's class ratio instead (34 yes, 266 no).")
+
 TABLES: tuple[Table, ...] = (
     Table("table2", "weight_grid.table_selection", ("exp1",), "exp1",
           "Experiment 1 (class weights C+/C-). " + _SELECTED,
           headline="Table 2"),
     Table("table3", "weight_grid.table_selection", ("exp2",), "exp2",
           "Experiment 2 (sigmoid weights). " + _SELECTED,
-          headline="Table 3"),
+          headline="Table 3", notes=(("parkinson_speech", _PARKINSON_NOTE),)),
     Table("table4", "weight_grid.table_rmse", _SELECTION, "exp3",
           "RMSE (percentage points) between each estimate and the test error over all models of a data set (the span "
           "bound is excluded: it is not bounded by 1), then the share (%) of models with no in-bound SV (n* = 0: the "
           "span is undefined and the span-rule counts every SV as an error) and the RMSE over the models with "
           "n* >= 1. " + _REPLICATES + " Exact LOO only where it was computed for every model.",
-          headline="Table 4 (Experiment 3)"),
+          headline="Table 4 (Experiment 3)",
+          notes=(("parkinson_speech", _PARKINSON_NOTE), ("bank_marketing", _BANK_NOTE))),
     Table("table5", "weight_grid.table_counts", _SELECTION, "exp4",
           "Mean +- sd over all models (all grid points and replicates) of the number of in-bound SVs with empty "
           "Lambda_p (Lemma 1 fails), of in-bound SVs n* and of all SVs n.",

@@ -88,12 +88,14 @@ def engines_text(rows: pd.DataFrame | None) -> str:
 def build_table(name: str, df: pd.DataFrame, tie_rule: str = "worst",
                 provenance: Iterable[Mapping] = ()) -> TableResult:
     """The catalog's table ``name`` built from the rows ``df`` by its builder, which gets the arguments among
-    ``name``, ``tie_rule`` and ``provenance`` that it takes, with the catalog's caption (:func:`caption`); its
-    column labels name the CV fold count."""
+    ``name``, ``tie_rule`` and ``provenance`` that it takes, with the catalog's caption (:func:`caption`) and,
+    under it, the catalog's notes of the data sets it shows; its column labels name the CV fold count."""
     spec = catalog.table(name)
     build = builder(spec)
     offered = {"name": spec.name, "tie_rule": tie_rule, "provenance": provenance}
     result = build(df, **{k: v for k, v in offered.items() if k in inspect.signature(build).parameters})
     result.caption = caption(spec, tie_rule, df)
+    shown = set(result.data["dataset"]) if "dataset" in result.data else set()
+    result.footer += [note for dataset, note in spec.notes if dataset in shown]
     result.labels = {c: label(c, df, LABELS) for c in result.columns}
     return result
