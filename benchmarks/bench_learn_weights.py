@@ -1,16 +1,17 @@
 """Weight learning (Experiment 8's ``learned`` method, ``svm_plus.learn_weights``) on one job's kernels: where
-its time goes, and what a warm-started inner solver would change (issue 26).
+its time goes, by each inner engine (issue 26).
 
-``learn_weights`` runs L-BFGS-B on the validation smooth hinge; every evaluation trains the weighted SVM
-afresh with LIBSVM at ``INNER_TOL`` = 1e-10 (``validation_loss``). For each chosen grid point (log2 kernel
-scale, log2 C) of the job this measures, one BLAS thread, process CPU time:
+``learn_weights`` runs L-BFGS-B on the validation smooth hinge; every evaluation trains the weighted SVM at
+``INNER_TOL`` = 1e-10 (``validation_loss``). For each chosen grid point (log2 kernel scale, log2 C) of the job
+this measures, one BLAS thread, process CPU time, the inner fits' count and CPU time, of:
 
-- ``shipped``: ``learn_weights`` as the job calls it; the inner fits' count and CPU time;
-- ``warm`` (with ``--candidate``): the same L-BFGS-B, each inner solve by the ``smo`` engine at the same tol,
-  started from the previous evaluation's alpha (``fit_svm(alpha0=...)``); a candidate, NOT the library's
-  method: it reaches the same optimum to tol, but where the inner optimum is not unique (duplicate points with
-  opposite labels) the gradient and hence the L-BFGS-B path differ, so the learned weights and the errors
-  of the model trained with them are compared with the shipped ones.
+- ``libsvm``: ``learn_weights(engine="auto")``, LIBSVM from zero at every evaluation (the method before
+  issue 26, and what a config with ``svm.engine: auto`` runs);
+- ``smo`` (with ``--candidate``, the name kept from when it was one): ``learn_weights(engine="smo")``, each
+  inner solve started from the previous evaluation's alpha, what the study's configs (``svm.engine: smo``)
+  run. Where the inner optimum is not unique (duplicate points) or a point sits on its bound, the gradient and
+  hence the L-BFGS-B path differ, so the learned weights and the errors of the model trained with them are
+  compared.
 
     python benchmarks/bench_learn_weights.py --job mammographic 2:1 1.0 0 --point 4 2 --point 4 4 --point 2 10 --candidate
 
@@ -28,56 +29,36 @@ from unittest import mock
 
 import numpy as np
 import yaml
-from scipy.optimize import minimize
 
 from wsvm_span.engines import fit_svm
 from wsvm_span.study import config as sc
 from wsvm_span.study.experiments import lupi
 from wsvm_span.svm_plus import evaluate_weighted, weight_schemes
-from wsvm_span.svm_plus.equivalence import ZERO_WEIGHT
 from wsvm_span.utils.environment import machine_info, single_threaded
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 class CountingFit:
-    """``fit_svm`` as ``validation_loss`` calls it, counting the fits and their CPU time; with ``warm`` by the
-    smo engine from the previous solution (kept as a full-length alpha, 0 on left-out points)."""
+    """``fit_svm`` as ``validation_loss`` calls it, its calls counted and timed (CPU)."""
 
-    def __init__(self, l: int, warm: bool):
-        self.warm, self.alpha, self.cpu = warm, np.zeros(l), []
+    def __init__(self):
+        self.cpu = []
 
-    def __call__(self, K, y, c, tol, check_input=False, keep=None):
+    def __call__(self, *args, **kwargs):
         t0 = time.process_time()
-        if self.warm:
-            model = fit_svm(K, y, c, engine="smo", tol=tol, check_input=False, alpha0=self.alpha[keep])
-            self.alpha = np.zeros_like(self.alpha)
-            self.alpha[keep] = model.alpha
-        else:
-            model = fit_svm(K, y, c, tol=tol, check_input=False)
+        model = fit_svm(*args, **kwargs)
         self.cpu.append(time.process_time() - t0)
         return model
 
 
-def learn(k, problem, job, C: float, warm: bool):
-    """(learned weights, loss, L-BFGS-B iterations, evaluations, inner fits' CPU seconds), as learn_weights."""
-    fit = CountingFit(problem.l, warm)
-
-    def loss(c):
-        keep = np.flatnonzero(c > ZERO_WEIGHT)
-        with mock.patch.object(weight_schemes, "fit_svm", lambda *a, **kw: fit(*a, keep=keep, **kw)):
-            return weight_schemes.validation_loss(c, k.K, problem.y, k.K_val, problem.y_val, job.learn_d)
-
-    if not warm:  # the shipped function itself, its inner fits counted
-        with mock.patch.object(weight_schemes, "fit_svm", lambda *a, **kw: fit(*a, keep=None, **kw)):
-            r = weight_schemes.learn_weights(k.K, problem.y, k.K_val, problem.y_val, C, d=job.learn_d,
-                                             max_iter=job.learn_max_iter)
-        return r.c, r.loss, r.n_iter, r.n_evaluations, fit.cpu
-    c0 = np.full(problem.l, C)
-    loss(c0)  # learn_weights evaluates the start once before L-BFGS-B
-    res = minimize(loss, c0, jac=True, method="L-BFGS-B", bounds=[(ZERO_WEIGHT, None)] * problem.l,
-                   options={"maxiter": job.learn_max_iter})
-    return res.x, float(res.fun), int(res.nit), int(res.nfev), fit.cpu
+def learn(k, problem, job, C: float, engine: str):
+    """(learned weights, loss, L-BFGS-B iterations, evaluations, inner fits' CPU seconds) of learn_weights."""
+    fit = CountingFit()
+    with mock.patch.object(weight_schemes, "fit_svm", fit):
+        r = weight_schemes.learn_weights(k.K, problem.y, k.K_val, problem.y_val, C, d=job.learn_d,
+                                         max_iter=job.learn_max_iter, engine=engine)
+    return r.c, r.loss, r.n_iter, r.n_evaluations, fit.cpu
 
 
 def main(argv=None) -> int:
@@ -108,10 +89,10 @@ def main(argv=None) -> int:
     for scale, log2_C in args.point:
         k = problem.kernels[scale]
         point = {"log2_kernel_scale": scale, "log2_C": log2_C}
-        for mode in ("shipped", "warm") if args.candidate else ("shipped",):
+        for mode in ("libsvm", "smo") if args.candidate else ("libsvm",):
             with single_threaded():
                 t0 = time.process_time()
-                c, loss, nit, nfev, fits = learn(k, problem, job, 2.0**log2_C, warm=mode == "warm")
+                c, loss, nit, nfev, fits = learn(k, problem, job, 2.0**log2_C, "auto" if mode == "libsvm" else "smo")
                 cpu = time.process_time() - t0
                 ev = evaluate_weighted(k.K, problem.y, c, k.K_test, problem.split.y_test, folds=problem.folds, D=k.D,
                                        K_val=k.K_val, y_val=problem.y_val, engine=job.engine, tol=job.tol,
@@ -125,9 +106,9 @@ def main(argv=None) -> int:
                   f"loss {loss:.6f}; test {ev.test_error:.4f} val {ev.val_error:.4f} cv {ev.cv_error:.4f} "
                   f"span-rule {ev.span_rule:.4f}", flush=True)
         if args.candidate:
-            diff = np.abs(np.array(point["shipped"]["c"]) - np.array(point["warm"]["c"])).max()
-            print(f"   max |c_shipped - c_warm| = {diff:.3g}; CPU ratio shipped / warm = "
-                  f"{point['shipped']['cpu_s'] / point['warm']['cpu_s']:.2f}", flush=True)
+            diff = np.abs(np.array(point["libsvm"]["c"]) - np.array(point["smo"]["c"])).max()
+            print(f"   max |c_libsvm - c_smo| = {diff:.3g}; CPU ratio libsvm / smo = "
+                  f"{point['libsvm']['cpu_s'] / point['smo']['cpu_s']:.2f}", flush=True)
         out["points"].append(point)
     path = ROOT / "benchmarks" / "out" / f"learn-weights-{job.slot.replace('/', '-')}.json"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -40,6 +40,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -61,7 +62,7 @@ from wsvm_span.model_selection import SpanSearchCV  # noqa: E402
 from wsvm_span.model_selection._search import DEFAULT_TOL  # noqa: E402
 from wsvm_span.utils.environment import machine_info  # noqa: E402
 
-from bench_search import grid_for, timed  # noqa: E402  (the same grid and timer; benchmarks/ is on sys.path)
+from bench_search import grid_for  # noqa: E402  (the same grid and timer; benchmarks/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("WSVM_DATA_MIRROR", ROOT.parent / "shared" / "data"))
@@ -159,6 +160,14 @@ def agreement(span_rule, loo, params, gammas) -> dict:
             "n_gamma": len(gammas)}
 
 
+def timed_user(fn):
+    """(result, wall seconds, CPU seconds of this process, its user CPU seconds)."""
+    t0, c0, u0 = time.perf_counter(), time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    out = fn()
+    return (out, time.perf_counter() - t0, time.process_time() - c0,
+            resource.getrusage(resource.RUSAGE_SELF).ru_utime - u0)
+
+
 def run(args) -> dict:
     X, y, Xt, yt, d = load(args.dataset, args.image_split)
     grid = grid_for(d, args.log2c, args.gamma_steps)
@@ -166,22 +175,27 @@ def run(args) -> dict:
     print(f"{args.dataset}: l={len(y)}, test={len(yt)}, d={d}, classes={len(np.unique(y))}; grid {len(grid['C'])} C x "
           f"{len(grid['gamma'])} gamma = {n_points} points; load average {os.getloadavg()} on {os.cpu_count()} cores",
           flush=True)
+    # (wall, CPU = user + system, user) seconds of each run: the system part is mostly the kernel's first touch of
+    # memory the process has not used before, which on the shared VM costs ~1.7 ms per MB (two fresh 50 MB arrays:
+    # 0.17 s of system time, 0.01 s the next time) and varies from run to run with what ran before
     runs = {"span": [], "grid": [], "span_libsvm": []}
     span = gs = span_libsvm = None
     for r in range(args.repeats):
-        span, w, c = timed(lambda: SpanSearchCV(param_grid=grid).fit(X, y))
-        runs["span"].append((w, c))
+        span, w, c, u = timed_user(lambda: SpanSearchCV(param_grid=grid).fit(X, y))
+        runs["span"].append((w, c, u))
         # the same search trained by LIBSVM from zero (engine="sklearn"): what the warm-started default saves
-        span_libsvm, w3, c3 = timed(lambda: SpanSearchCV(param_grid=grid, engine="sklearn").fit(X, y))
-        runs["span_libsvm"].append((w3, c3))
-        gs, w2, c2 = timed(lambda: GridSearchCV(SVC(), grid, cv=5).fit(X, y))
-        runs["grid"].append((w2, c2))
-        print(f"  run {r + 1}: SpanSearchCV wall {w:.2f}s CPU {c:.2f}s (engine sklearn: {w3:.2f}s / {c3:.2f}s); GridSearchCV(SVC(), cv=5) wall {w2:.2f}s CPU "
-              f"{c2:.2f}s; ratio wall {w2 / w:.1f}x CPU {c2 / c:.1f}x", flush=True)
+        span_libsvm, w3, c3, u3 = timed_user(lambda: SpanSearchCV(param_grid=grid, engine="sklearn").fit(X, y))
+        runs["span_libsvm"].append((w3, c3, u3))
+        gs, w2, c2, u2 = timed_user(lambda: GridSearchCV(SVC(), grid, cv=5).fit(X, y))
+        runs["grid"].append((w2, c2, u2))
+        print(f"  run {r + 1}: SpanSearchCV wall {w:.2f}s CPU {c:.2f}s user {u:.2f}s (engine sklearn: {w3:.2f}s / "
+              f"{c3:.2f}s); GridSearchCV(SVC(), cv=5) wall {w2:.2f}s CPU {c2:.2f}s user {u2:.2f}s; ratio wall "
+              f"{w2 / w:.1f}x CPU {c2 / c:.2f}x user {u2 / u:.2f}x", flush=True)
     ratio_wall = statistics.median(g[0] / s[0] for s, g in zip(runs["span"], runs["grid"]))
     ratio_cpu = statistics.median(g[1] / s[1] for s, g in zip(runs["span"], runs["grid"]))
+    ratio_user = statistics.median(g[2] / s[2] for s, g in zip(runs["span"], runs["grid"]))
     engine_ratio_cpu = statistics.median(g[1] / s[1] for s, g in zip(runs["span"], runs["span_libsvm"]))
-    med = {side: [statistics.median(t[i] for t in runs[side]) for i in (0, 1)] for side in runs}
+    med = {side: [statistics.median(t[i] for t in runs[side]) for i in (0, 1, 2)] for side in runs}
     r = span.cv_results_
     print(f"  SpanSearchCV parts (last run, wall): kernels {span.kernel_time_:.2f}s, fits {r['mean_fit_time'].sum():.2f}s, "
           f"estimates {r['mean_score_time'].sum():.2f}s, refit {span.refit_time_:.2f}s", flush=True)
@@ -190,20 +204,21 @@ def run(args) -> dict:
     out = {
         "dataset": args.dataset, "l": len(y), "n_test": len(yt), "d": d, "n_classes": int(len(np.unique(y))),
         "grid": grid, "repeats": args.repeats, "runs": runs,
-        "span": {"wall_s": med["span"][0], "cpu_s": med["span"][1], "best": span.best_params_,
+        "span": {"wall_s": med["span"][0], "cpu_s": med["span"][1], "user_s": med["span"][2], "best": span.best_params_,
                  "test_error": err_span, "kernel_wall_s": span.kernel_time_,
                  "fit_wall_s": float(r["mean_fit_time"].sum()), "estimate_wall_s": float(r["mean_score_time"].sum()),
                  "refit_wall_s": span.refit_time_},
-        "gridsearch": {"wall_s": med["grid"][0], "cpu_s": med["grid"][1], "best": gs.best_params_,
+        "gridsearch": {"wall_s": med["grid"][0], "cpu_s": med["grid"][1], "user_s": med["grid"][2], "best": gs.best_params_,
                        "test_error": err_grid, "refit_wall_s": gs.refit_time_},
         "span_engine": span.engine, "span_libsvm": {"wall_s": med["span_libsvm"][0], "cpu_s": med["span_libsvm"][1],
                                                     "best": span_libsvm.best_params_,
                                                     "fit_wall_s": float(span_libsvm.cv_results_["mean_fit_time"].sum())},
         "engine_ratio_cpu": engine_ratio_cpu,
-        "ratio_wall": ratio_wall, "ratio_cpu": ratio_cpu, "machine": machine_info(),
+        "ratio_wall": ratio_wall, "ratio_cpu": ratio_cpu, "ratio_user": ratio_user, "machine": machine_info(),
     }
     print(f"  medians: SpanSearchCV {med['span'][0]:.2f}s / {med['span'][1]:.2f}s CPU, GridSearchCV {med['grid'][0]:.2f}s / "
-          f"{med['grid'][1]:.2f}s CPU; ratio wall {ratio_wall:.1f}x, CPU {ratio_cpu:.1f}x; SpanSearchCV by LIBSVM from zero "
+          f"{med['grid'][1]:.2f}s CPU; ratio wall {ratio_wall:.1f}x, CPU {ratio_cpu:.2f}x, user CPU {ratio_user:.2f}x; "
+          f"SpanSearchCV by LIBSVM from zero "
           f"{med['span_libsvm'][1]:.2f}s CPU ({engine_ratio_cpu:.2f}x the default's)", flush=True)
     print(f"  selected: span-rule {span.best_params_} (test error {100 * err_span:.2f}%), 5-fold CV {gs.best_params_} "
           f"(test error {100 * err_grid:.2f}%)", flush=True)
@@ -238,7 +253,7 @@ def table_row(o: dict) -> str:
            f"({a['same_C_per_gamma']}/{a['n_gamma']}) | {100 * a['min_test_error']:.2f}%") if a else "not run | "
     return (f"| {o['dataset']} ({o['l']}, {o['d']}, k = {o['n_classes']}) | {o['span']['wall_s']:.1f} s / "
             f"{o['span']['cpu_s']:.1f} s | {o['gridsearch']['wall_s']:.1f} s / {o['gridsearch']['cpu_s']:.1f} s | "
-            f"{o['ratio_wall']:.1f}x / {o['ratio_cpu']:.1f}x | {100 * o['span']['test_error']:.2f}% / "
+            f"{o['ratio_wall']:.1f}x / {o['ratio_cpu']:.2f}x / {o['ratio_user']:.2f}x | {100 * o['span']['test_error']:.2f}% / "
             f"{100 * o['gridsearch']['test_error']:.2f}% | {loo} |")
 
 

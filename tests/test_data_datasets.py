@@ -104,13 +104,14 @@ def manifest() -> dict[str, dict]:
 def test_list_datasets():
     names = list_datasets()
     assert names[:14] == list(TABLE1)
-    extra = ["breast_cancer_wisconsin_200_77", "mnist_0to4_5to9"]  # standard-svm-span.md
-    assert names[14:16] == extra
+    # standard-svm-span.md, then bank_marketing's stratified draw (experiments.md)
+    extra = ["breast_cancer_wisconsin_200_77", "mnist_0to4_5to9", "bank_marketing_stratified"]
+    assert names[14:17] == extra
     lupi = ["spambase", "mammographic", "breast_cancer_wisconsin_351", "w_mixture"]
-    assert names[16:20] == lupi  # Experiment 8 (tests/test_data_lupi.py)
+    assert names[17:21] == lupi  # Experiment 8 (tests/test_data_lupi.py)
     synth = [f"ringnorm_d{d}_l{2**k}" for d in (20, 40, 80) for k in range(7, 15)]
-    assert names[20:] == synth
-    assert len(DATASETS) == 44 and "ringnorm_d7_l100" in DATASETS
+    assert names[21:] == synth
+    assert len(DATASETS) == 45 and "ringnorm_d7_l100" in DATASETS
     assert DATASETS["ringnorm_d7_l100"].d == 7
     with pytest.raises(UnknownDatasetError):
         DATASETS["mnist_4_9"]
@@ -296,7 +297,9 @@ def test_parkinson_split_features_and_scores(splits):
     np.testing.assert_allclose(s.X_priv[:, 0], (updrs - updrs.min()) / np.ptp(updrs), atol=1e-15)
 
 
-def test_bank_features_and_scores(splits):
+@pytest.fixture(scope="module")
+def bank_file() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, duration) of bank-additional-full.csv, parsed here with csv."""
     with gzip.open(LOCAL / "bank_marketing/bank-additional-full.csv.gz", "rt", newline="") as fh:
         rows = list(csv.DictReader(fh, delimiter=";"))
     numeric = ["age", "previous", "emp.var.rate", "cons.price.idx", "cons.conf.idx", "euribor3m",
@@ -306,6 +309,11 @@ def test_bank_features_and_scores(splits):
                      r["marital"] == "married"] for r in rows], dtype=float)  # fmt: skip
     y = np.array([1.0 if r["y"] == "yes" else -1.0 for r in rows])
     dur = np.array([float(r["duration"]) for r in rows])
+    return X, y, dur
+
+
+def test_bank_features_and_scores(splits, bank_file):
+    X, y, dur = bank_file
     tr, te = balanced_split_indices(y, 300, 0)
     ref_tr, ref_te = _ref_scale(X[tr], X[te])
     s = splits["bank_marketing"]
@@ -319,6 +327,29 @@ def test_bank_features_and_scores(splits):
     assert s.scores.min() == 0.0 and s.scores.max() == 1.0
     # privileged feature (SVM+): the call duration, known only after the call
     np.testing.assert_allclose(s.X_priv[:, 0], (d - d.min()) / (d.max() - d.min()), atol=1e-15)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_bank_stratified_draw(splits, data_dir, bank_file, seed):
+    """bank_marketing_stratified: bank_marketing's file, features and scores, a training set with the file's
+    class ratio (34 of 300 subscribed: 300 x 4640 / 41188 = 33.8), and the same pinned file."""
+    X, y, dur = bank_file
+    s = load_dataset("bank_marketing_stratified", seed=seed, data_dir=data_dir, mirror=MIRROR, publishers=False)
+    n_yes = int(round(300 * np.mean(y == 1)))
+    assert n_yes == 34 and _counts(s.y_train) == (n_yes, 300 - n_yes)
+    assert tuple(a + b for a, b in zip(_counts(s.y_train), _counts(s.y_test))) == _counts(y)
+    tr, te = stratified_split_indices(y, 300, seed)
+    ref_tr, ref_te = _ref_scale(X[tr], X[te])
+    np.testing.assert_allclose(s.X_train, ref_tr, atol=1e-12)
+    np.testing.assert_allclose(s.X_test, ref_te, atol=1e-12)
+    np.testing.assert_array_equal(s.y_test, y[te])
+    d = dur[tr]
+    np.testing.assert_allclose(s.scores, (d - d.min()) / (d.max() - d.min()), atol=1e-15)
+    np.testing.assert_allclose(s.X_priv[:, 0], s.scores, atol=0)
+    spec = DATASETS["bank_marketing_stratified"]
+    assert (spec.n_train, spec.n_test, spec.d, spec.uses_seed, spec.has_scores) == (300, 40888, 11, True, True)
+    assert s.checksums == dataset_checksums("bank_marketing") == dataset_checksums("bank_marketing_stratified")
+    assert s.seed == seed and not np.array_equal(s.y_train, splits["bank_marketing"].y_train)
 
 
 # ------------------------------------------------------------------------------ random splits

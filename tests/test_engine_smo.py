@@ -165,6 +165,42 @@ def test_warm_starts_reach_the_cold_optimum(seed, l, weighting):
     assert report.n_iter == 0 and np.array_equal(again, cold) and b_again == pytest.approx(b_cold, abs=1e-12)
 
 
+def test_an_alpha_an_ulp_below_its_bound_does_not_set_b(monkeypatch):
+    """With every alpha at its bound (n* = 0) b is not unique, and every solver takes the middle of the optimal
+    interval. A start one ulp below C_i on one point (what a step's rounding leaves) is optimal as it is, so SMO
+    makes no step; that point must count as bounded, as the model's sets read it (model.BOUND_RTOL), and not set
+    b alone at an end of the interval (issue 26: warm-started grid jobs on bank_marketing)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 2))
+    y = np.where(X[:, 0] + 2.0 * rng.normal(size=40) > 0, 1.0, -1.0)
+    y[:20], y[20:] = 1.0, -1.0  # balanced: y'a = 0 with every alpha at C
+    K = ws.rbf_kernel(X, gamma=0.5)
+    C = np.full(40, 1e-3)
+    cold = ws.fit_svm(K, y, C, tol=1e-10)  # LIBSVM
+    assert cold.inbound.size == 0 and cold.bounded.size == 40
+    lb, ub = -np.inf, np.inf  # the interval of b that the bounded points' KKT conditions allow
+    for t in range(40):
+        g = K[t] @ (cold.alpha * y)  # f_t - b
+        # a_t = C_t: y_t f_t <= 1, i.e. b <= 1 - g for y = +1 and b >= -1 - g for y = -1
+        if y[t] > 0:
+            ub = min(ub, 1.0 - g)
+        else:
+            lb = max(lb, -1.0 - g)
+    assert lb < ub and cold.b == pytest.approx(0.5 * (lb + ub), abs=1e-9)
+    # the point that sets the interval's upper end: as a free variable it violates nothing, so SMO keeps it
+    f_minus_b = K @ (cold.alpha * y)
+    end = int(np.argmin(np.where(y > 0, 1.0 - f_minus_b, np.inf)))
+    start = np.array(C)
+    start[end] = np.nextafter(C[end], 0.0)
+    alpha, b, _, report = smo_solve(K, y, C, 1e-10, alpha0=start)
+    assert report.n_iter == 0 and alpha[end] < C[end]
+    assert b == pytest.approx(cold.b, abs=1e-9)
+    # read with exact bounds, that alpha alone sets b, at the interval's end (the defect this guards against)
+    monkeypatch.setattr(smo_module, "BOUND_RTOL", 0.0)
+    b_exact = smo_solve(K, y, C, 1e-10, alpha0=start)[1]
+    assert b_exact == pytest.approx(ub, abs=1e-9) and abs(b_exact - cold.b) > 0.1
+
+
 def test_rows_of_a_larger_kernel_equal_the_copied_subproblem():
     p = make_problem(11, 150, "instance")
     rows = np.sort(np.random.default_rng(0).permutation(150)[:110])

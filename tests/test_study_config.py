@@ -151,7 +151,7 @@ def test_dataset_facts_come_from_the_data_registry():
     from wsvm_span.data import BENCHMARK_NAMES, DATASETS
     from wsvm_span.data.synthetic import N_TEST
 
-    assert sc.SCORED_DATASETS == ("parkinson_speech", "bank_marketing")
+    assert sc.SCORED_DATASETS == ("parkinson_speech", "bank_marketing", "bank_marketing_stratified")
     assert sc.IDA_DATASETS == ("waveform", "banana", "image")
     assert sc.known_datasets()[: len(BENCHMARK_NAMES)] == list(BENCHMARK_NAMES)
     for name in BENCHMARK_NAMES:
@@ -268,7 +268,7 @@ def test_runtime_settings(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["config.yaml", "paper.yaml", "test.yaml", "reproduced.yaml", "reproduced-exp6.yaml",
-                                  "reproduced-exp1-mnist.yaml"])
+                                  "reproduced-exp1-mnist.yaml", "reproduced-exp7.yaml"])
 def test_shipped_configs_validate(name):
     cfg = sc.load_config(REPO / "config" / name)
     assert ex.plan_jobs(cfg)
@@ -291,9 +291,10 @@ def test_paper_config_plans_the_full_study():
     assert len(grid) == 12 * 33 + 2 * 17 + 12 * 1 + 12 * 33 + 23 + 100
     assert {j.n_models for j in grid if j.experiment == "exp6" and j.dataset.endswith(("_l128", "_l1024"))} == {1089}
     assert {j.n_models for j in grid if j.experiment == "exp6" and j.dataset.endswith(("_l2048", "_l16384"))} == {33}
-    # exp8: (5 data sets x 2 ratios + the W toy x 1) x 4 training sizes x 10 subsamples
+    # exp8: (5 data sets x 2 ratios + the W toy x 3: 1:2, 2:1 and 1:40) x 4 training sizes x 10 subsamples
     lupi = [j for j in jobs if j.experiment == "exp8"]
-    assert len(lupi) == (5 * 2 + 1) * 4 * 10
+    assert len(lupi) == (5 * 2 + 3) * 4 * 10
+    assert sorted({j.ratio for j in lupi if j.dataset == "w_mixture"}) == ["1:2", "1:40", "2:1"]
     # exp7 (solution-path.md's reference experiment): one job per size n, 10 data sets each
     assert [(j.n, j.n_models) for j in jobs if j.experiment == "exp7"] == [(n, 10) for n in (400, 800, 1200, 1600)]
     # exp9: skin_nonskin 7 sizes, ringnorm 6, mnist_2_9 1; 3 C x 3 engines each

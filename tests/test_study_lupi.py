@@ -276,3 +276,49 @@ def test_a_study_extended_by_a_later_part_collects_the_kept_rows_with_the_new_ch
     assert slots == [j.slot for j in jobs]
     with pytest.raises(ValueError, match="in more than one input"):
         collect_chunks([tmp_path / "kept.parquet", first], tmp_path / "twice.parquet")
+
+
+def test_test_error_figure_per_data_set_and_ratio_by_hand(tmp_path, drawn):
+    """exp8-test-error on rows as the default config's toy (1:2 and 2:1, SVM+ among the methods) and spambase
+    (no privileged features: no SVM+) give them: one row of panels per data set and ratio, and in each panel
+    per method the mean over the subsamples of the test error of the model the rule selects, worked out here
+    by an argmin over each subsample's grid (values drawn at random: no ties)."""
+    from figure_data import curves
+
+    from wsvm_span.study.tables import LUPI_METHODS
+
+    rng = np.random.default_rng(7)
+    rules = ("val_error", "cv_error", "span_rule", "span_bound", "loo_rule", "loo_error")
+    rows = []
+    for ds, ratio, methods in (("w_mixture", "1:2", ("svm", "svm_plus")), ("w_mixture", "2:1", ("svm", "svm_plus")),
+                               ("spambase", "1:2", ("svm", "learned"))):
+        for l in (200, 400):
+            for method in methods:
+                for seed in (0, 1):
+                    for point in range(4):
+                        rows.append({"dataset": ds, "ratio": ratio, "l": l, "method": method, "seed": seed,
+                                     "point": point, "cv_folds": 5, "test_error": rng.uniform(0.05, 0.3),
+                                     **{r: rng.uniform(0.0, 0.5) for r in rules}})
+    df = pd.DataFrame(rows)
+    DRAWINGS["exp8-test-error"](df, [tmp_path / "e.png"], 60)
+    axes = drawn[-1].axes
+    titles = [ax.get_title() for ax in axes]
+    for ds, ratio in (("w_mixture", "1:2"), ("w_mixture", "2:1"), ("spambase", "1:2")):
+        for rule, text in (("val_error", "Validation"), ("cv_error", "5-fold CV"), ("span_rule", "Span-rule")):
+            (ax,) = [a for a, t in zip(axes, titles) if t.startswith(f"{ds} ({ratio}), selected by") and text in t]
+            drawn_curves = curves(ax)
+            methods = df.loc[(df["dataset"] == ds) & (df["ratio"] == ratio), "method"].unique()
+            assert set(drawn_curves) == {LUPI_METHODS[m] for m in methods}
+            for method in methods:
+                expected = []
+                for l in (200, 400):
+                    picked = []
+                    for seed in (0, 1):
+                        sub = df[(df["dataset"] == ds) & (df["ratio"] == ratio) & (df["l"] == l)
+                                 & (df["method"] == method) & (df["seed"] == seed)]
+                        picked.append(100 * sub["test_error"].to_numpy()[np.argmin(sub[rule].to_numpy())])
+                    expected.append(np.mean(picked))
+                x, y = drawn_curves[LUPI_METHODS[method]]
+                np.testing.assert_array_equal(x, [200, 400])
+                np.testing.assert_allclose(y, expected, rtol=1e-12)
+    assert len(axes) == 3 * 3

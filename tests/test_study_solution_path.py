@@ -171,17 +171,68 @@ def test_table_and_figure_from_the_job_rows(ran, tmp_path, drawn):
     t = build_table("exp7_path", rows).data.set_index("l")
     assert list(t.index) == [40, 64]
     assert t.loc[40, "n_events"] == rows[rows["n"] == 40]["n_events"].median()
+    figs = {}
     for fig in catalog.figures_for(["exp7"]):
         DRAWINGS[fig.drawer](rows, [tmp_path / f"{fig.stem}.png", tmp_path / f"{fig.stem}.pdf"], 60)
         assert (tmp_path / f"{fig.stem}.png").stat().st_size > 5000
+        figs[fig.drawer] = drawn[-1]
+    assert list(figs) == ["exp7-path", "exp7-alpha-paths"]
     # the plotted numbers: one point per data set (n, events), and the medians per n through them
-    events, seconds = drawn[-1].axes
+    events, seconds = figs["exp7-path"].axes
     np.testing.assert_array_equal(points(events), rows[["n", "n_events"]].to_numpy(dtype=float))
     (median_line,) = events.lines
     np.testing.assert_array_equal(median_line.get_xdata(), [40, 64])
     np.testing.assert_array_equal(median_line.get_ydata(), [rows[rows["n"] == n]["n_events"].median() for n in (40, 64)])
     np.testing.assert_array_equal(points(seconds)[:len(rows)], rows[["n", "t_path"]].to_numpy(dtype=float))
     assert [t.name for t in catalog.tables_for(["exp7"])] == ["exp7_path"]
+
+
+def test_alpha_paths_figure_against_libsvm(tmp_path, drawn):
+    """The traced path of the smallest data set of the rows (n = 40, seed 1) with 40 validation points from the
+    same draw: every plotted alpha at every breakpoint against scikit-learn's SVC (LIBSVM) trained at those
+    weights, and the plotted validation error on every piece against SVC's errors at the piece's midpoint."""
+    rows = pd.DataFrame({"n": [80, 40, 40], "seed": [0, 2, 1], "n_events": [1, 1, 1]})
+    DRAWINGS["exp7-alpha-paths"](rows, [tmp_path / "a.png", tmp_path / "a.pdf"], 60)
+    ax_alpha, ax_error = drawn[-1].axes
+    # the data drawn again: 80 four-Gaussian points, the first 10 of each Gaussian for training
+    X_all, y_all, group_all = make_four_gaussians(80, 1)
+    train = np.arange(80) % 20 < 10
+    sq = ((X_all[:, None, :] - X_all[None, train, :]) ** 2).sum(-1)
+    K_all = np.exp(-0.5 * sq)
+    K, K_val = K_all[train], K_all[~train]
+    y, y_val, d1 = y_all[train], y_all[~train], group_all[train] == 1
+    lines = ax_alpha.lines[:40]  # one line per training point, in order (then the legend's empty proxies)
+    weights = lines[0].get_xdata()
+    assert weights[0] == pytest.approx(0.01) and weights[-1] == pytest.approx(10.0) and weights.size > 10
+    for k, w in enumerate(weights):
+        c = np.where(d1, w, 10.0)
+        svc = SVC(C=1.0, kernel="precomputed", tol=1e-10).fit(K, y, sample_weight=c)
+        alpha = np.zeros(40)
+        alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+        plotted = np.array([line.get_ydata()[k] for line in lines])
+        np.testing.assert_allclose(plotted, alpha, atol=ALPHA_ATOL * 10.0, err_msg=f"breakpoint {k}, weight {w}")
+    # the validation error: a step line (lo, hi) per piece of the path
+    (steps,) = [line for line in ax_error.lines if line.get_label() == "validation error"]
+    x, err = steps.get_xdata().reshape(-1, 2), steps.get_ydata().reshape(-1, 2)[:, 0]
+    assert x[0, 0] == pytest.approx(0.01) and x[-1, 1] == pytest.approx(10.0)
+    np.testing.assert_allclose(x[1:, 0], x[:-1, 1])  # the pieces cover the path
+    checked = 0
+    for (lo, hi), e in zip(x, err):
+        if hi - lo < 1e-6:
+            continue  # too short for LIBSVM's tolerance to tell
+        c = np.where(d1, 0.5 * (lo + hi), 10.0)
+        svc = SVC(C=1.0, kernel="precomputed", tol=1e-10).fit(K, y, sample_weight=c)
+        f = svc.decision_function(K_val) * (1.0 if svc.classes_[1] == 1 else -1.0)
+        if np.min(np.abs(f)) < F_ATOL:
+            continue  # a validation point on the boundary within LIBSVM's accuracy
+        assert e == pytest.approx(100 * np.mean(y_val * f <= 0)), (lo, hi)
+        checked += 1
+    assert checked >= 0.8 * len(err)
+
+
+#: LIBSVM's alpha is tolerance-accurate and the path solves the problem with a tiny ridge on Q's diagonal:
+#: the two agree to this, relative to the largest weight (10)
+ALPHA_ATOL = 1e-4
 
 
 # ------------------------------------------------------------------------------------ table by hand

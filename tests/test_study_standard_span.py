@@ -243,6 +243,17 @@ def test_diameters_and_cost_tables_by_hand():
     assert cost.loc[BCW, "loo_over_train"] == pytest.approx(50.0)
 
 
+def test_cost_caption_names_the_engines_of_the_rows():
+    """The exact LOO retrains with the rows' engine, and the caption says which (it once said LIBSVM whatever
+    had trained)."""
+    rows = hand_rows()
+    rows["engine"] = "smo"
+    assert "retraining without each SV (engine smo)" in build_table("exp10_cost", rows).caption
+    rows.loc[rows.index[0], "engine"] = "sklearn"
+    assert "(engines sklearn and smo)" in build_table("exp10_cost", rows).caption
+    assert "(the configured engine)" in build_table("exp10_cost", rows.drop(columns="engine")).caption
+
+
 def test_figures_draw(tmp_path, drawn):
     """The plotted numbers, from hand_rows by hand: the digits grid varies sigma (log2 C = 10), S, D_SV and D
     are the means of its two replicates; the breast-cancer grid varies log2 C, its curves the rows' values."""
@@ -264,3 +275,32 @@ def test_figures_draw(tmp_path, drawn):
     np.testing.assert_allclose(curves(digits)["Span-rule"][1], [0.35, 0.12, 0.09])
     np.testing.assert_array_equal(curves(bcw)["Test error"][0], [-2.0, 2.0, 6.0])
     np.testing.assert_allclose(curves(bcw)["Test error"][1], [0.05, 0.02, 0.04])
+
+
+def test_span_ratio_figure_by_hand(tmp_path, drawn):
+    """S / D_SV and S / D per model, mean +- sd over the two digits replicates, worked out by hand from
+    hand_rows (sigma 2, 4, 8); the breast-cancer grid does not vary sigma: no panel."""
+    from figure_data import curves
+
+    outputs = [tmp_path / "ratio.png", tmp_path / "ratio.pdf"]
+    DRAWINGS["exp10-span-ratio"](hand_rows(), outputs, 60)
+    assert all(p.stat().st_size > 1000 for p in outputs)
+    (ax,) = drawn[-1].axes
+    ratios = curves(ax)
+    per_model = {  # label: per sigma, the two replicates' S / D_SV or S / D
+        "S / D_SV (in-bound SVs)": [(0.9 / 1.8, 1.0 / 2.0), (0.6 / 1.6, 0.8 / 1.6), (0.4 / 1.0, 0.4 / 1.2)],
+        "S / D (all points)": [(0.9 / 2.0, 1.0 / 2.0), (0.6 / 1.9, 0.8 / 1.9), (0.4 / 1.5, 0.4 / 1.5)],
+    }
+    assert set(ratios) == set(per_model)
+    for text, reps in per_model.items():
+        np.testing.assert_array_equal(ratios[text][0], [2.0, 4.0, 8.0])
+        np.testing.assert_allclose(ratios[text][1], [np.mean(r) for r in reps])
+    # the error bars: mean +- sample sd of the two replicates
+    container = next(c for c in ax.containers if c.get_label() == "S / D_SV (in-bound SVs)")
+    (bars,) = container.lines[2]
+    spans = np.array([seg[:, 1] for seg in bars.get_segments()])
+    sd = [np.std(r, ddof=1) for r in per_model["S / D_SV (in-bound SVs)"]]
+    np.testing.assert_allclose(spans[:, 1] - spans[:, 0], 2 * np.array(sd), atol=1e-12)
+    # no data set varies sigma: a figure saying so
+    DRAWINGS["exp10-span-ratio"](hand_rows().query("dataset == @BCW"), outputs, 60)
+    assert "varies sigma" in drawn[-1].axes[0].texts[0].get_text()

@@ -309,3 +309,39 @@ def test_figures_from_rows(tmp_path, drawn):
     assert "no model with exact LOO" in drawn[-1].axes[0].texts[0].get_text()
     with pytest.raises(ValueError, match="not a hyperparameter"):
         figures.exp3_curves(df, "a", "A", out)
+
+
+def test_table4_rmse_against_the_balanced_test_error_over_seeds():
+    """Issue 26: with per-class test errors in the rows, Table 4 gives each estimate's RMSE against their mean
+    (computed here per seed, then mean +- sd over the seeds), labelled; rows without them (written before) give
+    the table without those columns; the catalog's notes name bank's balanced draw and Parkinson's subjects."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for seed in (0, 1, 2):
+        for r in make_rows("bank_marketing", experiment="exp2", seed=seed, rng=rng):
+            r.update(test_error_positive=float(rng.integers(0, 10)) / 20, test_error_negative=float(rng.integers(0, 10)) / 20)
+            rows.append(r)
+    rows += make_rows("parkinson_speech", experiment="exp2", rng=rng)  # no per-class errors: NaN
+    df = rows_to_table(rows).to_pandas()
+    t = build_table("table4", df)
+    bank = t.data.set_index("dataset").loc["bank_marketing"]
+    per_seed = {col: [] for col in ("span_rule", "cv_error", "xi_alpha_bound")}
+    for seed in (0, 1, 2):
+        sub = df[(df.dataset == "bank_marketing") & (df.seed == seed)]
+        balanced = (sub.test_error_positive.to_numpy() + sub.test_error_negative.to_numpy()) / 2
+        for col in per_seed:
+            per_seed[col].append(100 * np.sqrt(np.mean((sub[col].to_numpy() - balanced) ** 2)))
+    for col, vals in per_seed.items():
+        assert bank[f"{col}_vs_balanced"] == pytest.approx(np.mean(vals))
+        assert bank[f"{col}_vs_balanced_sd"] == pytest.approx(np.std(vals, ddof=1))
+    assert bank["n_replicates"] == 3 and bank["span_rule_vs_balanced"] != pytest.approx(bank["span_rule"])
+    assert np.isnan(t.data.set_index("dataset").loc["parkinson_speech", "span_rule_vs_balanced"])
+    md = to_markdown(t)
+    assert "Span-rule vs balanced test error" in md and "Span-rule (n* >= 1)" in md
+    assert any(f.startswith("bank_marketing: the training set is drawn class-balanced") for f in t.footer)
+    assert any(f.startswith("parkinson_speech: its selections are dominated by subject effects") for f in t.footer)
+    assert any("subject effects" in f for f in build_table("table3", df).footer)
+    # rows without per-class test errors: no balanced columns, no note for data sets the table does not show
+    old = build_table("table4", rows_to_table(make_rows("a")).to_pandas())
+    assert not any("balanced" in c for c in old.data.columns) and "balanced" not in to_markdown(old)
+    assert old.footer == []

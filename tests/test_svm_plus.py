@@ -454,6 +454,55 @@ def test_learn_weights_lowers_the_validation_loss():
         learn_weights(K, y, Kv[:10], yv[:10], 1.0, max_iter=1)
 
 
+def test_learn_weights_by_libsvm_is_the_method_written_out():
+    """engine="auto" (LIBSVM from zero at every evaluation) is L-BFGS-B on validation_loss from c0, written
+    here as the method's definition: the same weights bit for bit (learn_weights does not solve c0 twice)."""
+    from scipy.optimize import minimize
+
+    _, y, yv, K, Kv = validation_problem(1, 40, 60)
+    got = learn_weights(K, y, Kv, yv, 1.0, d=0.1, max_iter=30)
+    ref = minimize(validation_loss, np.ones(40), args=(K, y, Kv, yv, 0.1), jac=True, method="L-BFGS-B",
+                   bounds=[(ZERO_WEIGHT, None)] * 40, options={"maxiter": 30})
+    assert np.array_equal(got.c, ref.x) and got.loss == ref.fun and got.n_evaluations == ref.nfev
+
+
+@pytest.mark.parametrize("seed,l,n_val", [(1, 40, 60), (3, 80, 100)])
+def test_learn_weights_warm_started_evaluates_the_same_loss(seed, l, n_val):
+    """By smo, each evaluation's inner solve starts from the previous evaluation's alpha (replayed here: the
+    chain of smo solves over the evaluated weights, each from the one before) and computes the loss that LIBSVM
+    from zero computes at the same weights; the gradient too wherever both solves split the SVs alike (at a
+    weight where a point sits on its bound the split, and with it the one-sided gradient, may differ)."""
+    from unittest import mock
+
+    from wsvm_span.svm_plus import weight_schemes
+
+    _, y, yv, K, Kv = validation_problem(seed, l, n_val)
+    seen, real = [], weight_schemes._validation_loss
+
+    def spy(c, *args):
+        out = real(c, *args)
+        seen.append((c.copy(), out))
+        return out
+
+    with mock.patch.object(weight_schemes, "_validation_loss", spy):
+        res = learn_weights(K, y, Kv, yv, 1.0, d=0.1, max_iter=30, engine="smo")
+    assert res.loss < res.initial_loss and len(seen) == res.n_evaluations  # c0 solved once for both
+    alpha, same_split = np.zeros(l), 0
+    for c, (loss, grad, alpha_seen) in seen:
+        keep = np.flatnonzero(c > ZERO_WEIGHT)
+        warm = ws.fit_svm(K[np.ix_(keep, keep)], y[keep], c[keep], engine="smo", tol=1e-10, alpha0=alpha[keep])
+        alpha = np.zeros(l)
+        alpha[keep] = warm.alpha
+        assert np.array_equal(alpha, alpha_seen)  # the chain of warm starts
+        cold = ws.fit_svm(K[np.ix_(keep, keep)], y[keep], c[keep], tol=1e-10)
+        cold_loss, cold_grad = validation_loss(c, K, y, Kv, yv, 0.1)
+        assert loss == pytest.approx(cold_loss, abs=1e-7)
+        if np.array_equal(warm.bounded, cold.bounded) and np.array_equal(warm.inbound, cold.inbound):
+            same_split += 1
+            np.testing.assert_allclose(grad, cold_grad, rtol=1e-3, atol=1e-4 * np.abs(cold_grad).max())
+    assert same_split >= 0.8 * len(seen)
+
+
 # --- selection -------------------------------------------------------------------------------
 def test_evaluate_svm_plus_against_retraining():
     """Every quantity of one SVM+ grid point against its own computation: exact LOO by SVM+ refits without

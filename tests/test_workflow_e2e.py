@@ -27,7 +27,8 @@ EXPECTED_COLUMNS = {
     "experiment": pa.string(), "dataset": pa.string(), "weighting": pa.string(), "seed": pa.int64(),
     "realization": pa.int64(), "log2_C_plus": pa.float64(), "log2_C_minus": pa.float64(), "A": pa.float64(),
     "B": pa.float64(), "log2_C": pa.float64(), "gamma": pa.float64(), "engine": pa.string(),
-    "qp_solver": pa.string(), "test_error": pa.float64(), "span_rule": pa.float64(),
+    "qp_solver": pa.string(), "test_error": pa.float64(),
+    "test_error_positive": pa.float64(), "test_error_negative": pa.float64(), "span_rule": pa.float64(),
     "span_bound": pa.float64(), "cv_error": pa.float64(), "xi_alpha_bound": pa.float64(), "sv_count_bound": pa.float64(),
     "loo_error": pa.float64(), "span_bound_radius": pa.float64(), "cv_folds": pa.int64(), "n_sv": pa.int64(), "n_inbound": pa.int64(), "n_bounded": pa.int64(),
     "n_empty_lambda": pa.int64(), "n_qp": pa.int64(), "t_train": pa.float64(), "t_span_rule": pa.float64(),
@@ -99,7 +100,7 @@ def test_every_expected_file_exists(study):
     expected += [res / "tables" / f"{t}.{ext}" for t in tables for ext in ("csv", "md", "tex")]
     figs = ["exp3_breast_cancer_log2_C_plus", "exp3_breast_cancer_log2_C_minus", "exp3_parkinson_speech_A",
             "exp3_parkinson_speech_B", "exp3_parkinson_speech_log2_C", "exp6_time", "exp6_sv", "loo_vs_span_rule",
-            "exp10_diameters", "exp10_curves"]
+            "exp10_diameters", "exp10_curves", "exp10_span_ratio"]
     expected += [res / "figures" / f"{f}.{ext}" for f in figs for ext in ("png", "pdf")]
     expected += [res / "mlflow.db", res / "mlflow-summary.json"]
     # one Snakemake benchmark record (wall time, max RSS) per job
@@ -123,6 +124,10 @@ def test_parquet_schema(study):
         assert list(df["model_index"]) == list(range(job.model_start, job.model_stop))
         assert (df["chunk"] == job.chunk).all() and (df["experiment"] == job.experiment).all()
         assert df[["test_error", "span_rule", "span_bound", "cv_error", "xi_alpha_bound", "sv_count_bound"]].notna().all().all()
+        # the per-class test errors (issue 26): the test error lies between them (a weighted mean of the two)
+        low = df[["test_error_positive", "test_error_negative"]].min(axis=1)
+        high = df[["test_error_positive", "test_error_negative"]].max(axis=1)
+        assert ((low - 1e-12 <= df["test_error"]) & (df["test_error"] <= high + 1e-12)).all()
         # the study's radius variant: D/2 in place of D in each max(D, 1/sqrt(C_p)), so never above the bound
         assert df["span_bound_radius"].notna().all() and (df["span_bound_radius"] <= df["span_bound"]).all()
         assert (df["gamma"] == 1.0 / df["d"]).all()

@@ -12,7 +12,7 @@ QP switch and the enclosing ball), ``data`` (the study's data sets), ``study`` (
 library side), ``utils`` (input checks, atomic writes, environment).
 """
 from .engines import ENGINE_NAMES, fit_features, fit_svm
-from .evaluation import ModelEvaluation, evaluate_fitted, evaluate_model, test_error
+from .evaluation import ModelEvaluation, evaluate_fitted, evaluate_model, test_error, test_error_by_class
 from .kernels import KernelCache, kernel_radius2, rbf_kernel
 from .model import WeightedSVM
 from .resampling import (
@@ -47,6 +47,6 @@ __all__ = [
     "analyse_spans", "class_weights", "enclosing_ball_diameter", "enclosing_ball_radius2", "evaluate_fitted",
     "evaluate_model", "fit_features", "fit_svm", "inbound_diameter", "kernel_radius2", "kfold_cv_error",
     "leave_one_out", "loo_error", "rbf_kernel", "sigmoid_weights", "span_bound", "span_bound_separable",
-    "span_bound_standard", "span_rule", "span_rule_from_svs", "stratified_folds", "sv_count_bound", "test_error",
+    "span_bound_standard", "span_rule", "span_rule_from_svs", "stratified_folds", "sv_count_bound", "test_error", "test_error_by_class",
     "xi_alpha_bound",
 ]

@@ -31,8 +31,8 @@ cdef extern from "smo.h":
         void *ctx
 
     int smo_solve(const double *K, Py_ssize_t ld, const int64_t *idx, int64_t n, const double *y,
-                  const double *C, double *alpha, const double *grad0, double *grad, double eps, int shrinking,
-                  int64_t max_iter, double *cache, int64_t cache_len, const RowFiller *rows,
+                  const double *C, double *alpha, const double *grad0, double *grad, double eps, double bound_rtol,
+                  int shrinking, int64_t max_iter, double *cache, int64_t cache_len, const RowFiller *rows,
                   SmoResult *result) nogil
 
 
@@ -84,12 +84,13 @@ cdef const int64_t *_rows_of(const double[:, ::1] K, const int64_t[::1] idx, int
 
 
 def solve(const double[:, ::1] K, const int64_t[::1] idx, const double[::1] y, const double[::1] C,
-          double[::1] alpha, const double[::1] grad0, double[::1] grad, double eps, bint shrinking,
-          int64_t max_iter, double cache_mb, object filler=None):
+          double[::1] alpha, const double[::1] grad0, double[::1] grad, double eps, double bound_rtol,
+          bint shrinking, int64_t max_iter, double cache_mb, object filler=None):
     """Solve in place: ``alpha`` (a feasible start) becomes the solution, ``grad`` the gradient Qa - e.
 
     K : (L, L) C-contiguous kernel; idx : (n,) the problem's rows of K, each in [0, L) (None: all L);
     y, C, alpha, grad : (n,); grad0 : (n,) the gradient at the start, or None (computed here);
+    bound_rtol : an alpha within this fraction of C_i of a bound counts as at it when rho is computed;
     cache_mb : the row cache (per thread, kept between calls);
     filler : None (K is valid), or an object whose K rows are computed on demand: ``filler.computed`` (uint8, one
     flag per row of K) and ``filler.fill_row(r)``, which computes row r and sets its flag (kernels.RBFRows).
@@ -122,7 +123,7 @@ def solve(const double[:, ::1] K, const int64_t[::1] idx, const double[::1] y, c
         rows_ptr = &rows
     with nogil:
         rc = smo_solve(&K[0, 0], K.shape[1], idx_ptr, n, &y[0], &C[0], &alpha[0], grad0_ptr, &grad[0], eps,
-                       1 if shrinking else 0, max_iter, &cache[0], cache.shape[0], rows_ptr, &res)
+                       bound_rtol, 1 if shrinking else 0, max_iter, &cache[0], cache.shape[0], rows_ptr, &res)
     if rc == -2:
         error, _buffers.fill_error = _buffers.fill_error, None
         raise error

@@ -55,6 +55,55 @@ def test_error(model: WeightedSVM, K_test, y_test, *, check_input: bool = True) 
     >>> ws.test_error(model, K_test, yt)
     0.05
     """
+    return float(np.mean(_misclassified(model, K_test, y_test, check_input)))
+
+
+def test_error_by_class(model: WeightedSVM, K_test, y_test, *, check_input: bool = True) -> tuple[float, float]:
+    """Error rates of a model on the held-out points of each class (f = 0 counts as an error).
+
+    Their mean is the balanced test error, which weights both classes equally whatever their shares of the
+    test set (what LOO estimates from a class-balanced training set).
+
+    Parameters
+    ----------
+    model : WeightedSVM
+        The trained model.
+    K_test : array-like of shape (m, l)
+        Kernel between the held-out points and the training set.
+    y_test : array-like of shape (m,)
+        Their labels in {-1, +1}.
+    check_input : bool, default=True
+        Scan K_test for NaN/inf.
+
+    Returns
+    -------
+    error_positive, error_negative : float
+        The fraction of misclassified held-out points of class +1 and of class -1 (NaN for a class without
+        held-out points).
+
+    Raises
+    ------
+    ValueError
+        If K_test or y_test has the wrong shape, a label is not -1 or +1, or K_test is not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> model = ws.fit_svm(ws.rbf_kernel(X, gamma=0.5), y, C=1.0)
+    >>> Xt = rng.normal(size=(20, 2))
+    >>> yt = np.where(Xt[:, 0] > 0, 1.0, -1.0)
+    >>> ws.test_error_by_class(model, ws.rbf_kernel(Xt, X, gamma=0.5), yt)
+    (0.125, 0.0)
+    """
+    y_test = np.asarray(y_test, dtype=float)
+    return _class_rates(_misclassified(model, K_test, y_test, check_input), y_test)
+
+
+def _misclassified(model: WeightedSVM, K_test, y_test, check_input: bool) -> np.ndarray:
     y_test = np.asarray(y_test, dtype=float)
     if check_input:
         K_test = check_kernel(K_test, name="K_test", square=False)
@@ -62,7 +111,15 @@ def test_error(model: WeightedSVM, K_test, y_test, *, check_input: bool = True) 
             raise ValueError(f"y_test has shape {y_test.shape}, expected ({K_test.shape[0]},)")
         if not np.isin(y_test, (-1.0, 1.0)).all():
             raise ValueError("y_test must hold labels in {-1, +1}")
-    return float(np.mean(-y_test * model.decision_function(K_test) >= 0))
+    return -y_test * model.decision_function(K_test) >= 0
+
+
+def _class_rates(wrong: np.ndarray, y_test: np.ndarray) -> tuple[float, float]:
+    rates = []
+    for cls in (1.0, -1.0):
+        in_class = y_test == cls
+        rates.append(float(np.mean(wrong[in_class])) if in_class.any() else math.nan)
+    return rates[0], rates[1]
 
 
 @dataclass(frozen=True)
@@ -77,6 +134,8 @@ class ModelEvaluation:
     ----------
     test_error, span_rule, span_bound, cv_error, xi_alpha_bound, sv_count_bound, loo_error : float
         The test error and each estimate (``loo_error`` NaN when not computed).
+    test_error_positive, test_error_negative : float
+        The test error on the held-out points of class +1 and of class -1 (``test_error_by_class``).
     span_bound_radius : float
         Theorem 1's sum with the radius D/2 in place of the diameter D: the original study's variant
         (``SpanAnalysis.span_bound_radius``), NOT a bound of the LOO error.
@@ -109,6 +168,8 @@ class ModelEvaluation:
     """
 
     test_error: float
+    test_error_positive: float
+    test_error_negative: float
     span_rule: float
     span_bound: float
     span_bound_radius: float  # the study's variant with D/2 (analyse_spans): not a bound
@@ -325,8 +386,13 @@ def evaluate_fitted(
         t0 = time.perf_counter()
         loo = leave_one_out(model, K, check_input=False, method=method).loo_error
         t_loo = time.perf_counter() - t0
+    y_test = np.asarray(y_test, dtype=float)
+    wrong = _misclassified(model, K_test, y_test, check_input)
+    error_positive, error_negative = _class_rates(wrong, y_test)
     return ModelEvaluation(
-        test_error=test_error(model, K_test, y_test, check_input=check_input),
+        test_error=float(np.mean(wrong)),
+        test_error_positive=error_positive,
+        test_error_negative=error_negative,
         span_rule=spans.span_rule,
         span_bound=spans.span_bound,
         span_bound_radius=spans.span_bound_radius,

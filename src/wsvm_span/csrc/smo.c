@@ -405,16 +405,21 @@ static void take_step(Smo *s, int64_t i, int64_t j) {
 }
 
 /* rho = the mean of y_t G_t over the free variables; without any, the middle of the interval that the
- * KKT conditions of the bounded ones allow (a_t = 0: y_t f_t >= 1, a_t = C_t: y_t f_t <= 1). */
-static double compute_rho(const Smo *s) {
+ * KKT conditions of the bounded ones allow (a_t = 0: y_t f_t >= 1, a_t = C_t: y_t f_t <= 1). A variable within
+ * bound_rtol (relative to C_t) of a bound counts as at it, as the model's sets are read (model.BOUND_RTOL): a step
+ * may leave an alpha an ulp below C_t, and alone among the free it would set rho at an end of the optimal
+ * interval where no variable is truly free (issue 26: bank_marketing's models with n* = 0). */
+static double compute_rho(const Smo *s, double bound_rtol) {
     double ub = INFINITY, lb = -INFINITY, sum = 0.0;
     int64_t n_free = 0;
     for (int64_t t = 0; t < s->n; ++t) {
         const double yg = -s->v[t];
-        if (s->status[t] == FREE) {
+        const double a = s->alpha[t], c = s->C[t];
+        const signed char status = a >= c * (1.0 - bound_rtol) ? AT_UPPER : a <= c * bound_rtol ? AT_LOWER : FREE;
+        if (status == FREE) {
             sum += yg;
             ++n_free;
-        } else if ((s->status[t] == AT_UPPER) == (s->y[t] < 0)) {
+        } else if ((status == AT_UPPER) == (s->y[t] < 0)) {
             if (yg < ub) ub = yg;
         } else {
             if (yg > lb) lb = yg;
@@ -434,8 +439,8 @@ static double objective(const Smo *s) {
 }
 
 int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, const double *y, const double *C,
-              double *alpha, const double *grad0, double *grad, double eps, int shrinking, int64_t max_iter,
-              double *cache, int64_t cache_len, const RowFiller *rows, SmoResult *result) {
+              double *alpha, const double *grad0, double *grad, double eps, double bound_rtol, int shrinking,
+              int64_t max_iter, double *cache, int64_t cache_len, const RowFiller *rows, SmoResult *result) {
     Smo s;
     memset(&s, 0, sizeof s);
     s.rows = rows;
@@ -530,7 +535,7 @@ int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, cons
     }
     double m_up, minus_M;
     gap_terms(&s, n, &m_up, &minus_M);
-    result->rho = compute_rho(&s);
+    result->rho = compute_rho(&s, bound_rtol);
     result->n_iter = iter;
     result->converged = converged;
     result->gap = m_up + minus_M;

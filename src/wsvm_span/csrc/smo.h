@@ -51,8 +51,8 @@ typedef struct {
  * rows   : NULL when all of K is valid; else its rows are computed on first read (RowFiller)
  */
 int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, const double *y, const double *C,
-              double *alpha, const double *grad0, double *grad, double eps, int shrinking, int64_t max_iter,
-              double *cache, int64_t cache_len, const RowFiller *rows, SmoResult *result);
+              double *alpha, const double *grad0, double *grad, double eps, double bound_rtol, int shrinking,
+              int64_t max_iter, double *cache, int64_t cache_len, const RowFiller *rows, SmoResult *result);
 
 
 #endif

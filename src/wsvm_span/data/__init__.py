@@ -1,4 +1,5 @@
-"""Data layer: the study's 14 data sets, those of the original span experiments (``EXTRA_NAMES``),
+"""Data layer: the study's 14 data sets, those of the original span experiments and bank_marketing's
+stratified draw (``EXTRA_NAMES``),
 the data sets of Experiment 8 (``LUPI_NAMES``: seed 003's UCI sets and its "W" toy) and the synthetic
 family of Experiment 6.
 

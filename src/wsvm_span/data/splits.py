@@ -61,6 +61,7 @@ __all__ = [
     "UCI_BCW_ATTRIBUTES",
     "build_parkinson",
     "build_bank",
+    "BANK_DRAWS",
     "BANK_FEATURES",
 ]
 
@@ -436,16 +437,22 @@ def _bank_arrays(src: SourceFiles, relpath: str) -> dict:
     return src.parsed(_entry(relpath), [relpath], parse)
 
 
+#: how a bank_marketing training set is drawn from the file: "balanced" (n_train / 2 of each class) or
+#: "stratified" (the file's class ratio, about 11% subscribed)
+BANK_DRAWS = {"balanced": balanced_split_indices, "stratified": stratified_split_indices}
+
+
 def build_bank(
-    src: SourceFiles, seed: int, realization: int | None, *, relpath: str, n_train: int
+    src: SourceFiles, seed: int, realization: int | None, *, relpath: str, n_train: int, draw: str = "balanced"
 ) -> RawSplit:
-    """bank-additional-full.csv: 11 features (not duration), y == "yes" -> +1, a class-balanced random
-    training set (n_train / 2 subscribed, n_train / 2 not; experiments.md: a random draw holds about 34
-    positives, and its models almost never predict a subscription), the rest is the test set;
-    scores = call duration scaled to [0, 1] over the training set; the duration is the privileged
+    """bank-additional-full.csv: 11 features (not duration), y == "yes" -> +1, a seeded random training set
+    drawn by ``draw`` (:data:`BANK_DRAWS`): class-balanced (n_train / 2 subscribed, n_train / 2 not;
+    experiments.md: a random draw holds about 34 positives, and its models almost never predict a
+    subscription) or stratified (the file's class ratio: the variant reported beside it); the rest is the
+    test set; scores = call duration scaled to [0, 1] over the training set; the duration is the privileged
     feature (known after the call only, so never an ordinary feature)."""
     a = _bank_arrays(src, relpath)
-    tr, te = balanced_split_indices(a["y"], n_train, seed)
+    tr, te = BANK_DRAWS[draw](a["y"], n_train, seed)
     X, y = a["X"], a["y"]
     return RawSplit(X[tr], y[tr], X[te], y[te], scores=bank_scores(a["duration"][tr]),
                     X_priv=a["duration"][tr][:, None])

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import _native
 from ..kernels import RBFRows
+from ..model import BOUND_RTOL
 from .base import LIBSVM_CACHE_MB, Capabilities, fit_features_by_kernel
 from .warm_start import Start, feasible_start
 
@@ -152,8 +153,8 @@ def smo_solve(K, y, C, tol: float, *, alpha0=None, rows=None, cache_mb: float = 
         raise ValueError("an RBFRows kernel must hold a C-contiguous float64 array")
     idx = None if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
     grad = np.empty_like(alpha)
-    report = SmoReport(*_native.solve(K, idx, y, C, alpha, grad0, grad, float(tol), True, max_iterations(y.shape[0]),
-                                   float(cache_mb), filler))
+    report = SmoReport(*_native.solve(K, idx, y, C, alpha, grad0, grad, float(tol), BOUND_RTOL, True,
+                                      max_iterations(y.shape[0]), float(cache_mb), filler))
     return alpha, -report.rho, grad, report
 
 

@@ -254,8 +254,8 @@ class _Walk:
     search's CPU time on waveform 1.75 s down against 1.99 s up; docs/engines.md). The walk's first point, the
     largest C, starts from zero."""
 
-    def __init__(self, engine: str):
-        self.warm = get_engine(engine).capabilities.warm_start
+    def __init__(self, warm: bool):
+        self.warm = warm
         self.previous = None
         self.fold_starts = ws.FoldStarts() if self.warm else None
 
@@ -283,9 +283,10 @@ def _walks(members: list[int], resolved, candidates, warm: bool) -> list[list[in
     return [sorted(line, key=lambda i: -float(np.mean(resolved[i][1]))) for line in lines.values()]
 
 
-def _evaluate_walk(kernels, y, points, *, n, engine, **options) -> list[dict]:
-    """The points (index, C_i, params, callback context) of one walk, in its order."""
-    walk = _Walk(engine)
+def _evaluate_walk(kernels, y, points, *, n, engine, warm, **options) -> list[dict]:
+    """The points (index, C_i, params, callback context) of one walk, in its order (each from its predecessor's
+    solution when the engine starts from one: ``warm``)."""
+    walk = _Walk(warm)
     return [_evaluate(kernels, y, C, params, progress=f"{i + 1}/{n}", ctx=ctx, engine=engine, walk=walk, **options)
             for i, C, params, ctx in points]
 
@@ -512,7 +513,8 @@ class SpanSearchCV(BaseSearchCV):
                   f"kernel matrix(es), totalling {n} fits", flush=True)
         out: list[dict | None] = [None] * n
         kernel_time = np.zeros(n)
-        warm = get_engine(self.engine).capabilities.warm_start
+        capabilities = get_engine(self.engine).capabilities
+        warm = capabilities.warm_start
         walks = {gamma: _walks(members, resolved, candidates, warm) for gamma, members in groups.items()}
         n_jobs = effective_n_jobs(self.n_jobs)
         # the walks are fixed by the grid, so the results do not depend on n_jobs; parallel over the gammas
@@ -522,14 +524,14 @@ class SpanSearchCV(BaseSearchCV):
         t0 = time.perf_counter()
         # rows on demand: the engine reads the kernel only through the solver that fills them (smo), two classes
         # (the one-vs-one machines take the whole kernel)
-        on_demand = get_engine(self.engine).capabilities.rows_on_demand and prob["classes"].size == 2
+        on_demand = capabilities.rows_on_demand and prob["classes"].size == 2
         rbf = None if self.precomputed else _RBFKernels(prob["X_dense"], prob["X_held"], reuse=not across_gammas,
                                                         on_demand=on_demand)
         self.kernel_time_ = time.perf_counter() - t0
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
         options = dict(wanted=wanted, criterion=self.criterion, tol=svc.tol, folds=folds, y_held=prob["y_held"],
                        return_train_score=self.return_train_score, error_score=self.error_score,
-                       verbose=self.verbose, n=n, search=self, engine=self.engine)
+                       verbose=self.verbose, n=n, search=self, engine=self.engine, warm=warm)
 
         def points(walk):
             return [(i, resolved[i][1], candidates[i], contexts[i]) for i in walk]

@@ -4,7 +4,9 @@ once per data set: the path against LIBSVM re-solving at its breakpoints.
 Four 2-D Gaussians (``data.four_gaussians``), RBF exp(-(gamma / p) ||x - x'||^2) with gamma = 1, p = 2;
 the weight of group D1 goes from ``d1_start`` (slightly above 0: a path never starts from c_i = 0) to
 10 with group D2 fixed at 10. ``measure_reference_path`` is the one measurement that the benchmark
-(``benchmarks/bench_solution_path.py exp7``) and the study's Experiment 7 job call.
+(``benchmarks/bench_solution_path.py exp7``) and the study's Experiment 7 job call; ``trace_reference_path``
+traces one such path (every alpha at every breakpoint, and the validation error along it) for the figure
+``exp7_alpha_paths``.
 
 Times are CPU seconds of this process (the stable measure on a shared machine; the caller runs it under
 one BLAS thread), wall seconds beside them. scikit-learn's LIBSVM has no warm start, so the re-solves
@@ -20,10 +22,11 @@ import numpy as np
 from ..data.four_gaussians import make_four_gaussians
 from ..engines import AUTO, DEFAULT_TOL, fit_svm
 from ..kernels import rbf_kernel
-from .solver import follow_path
+from .solver import follow_path, start_path
+from .uses import validation_error_pieces
 
 __all__ = ["CpuClock", "D1_END", "D1_START", "D2_WEIGHT", "REFERENCE_GAMMA", "END_TOL", "ReferencePath",
-           "measure_reference_path", "reference_problem"]
+           "ReferenceTrace", "measure_reference_path", "reference_problem", "trace_reference_path"]
 
 #: exp(-(gamma / p) ||x - x'||^2) with gamma = 1 and p = 2 (the input dimension)
 REFERENCE_GAMMA = 0.5
@@ -199,3 +202,128 @@ def measure_reference_path(n: int, seed: int, *, d1_start: float = D1_START, res
         n_nonunique_b=nonunique_b,
         end_max_abs_df=float(np.max(np.abs(res.model.decision_train - end_ref.decision_train))),
         fallback=res.fallback)
+
+
+@dataclass(frozen=True)
+class ReferenceTrace:
+    """One cost-weighted path of the reference experiment, traced (``trace_reference_path``).
+
+    Parameters
+    ----------
+    n, n_val, seed : int
+        Training and validation sizes and the seed of the four-Gaussian draw.
+    y, group : ndarray of shape (n,)
+        The training labels and groups (1 = D1, whose weight moves; 2 = D2).
+    theta : ndarray of shape (P,)
+        The path's breakpoints, 0 and 1 included; alpha is linear in theta between them.
+    weight_d1 : ndarray of shape (P,)
+        Group D1's weight there (``D1_START`` + theta (``D1_END`` - ``D1_START``)).
+    alpha : ndarray of shape (P, n)
+        The exact solution at each breakpoint.
+    error_lo, error_hi, validation_error : ndarray of shape (Q,)
+        The validation error along the path: constant on each open piece (error_lo, error_hi) of theta
+        (``validation_error_pieces``).
+    n_fallbacks : int
+        Steps between breakpoints whose end failed the KKT check and came from LIBSVM instead.
+
+    Examples
+    --------
+    >>> from wsvm_span.solution_path import trace_reference_path
+    >>> tr = trace_reference_path(40, 0, n_val=40)
+    >>> tr.alpha.shape == (tr.theta.size, 40), float(tr.theta[0]), float(tr.theta[-1]), tr.n_fallbacks
+    (True, 0.0, 1.0, 0)
+    """
+
+    n: int
+    n_val: int
+    seed: int
+    y: np.ndarray
+    group: np.ndarray
+    theta: np.ndarray
+    weight_d1: np.ndarray
+    alpha: np.ndarray
+    error_lo: np.ndarray
+    error_hi: np.ndarray
+    validation_error: np.ndarray
+    n_fallbacks: int
+
+
+def trace_reference_path(n: int, seed: int, *, n_val: int | None = None, d1_start: float = D1_START,
+                         tol: float = DEFAULT_TOL, engine: str = AUTO) -> ReferenceTrace:
+    """Trace the cost-weighted path of a four-Gaussian training set: every alpha at every breakpoint, and the
+    exact validation error along the path on a validation sample from the same distribution.
+
+    The training and validation points are one draw of ``n + n_val`` four-Gaussian points (scaled together to
+    [0, 1]^2), the first n/4 of each Gaussian for training; the kernel and weights are those of
+    ``reference_problem``. The path is followed once with the validation points tracked (their decision
+    values are linear in theta between breakpoints, so the error is exact, ``validation_error_pieces``), and
+    once more from breakpoint to breakpoint to read alpha there (each step's end passes the path's KKT check).
+
+    Parameters
+    ----------
+    n : int
+        Training size (a multiple of 4).
+    seed : int
+        Seed of the draw.
+    n_val : int or None, default=None
+        Validation size (a multiple of 4; default n).
+    d1_start : float, default=0.01
+        Starting weight of group D1.
+    tol : float, default=1e-7
+        LIBSVM's tolerance for the start model.
+    engine : str, default="auto"
+        The start model's engine.
+
+    Returns
+    -------
+    ReferenceTrace
+        The breakpoints, the alphas there and the validation error along the path.
+
+    Raises
+    ------
+    ValueError
+        If n or n_val is not a positive multiple of 4, or ``d1_start`` is not in (0, 10).
+    RuntimeError
+        If the tracked path failed (then the validation error along it is unknown).
+
+    Examples
+    --------
+    >>> from wsvm_span.solution_path import trace_reference_path
+    >>> tr = trace_reference_path(40, 0)
+    >>> bool(tr.error_lo[0] == 0.0 and tr.error_hi[-1] == 1.0), bool((tr.validation_error <= 1).all())
+    (True, True)
+    """
+    n_val = n if n_val is None else n_val
+    for name, v in (("n", n), ("n_val", n_val)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 4 or v % 4:
+            raise ValueError(f"{name} must be a positive multiple of 4 (one quarter per Gaussian), got {v!r}")
+    if not (np.isfinite(d1_start) and 0 < d1_start < D1_END):
+        raise ValueError(f"d1_start must lie in (0, {D1_END}) (a path never starts from c_i = 0), got {d1_start!r}")
+    X_all, y_all, group_all = make_four_gaussians(n + n_val, seed)
+    quarter = (n + n_val) // 4
+    train = (np.arange(n + n_val) % quarter) < n // 4  # the first n/4 of each Gaussian (drawn in order)
+    X, y, group = X_all[train], y_all[train], group_all[train]
+    X_val, y_val = X_all[~train], y_all[~train]
+    K = rbf_kernel(X, None, REFERENCE_GAMMA)
+    c_old = np.where(group == 1, d1_start, D2_WEIGHT)
+    c_new = np.where(group == 1, D1_END, D2_WEIGHT)
+    model = fit_svm(K, y, c_old, engine=engine, tol=tol, check_input=False)
+    start = start_path(model, K)
+    tracked = follow_path(model, K, c_new, start=start, K_track=rbf_kernel(X_val, X, REFERENCE_GAMMA),
+                          check_input=False)
+    if tracked.fallback is not None:
+        raise RuntimeError(f"the path failed ({tracked.fallback}); the validation error along it is unknown")
+    lo, hi, error = validation_error_pieces(tracked.track_theta, tracked.track_f, y_val)
+    theta = np.unique(np.concatenate([[0.0], tracked.events["theta"], [1.0]]))
+    alphas, fallbacks = [start.a], 0
+    for t in theta[1:]:
+        # from the exact solution at the previous breakpoint to this one: a path with (about) one event
+        step = follow_path(model, K, c_old + t * (c_new - c_old), start=start, check_input=False)
+        fallbacks += step.fallback is not None
+        model = step.model
+        start = step.next_start if step.next_start is not None else start_path(model, K)
+        alphas.append(model.alpha)
+    return ReferenceTrace(
+        n=int(n), n_val=int(n_val), seed=int(seed), y=y, group=group, theta=theta,
+        weight_d1=d1_start + theta * (D1_END - d1_start), alpha=np.vstack(alphas), error_lo=lo, error_hi=hi,
+        validation_error=error, n_fallbacks=int(fallbacks))

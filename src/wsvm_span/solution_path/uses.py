@@ -4,7 +4,8 @@
    K-fold CV: zero a whole fold's weights (``kfold_cv_by_path``);
 2. grid sweeps: a class-weight grid walked row by row in snake order (``sweep_class_grid``),
    chords through arbitrary weight vectors, e.g. the sigmoid weights (``sweep_chords``);
-3. the exact validation-optimal theta along a segment (``best_theta_on_segment``).
+3. the validation error along a segment, piecewise constant (``validation_error_pieces``), and its exact
+   optimal theta (``best_theta_on_segment``).
 
 Every path ends in a KKT-checked solution or in LIBSVM's (reported per path).
 """
@@ -650,12 +651,48 @@ def best_theta_on_segment(model: WeightedSVM, K, c_new, K_val, y_val, *, check_i
     return BestTheta(theta=0.5 * (lo + hi), interval=(lo, hi), error=error, path=res)
 
 
-def _min_piecewise_error(thetas, margins) -> tuple[float, float, float]:
-    """Smallest mean(margins >= 0) over theta, with margins (P, m) linear between the
-    breakpoints ``thetas`` (P,); returns (error, lo, hi) of the first best interval."""
-    m = margins.shape[1]
-    best = (np.count_nonzero(margins[0] >= 0), 0.0, 0.0)  # the closed end theta = 0
-    last = (np.count_nonzero(margins[-1] >= 0), 1.0, 1.0)
+def validation_error_pieces(track_theta, track_f, y_val) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The validation error along a path, exactly: piecewise constant in theta (solution-path.md, use 3).
+
+    f(x_v) is linear in theta between the path's breakpoints, so the error changes only where some f(x_v)
+    crosses 0; this returns every open interval of theta in (0, 1) on which it is constant.
+
+    Parameters
+    ----------
+    track_theta : array-like of shape (P,)
+        The path's breakpoints (``PathResult.track_theta``; repeated values mark jumps of b).
+    track_f : array-like of shape (P, m)
+        The validation points' decision values there (``PathResult.track_f``).
+    y_val : array-like of shape (m,)
+        Validation labels in {-1, +1}.
+
+    Returns
+    -------
+    lo, hi : ndarray of shape (Q,)
+        The pieces (lo, hi), in order, covering (0, 1) except the crossing points.
+    error : ndarray of shape (Q,)
+        The validation error on each (f = 0 counts as an error).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.solution_path import validation_error_pieces
+    >>> # one validation point (y = +1) whose f goes from -1 to 1: an error until theta = 0.5
+    >>> lo, hi, err = validation_error_pieces([0.0, 1.0], [[-1.0], [1.0]], [1.0])
+    >>> lo.tolist(), hi.tolist(), err.tolist()
+    ([0.0, 0.5], [0.5, 1.0], [1.0, 0.0])
+    """
+    thetas = np.asarray(track_theta, dtype=float)
+    y_val = np.asarray(y_val, dtype=float)
+    margins = -y_val * np.asarray(track_f, dtype=float)
+    pieces = list(_error_pieces(thetas, margins))
+    lo, hi, counts = (np.array([p[k] for p in pieces], dtype=float) for k in (1, 2, 0))
+    return lo, hi, counts / y_val.size
+
+
+def _error_pieces(thetas, margins):
+    """(error count, lo, hi) of every open piece of theta on which the count is constant, in order, with
+    margins = -y_v f(x_v) of shape (P, m) linear between the breakpoints ``thetas`` (P,)."""
     for k in range(thetas.size - 1):
         t0, t1 = float(thetas[k]), float(thetas[k + 1])
         if not t1 > t0:
@@ -671,8 +708,19 @@ def _min_piecewise_error(thetas, margins) -> tuple[float, float, float]:
         counts = count + np.concatenate([[0], np.cumsum(steps)])
         ends = np.concatenate([[t0], tau, [t1]])
         for c, lo, hi in zip(counts, ends[:-1], ends[1:]):
-            if hi > lo and c < best[0]:
-                best = (int(c), float(lo), float(hi))
+            if hi > lo:
+                yield int(c), float(lo), float(hi)
+
+
+def _min_piecewise_error(thetas, margins) -> tuple[float, float, float]:
+    """Smallest mean(margins >= 0) over theta, with margins (P, m) linear between the
+    breakpoints ``thetas`` (P,); returns (error, lo, hi) of the first best interval."""
+    m = margins.shape[1]
+    best = (np.count_nonzero(margins[0] >= 0), 0.0, 0.0)  # the closed end theta = 0
+    last = (np.count_nonzero(margins[-1] >= 0), 1.0, 1.0)
+    for c, lo, hi in _error_pieces(thetas, margins):
+        if c < best[0]:
+            best = (c, lo, hi)
     if last[0] < best[0]:
         best = last
     return best[0] / m, best[1], best[2]

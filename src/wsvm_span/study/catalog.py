@@ -67,8 +67,11 @@ class Table:
     configured.
 
     caption : a template: ``{tie_rule}`` and ``{tie_rule_text}`` name the tie rule (a table of selected models),
-        ``{cv}`` the K-fold CV with its fold count (``study.tables.caption`` fills them in)
+        ``{cv}`` the K-fold CV with its fold count, ``{engine}`` the engines that trained the rows' models
+        (``study.tables.caption`` fills them in)
     headline : the report's bold lead before the caption (the table files lead with the table's name)
+    notes : (data set, note) pairs: each note is shown under the table (its footer) when the table has a row
+        of that data set
     """
 
     name: str
@@ -77,6 +80,7 @@ class Table:
     experiment: str  # the experiment it reports (Tables 4-6 are Experiments 3-5)
     caption: str
     headline: str = ""
+    notes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,19 +139,32 @@ _SELECTED = ("Test error (%) of the model selected by each estimator (tie rule: 
              "LOO error, and it is shown only to compare with the study's table (empty for rows computed before it was "
              "recorded).")
 
+#: why Parkinson's selections say little about new patients (issue 26)
+_PARKINSON_NOTE = ("parkinson_speech: its selections are dominated by subject effects. The split keeps each subject's "
+                   "recordings together (subjects 1-10 and 21-30 train, the others test), but LOO and K-fold CV leave "
+                   "out single recordings, so every training subject is on both sides of each of their splits: they "
+                   "estimate the error on recordings of known subjects, not on new subjects, and select accordingly.")
+#: what bank_marketing's estimates estimate (experiments.md, issue 26)
+_BANK_NOTE = ("bank_marketing: the training set is drawn class-balanced (150 yes, 150 no) and the test set is 11% "
+              "positive: LOO and its estimates estimate the mean of the two per-class error rates, while the test "
+              "error weights them 0.89/0.11. The columns 'vs balanced test error' give each estimate's RMSE against "
+              "that mean (the balanced test error). bank_marketing_stratified draws its training set with the "
+              "file's class ratio instead (34 yes, 266 no).")
+
 TABLES: tuple[Table, ...] = (
     Table("table2", "weight_grid.table_selection", ("exp1",), "exp1",
           "Experiment 1 (class weights C+/C-). " + _SELECTED,
           headline="Table 2"),
     Table("table3", "weight_grid.table_selection", ("exp2",), "exp2",
           "Experiment 2 (sigmoid weights). " + _SELECTED,
-          headline="Table 3"),
+          headline="Table 3", notes=(("parkinson_speech", _PARKINSON_NOTE),)),
     Table("table4", "weight_grid.table_rmse", _SELECTION, "exp3",
           "RMSE (percentage points) between each estimate and the test error over all models of a data set (the span "
           "bound is excluded: it is not bounded by 1), then the share (%) of models with no in-bound SV (n* = 0: the "
           "span is undefined and the span-rule counts every SV as an error) and the RMSE over the models with "
           "n* >= 1. " + _REPLICATES + " Exact LOO only where it was computed for every model.",
-          headline="Table 4 (Experiment 3)"),
+          headline="Table 4 (Experiment 3)",
+          notes=(("parkinson_speech", _PARKINSON_NOTE), ("bank_marketing", _BANK_NOTE))),
     Table("table5", "weight_grid.table_counts", _SELECTION, "exp4",
           "Mean +- sd over all models (all grid points and replicates) of the number of in-bound SVs with empty "
           "Lambda_p (Lemma 1 fails), of in-bound SVs n* and of all SVs n.",
@@ -187,10 +204,10 @@ TABLES: tuple[Table, ...] = (
           "bounded by 1: no RMSE.",
           headline="Experiment 10, model selection (standard SVM)"),
     Table("exp10_cost", "standard_span.table_exp10_cost", ("exp10",), "exp10",
-          "Standard SVM: mean +- sd time per model (milliseconds, one processor: one thread for LIBSVM, BLAS and the "
-          "QP solver) to train, to compute the span-rule (all S_p, closed form), the span bound (box-constrained "
-          "spans, D included) and the exact leave-one-out error by retraining LIBSVM without each SV; mean n; the "
-          "ratio of the exact LOO's mean time to the span-rule's and to training's.",
+          "Standard SVM: mean +- sd time per model (milliseconds, one processor: one thread for the trainer, BLAS "
+          "and the QP solver) to train, to compute the span-rule (all S_p, closed form), the span bound "
+          "(box-constrained spans, D included) and the exact leave-one-out error by retraining without each SV "
+          "({engine}); mean n; the ratio of the exact LOO's mean time to the span-rule's and to training's.",
           headline="Experiment 10, cost (standard SVM)"),
     Table("exp8_selection", "lupi.table_exp8_selection", ("exp8",), "exp8",
           "Test error (%) of the model selected by each rule (tie rule: {tie_rule}, {tie_rule_text}): the validation "
@@ -215,11 +232,12 @@ TABLES: tuple[Table, ...] = (
     Table("exp7_path", "reference_path.table_exp7", ("exp7",), "exp7",
           "Four Gaussians, cost-weighted path (group D1's weight from ~0 to 10, D2 at 10), per size l = n: medians "
           "over the data sets (column Replicates) of the CPU seconds (one thread) of the exact solution path and of "
-          "LIBSVM re-solving (cold) at every breakpoint (scaled from the re-solved breakpoints where fewer than all "
-          "were re-solved), of the path's events and mean |M|, of the re-solved breakpoints and of the speed-up; the "
-          "smallest speed-up; the largest |f_path - f_LIBSVM| over the training points at the re-solved breakpoints "
-          "(units of 1e-6: LIBSVM's accuracy; up to a constant where no SV is free, so that b is not unique: LIBSVM "
-          "takes the middle of the optimal interval, the path an end); the paths that fell back to LIBSVM.",
+          "re-solving (cold, {engine}) at every breakpoint (scaled from the re-solved breakpoints where fewer than "
+          "all were re-solved), of the path's events and mean |M|, of the re-solved breakpoints and of the speed-up; "
+          "the smallest speed-up; the largest |f_path - f| over the training points at the re-solved breakpoints, "
+          "f re-solved (units of 1e-6: the re-solver's accuracy; up to a constant where no SV is free, so that b is "
+          "not unique: the re-solver takes the middle of the optimal interval, the path an end); the paths that fell "
+          "back to re-solving.",
           headline="Experiment 7 (exact solution path, four Gaussians)"),
     Table("exp9_training", "sampling.table_exp9_training", ("exp9",), "exp9",
           "Training from the features on one thread, per data set, training size l, C (log2) and engine (the "
@@ -264,6 +282,11 @@ FIGURES: tuple[Figure, ...] = (
            "**Experiment 10: model selection.** Test error, span-rule, span bound and exact LOO (means over the "
            "replicates) against each varied hyperparameter, the other at its minimum-mean-test-error value; "
            "stars mark each curve's minimum; the title gives the span-rule curve's RMSE to the test-error curve."),
+    Figure("exp10-span-ratio", "exp10_span_ratio", ("exp10",),
+           "**Experiment 10: span-to-diameter ratio.** S / D_SV and S / D of each model, mean +- sd over the "
+           "replicates (models without an in-bound SV, whose span is undefined, left out), against the RBF width sigma (log2 C at its minimum-mean-test-error value), one panel per "
+           "data set that varies sigma; the dashed line is 1: S <= D_SV is a theorem, and the original study "
+           "found the span much smaller than the diameters."),
     Figure("exp8-test-error", "exp8_test_error", ("exp8",),
            "**Experiment 8: test error against the training size** (in the style of seed 003's Figures 6-7): "
            "test error of the model each method selects, one row of panels per data set and ratio, one column per "
@@ -273,9 +296,16 @@ FIGURES: tuple[Figure, ...] = (
            "with exact LOO: the span-rule of the equivalent weighted SVM (left) and SVM+'s LOO rule (right); the "
            "dashed line is equality."),
     Figure("exp7-path", "exp7_path", ("exp7",),
-           "**Experiment 7: the solution path against LIBSVM re-solving.** Events of the path (left) and CPU "
-           "seconds of the path and of LIBSVM re-solving at every breakpoint (right, log scale) against the size "
-           "n, one point per data set, lines through the medians."),
+           "**Experiment 7: the solution path against re-solving.** Events of the path (left) and CPU seconds of "
+           "the path and of re-solving at every breakpoint by the rows' engine (right, log scale; LIBSVM where "
+           "svm.engine is auto) against the size n, one point per data set, lines through the medians."),
+    Figure("exp7-alpha-paths", "exp7_alpha_paths", ("exp7",),
+           "**Experiment 7: the solution path traced.** On the smallest four-Gaussian data set of the rows (its "
+           "first seed) with a validation sample of as many points from the same draw, the cost-weighted path "
+           "(group D1's weight from ~0 to 10, D2 at 10) is followed again (the rows hold no alphas): every "
+           "alpha_i against D1's weight (top; linear between the path's breakpoints) and the exact validation "
+           "error along the path (bottom; piecewise constant, it changes where a validation point's decision "
+           "value crosses 0; star: the minimum)."),
     Figure("exp9-time", "exp9_time", ("exp9",),
            "**Experiment 9: training time against the training size l** (log scales, one thread), one panel per "
            "data set, one line per engine and C; precomputed-kernel points stop where the l x l kernel exceeds "

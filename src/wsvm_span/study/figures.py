@@ -7,8 +7,10 @@
   d; mean n* and n vs l, one panel per d.
 - Span-rule vs exact LOO: one point per model with exact LOO; models with n* = 0 are circled.
 - Experiment 10 (standard SVM): D, D_SV and S (mean +- sd over replicates) against sigma; the curves of
-  the test error, span-rule, span bound and exact LOO against each varied hyperparameter.
-- Experiment 7: the solution path's events and time (and LIBSVM's at every breakpoint) against n.
+  the test error, span-rule, span bound and exact LOO against each varied hyperparameter; the ratios S / D_SV
+  and S / D (mean +- sd over replicates) against sigma.
+- Experiment 7: the solution path's events and time (and LIBSVM's at every breakpoint) against n; the
+  alphas and the validation error along one path (traced again: the rows hold no alphas).
 - Experiment 8: test error of the selected model against the training size, per data set, ratio and
   selection rule (lines: methods); SVM+'s leave-one-out estimates against its exact LOO error.
 - Experiment 9: training time of each engine against l, one panel per data set.
@@ -22,11 +24,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .results_schema import ESTIMATORS, HYPERPARAMETERS, STANDARD_SIZES, label
+from .results_schema import ESTIMATORS, HYPERPARAMETERS, STANDARD_SIZES, engines_of, label
 from .tables import STANDARD_ESTIMATORS, curve_slice, table_exp10_selection, varied_axes
 
-__all__ = ["DRAWINGS", "exp3_curves", "exp6_time", "exp6_sv", "exp10_curves", "exp10_diameters", "loo_vs_span_rule",
-           "exp8_test_error", "exp8_svm_plus_loo", "exp7_path", "exp9_time", "PARAM_LABELS"]
+__all__ = ["DRAWINGS", "exp3_curves", "exp6_time", "exp6_sv", "exp10_curves", "exp10_diameters",
+           "exp10_span_ratio", "loo_vs_span_rule",
+           "exp8_test_error", "exp8_svm_plus_loo", "exp7_path", "exp7_alpha_paths", "exp9_time", "PARAM_LABELS"]
 
 PARAM_LABELS = {"log2_C_plus": "log2 C+", "log2_C_minus": "log2 C-", "A": "A", "B": "B", "log2_C": "log2 C",
                 "sigma": "sigma"}
@@ -49,6 +52,14 @@ def _save(fig, outputs: Sequence[str | Path], dpi: int) -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         kwargs = {"metadata": {"CreationDate": None}} if out.suffix == ".pdf" else {"metadata": {"Software": None}}
         fig.savefig(out, dpi=dpi, bbox_inches="tight", **kwargs)
+
+
+def _finish(plt, fig, outputs, dpi: int, title: str) -> None:
+    """Title, tight layout, save and close a figure of several panels."""
+    fig.suptitle(title)
+    fig.tight_layout()
+    _save(fig, outputs, dpi)
+    plt.close(fig)
 
 
 def exp3_curves(df: pd.DataFrame, dataset: str, param: str, outputs: Sequence[str | Path], dpi: int = 150):
@@ -135,10 +146,7 @@ def _exp6_panels(df: pd.DataFrame, outputs, dpi: int, columns, ylabel: str, titl
         ax.set_xlabel("training size l")
         ax.set_ylabel(ylabel)
         ax.legend(title=None, fontsize="small")
-    fig.suptitle(title)
-    fig.tight_layout()
-    _save(fig, outputs, dpi)
-    plt.close(fig)
+    _finish(plt, fig, outputs, dpi, title)
 
 
 def exp6_time(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
@@ -191,32 +199,59 @@ def _no_panels(plt, outputs, dpi, text: str) -> None:
     plt.close(fig)
 
 
-def exp10_diameters(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
-    """D, D_SV and S (mean +- sd over replicates) against sigma, one panel per data set whose grid varies
-    sigma (log2 C fixed at its minimum-mean-test-error value)."""
+def _exp10_sigma_panels(df: pd.DataFrame, outputs, dpi: int, series, ylabel: str, title: str,
+                        unit_line: bool = False) -> None:
+    """One panel per data set whose grid varies sigma (log2 C fixed at its minimum-mean-test-error value):
+    the columns of ``series(line)`` (legend label -> one value per row of the line), mean +- sd over the
+    replicates against sigma; NaN values (no in-bound SV) are left out of the mean."""
     plt, sns = _plt()
     datasets = [ds for ds in dict.fromkeys(df["dataset"]) if "sigma" in varied_axes(df[df["dataset"] == ds])]
     if not datasets:
         _no_panels(plt, outputs, dpi, "no data set of Experiment 10 varies sigma")
         return
     fig, axes = _panels(plt, len(datasets))
-    palette = sns.color_palette("tab10", len(STANDARD_SIZES))
     for ax, ds in zip(axes, datasets):
         line, fixed = curve_slice(df[df["dataset"] == ds], "sigma")
-        stats = line.groupby("sigma", sort=True)[list(STANDARD_SIZES)].agg(["mean", "std"])
-        for color, size in zip(palette, STANDARD_SIZES):
-            ax.errorbar(stats.index, stats[(size, "mean")], yerr=stats[(size, "std")].fillna(0.0), marker="o",
-                        capsize=3, color=color, label=label(size))
+        values = pd.DataFrame(series(line)).assign(sigma=line["sigma"].to_numpy(dtype=float))
+        stats = values.groupby("sigma", sort=True).agg(["mean", "std"])
+        texts = [c for c in values.columns if c != "sigma"]
+        for color, text in zip(sns.color_palette("tab10", len(texts)), texts):
+            ax.errorbar(stats.index, stats[(text, "mean")], yerr=stats[(text, "std")].fillna(0.0), marker="o",
+                        capsize=3, color=color, label=text)
+        if unit_line:
+            ax.axhline(1.0, color="grey", lw=1, ls="--", zorder=0)
         reps = line.groupby(["seed", "realization"]).ngroups
         ax.set_title(f"{ds} ({PARAM_LABELS['log2_C']} = {fixed['log2_C']:g}, {reps} replicates)")
         ax.set_xlabel(PARAM_LABELS["sigma"])
-        ax.set_ylabel("size in feature space")
+        ax.set_ylabel(ylabel)
         ax.set_ylim(bottom=0)
         ax.legend(title=None, fontsize="small")
-    fig.suptitle("Experiment 10: span S vs diameters D and D_SV (mean +- sd); MNIST digits, not USPS")
-    fig.tight_layout()
-    _save(fig, outputs, dpi)
-    plt.close(fig)
+    _finish(plt, fig, outputs, dpi, title)
+
+
+def exp10_diameters(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """D, D_SV and S (mean +- sd over replicates) against sigma, one panel per data set whose grid varies
+    sigma (log2 C fixed at its minimum-mean-test-error value)."""
+    _exp10_sigma_panels(df, outputs, dpi, lambda line: {label(size): line[size].to_numpy(dtype=float)
+                                                        for size in STANDARD_SIZES},
+                        "size in feature space",
+                        "Experiment 10: span S vs diameters D and D_SV (mean +- sd); MNIST digits, not USPS")
+
+
+#: the ratios of ``exp10_span_ratio``: (numerator, denominator) -> legend label
+SPAN_RATIOS = {("S", "D_SV"): "S / D_SV (in-bound SVs)", ("S", "D"): "S / D (all points)"}
+
+
+def exp10_span_ratio(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """The span-to-diameter ratios S / D_SV and S / D of each model (mean +- sd over replicates) against
+    sigma, one panel per data set whose grid varies sigma (log2 C fixed at its minimum-mean-test-error value);
+    S / D_SV <= 1 is a theorem (standard-svm-span.md), the dashed line."""
+    _exp10_sigma_panels(df, outputs, dpi, lambda line: {text: line[num].to_numpy(dtype=float)
+                                                        / line[den].to_numpy(dtype=float)
+                                                        for (num, den), text in SPAN_RATIOS.items()},
+                        "span / diameter",
+                        "Experiment 10: span-to-diameter ratio (mean +- sd); S <= D_SV is a theorem",
+                        unit_line=True)
 
 
 #: the selection rules drawn by ``exp8_test_error`` (one panel column each)
@@ -247,10 +282,8 @@ def exp8_test_error(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 
             ax.set_title(f"{ds} ({ratio}), selected by {label(rule, df)}", fontsize="small")
             ax.set_xlabel("training size l")
             ax.legend(title=None, fontsize="x-small")
-    fig.suptitle(f"Experiment 8: test error of the selected model (tie rule: {tie_rule}; mean +- sd over subsamples)")
-    fig.tight_layout()
-    _save(fig, outputs, dpi)
-    plt.close(fig)
+    _finish(plt, fig, outputs, dpi,
+            f"Experiment 8: test error of the selected model (tie rule: {tie_rule}; mean +- sd over subsamples)")
 
 
 def exp10_curves(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
@@ -305,15 +338,13 @@ def exp8_svm_plus_loo(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int 
             rmse = 100 * float(np.sqrt(np.mean((sub[est] - sub["loo_error"]) ** 2)))
             ax.set_title(f"{len(sub)} SVM+ models, RMSE {rmse:.1f} points", fontsize="small")
             ax.legend(title=None, fontsize="x-small")
-    fig.suptitle("Experiment 8: leave-one-out estimates of SVM+ against its exact LOO error")
-    fig.tight_layout()
-    _save(fig, outputs, dpi)
-    plt.close(fig)
+    _finish(plt, fig, outputs, dpi, "Experiment 8: leave-one-out estimates of SVM+ against its exact LOO error")
 
 
 def exp7_path(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
-    """Experiment 7: the path's events (left) and the CPU seconds of the path and of LIBSVM re-solving at
-    every breakpoint (right, log scale) against n, one point per data set, lines through the medians."""
+    """Experiment 7: the path's events (left) and the CPU seconds of the path and of re-solving at every
+    breakpoint by the rows' engine (right, log scale) against n, one point per data set, lines through the
+    medians."""
     plt, sns = _plt()
     if df.empty:
         raise ValueError("no Experiment 7 rows")
@@ -327,15 +358,50 @@ def exp7_path(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
     palette = sns.color_palette("tab10", 2)
     for color, col in zip(palette, ("t_path", "t_libsvm")):
         ax_time.scatter(df["n"], df[col], alpha=0.5, s=14, color=color)
-        ax_time.plot(medians.index, medians[col], marker="o", color=color, label=label(col))
+        ax_time.plot(medians.index, medians[col], marker="o", color=color, label=label(col, df))
     ax_time.set_yscale("log")
     ax_time.set_xlabel("n")
     ax_time.set_ylabel("CPU seconds (one thread)")
     ax_time.legend(title=None, fontsize="small")
-    fig.suptitle("Experiment 7: exact solution path vs LIBSVM re-solving at every breakpoint (four Gaussians)")
-    fig.tight_layout()
-    _save(fig, outputs, dpi)
-    plt.close(fig)
+    _finish(plt, fig, outputs, dpi, f"Experiment 7: exact solution path vs re-solving by "
+            f"{engines_of(df) or 'the engine'} at every breakpoint (four Gaussians)")
+
+
+def exp7_alpha_paths(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
+    """Experiment 7's path traced on its smallest data set (n, seed) with a validation sample of n more
+    points (``solution_path.trace_reference_path``, recomputed here: the rows hold no alphas): every alpha_i
+    against group D1's weight (top, piecewise linear through the breakpoints) and the exact validation error
+    along the path (bottom, piecewise constant; star: its minimum)."""
+    from wsvm_span.solution_path import trace_reference_path
+
+    plt, sns = _plt()
+    if df.empty:
+        raise ValueError("no Experiment 7 rows")
+    n = int(df["n"].min())
+    seed = int(df.loc[df["n"] == n, "seed"].min())
+    tr = trace_reference_path(n, seed)
+    fig, (ax_alpha, ax_error) = plt.subplots(2, 1, figsize=(7.0, 6.4), sharex=True,
+                                             gridspec_kw={"height_ratios": [2, 1]})
+    palette = dict(zip((1, 2), sns.color_palette("tab10", 2)))
+    for i in range(tr.n):
+        ax_alpha.plot(tr.weight_d1, tr.alpha[:, i], color=palette[int(tr.group[i])], lw=0.7, alpha=0.6)
+    for g, text in ((1, "group D1 (weight moves)"), (2, "group D2 (weight 10)")):
+        ax_alpha.plot([], [], color=palette[g], label=text)
+    ax_alpha.set_ylabel("alpha_i")
+    ax_alpha.legend(title=None, fontsize="small")
+    ax_alpha.set_title(f"four Gaussians, n = {tr.n} (seed {tr.seed}): {tr.theta.size - 2} breakpoints, "
+                       f"validation sample of {tr.n_val}", fontsize="small")
+    weight = lambda theta: tr.weight_d1[0] + theta * (tr.weight_d1[-1] - tr.weight_d1[0])  # noqa: E731
+    x = np.column_stack([weight(tr.error_lo), weight(tr.error_hi)]).ravel()
+    y = 100 * np.repeat(tr.validation_error, 2)
+    ax_error.plot(x, y, color="black", lw=1.2, label="validation error")
+    best = int(np.argmin(tr.validation_error))
+    ax_error.scatter([0.5 * (x[2 * best] + x[2 * best + 1])], [y[2 * best]], s=120, marker="*", color="gold",
+                     edgecolor="black", linewidths=0.6, zorder=5, label=f"minimum {y[2 * best]:.1f}%")
+    ax_error.set_xlabel("weight C_i of group D1 (group D2 at 10)")
+    ax_error.set_ylabel("validation error (%)")
+    ax_error.legend(title=None, fontsize="small")
+    _finish(plt, fig, outputs, dpi, "Experiment 7: the solution path's alphas and the validation error along it")
 
 
 def exp9_time(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
@@ -358,10 +424,7 @@ def exp9_time(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
         ax.set_xlabel("training size l")
         ax.set_ylabel("training time (s, one thread)")
         ax.legend(fontsize="x-small")
-    fig.suptitle("Experiment 9: sampling trainer vs full LIBSVM")
-    fig.tight_layout()
-    _save(fig, outputs, dpi)
-    plt.close(fig)
+    _finish(plt, fig, outputs, dpi, "Experiment 9: sampling trainer vs full LIBSVM")
 
 
 def _exp3(df, outputs, dpi, dataset=None, param=None):
@@ -378,8 +441,10 @@ DRAWINGS = {
     "exp6-sv": lambda df, outputs, dpi, **_: exp6_sv(df, outputs, dpi=dpi),
     "exp10-diameters": lambda df, outputs, dpi, **_: exp10_diameters(df, outputs, dpi=dpi),
     "exp10-curves": lambda df, outputs, dpi, **_: exp10_curves(df, outputs, dpi=dpi),
+    "exp10-span-ratio": lambda df, outputs, dpi, **_: exp10_span_ratio(df, outputs, dpi=dpi),
     "exp8-test-error": lambda df, outputs, dpi, **_: exp8_test_error(df, outputs, dpi=dpi),
     "exp8-svm-plus-loo": lambda df, outputs, dpi, **_: exp8_svm_plus_loo(df, outputs, dpi=dpi),
     "exp7-path": lambda df, outputs, dpi, **_: exp7_path(df, outputs, dpi=dpi),
+    "exp7-alpha-paths": lambda df, outputs, dpi, **_: exp7_alpha_paths(df, outputs, dpi=dpi),
     "exp9-time": lambda df, outputs, dpi, **_: exp9_time(df, outputs, dpi=dpi),
 }

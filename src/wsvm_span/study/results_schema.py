@@ -44,6 +44,7 @@ __all__ = [
     "STANDARD_ROW_SCHEMA",
     "STANDARD_SIZES",
     "ESTIMATORS",
+    "CLASS_TEST_ERRORS",
     "STUDY_RADIUS_BOUND",
     "NULLABLE",
     "ADDED_COLUMNS",
@@ -75,6 +76,9 @@ ESTIMATORS: tuple[str, ...] = ("span_rule", "span_bound", "cv_error", "xi_alpha_
 #: which reproduces its Table 2 selections, NOT a bound of the LOO error (wsvm_span.span.estimates.SPAN_BOUND_BALLS);
 #: a column of the weight-grid rows beside ``span_bound``, shown next to it where Tables 2 and 3 are rebuilt
 STUDY_RADIUS_BOUND = "span_bound_radius"
+#: the test error on the test points of class +1 and of class -1 (weight-grid rows): their mean is the balanced
+#: test error, which a class-balanced training set's LOO estimates (experiments.md, bank_marketing)
+CLASS_TEST_ERRORS: tuple[str, ...] = ("test_error_positive", "test_error_negative")
 #: per-model timings, seconds
 TIMINGS: tuple[str, ...] = ("t_train", "t_span_rule", "t_span_bound", "t_cv", "t_loo")
 #: integer counts per model
@@ -83,6 +87,8 @@ COUNTS: tuple[str, ...] = ("n_sv", "n_inbound", "n_bounded", "n_empty_lambda", "
 #: "{k}" is the fold count of K-fold CV (see :func:`label`)
 LABELS: dict[str, str] = {
     "test_error": "Test error",
+    "test_error_positive": "Test error (class +1)",
+    "test_error_negative": "Test error (class -1)",
     "span_rule": "Span-rule",
     "span_bound": "Span bound",
     STUDY_RADIUS_BOUND: "Span bound with D/2 (study's variant, not a bound)",
@@ -115,7 +121,7 @@ LABELS: dict[str, str] = {
     "n_events": "Events",
     "mean_margin_size": "Mean |M|",
     "t_path": "Path (s)",
-    "t_libsvm": "LIBSVM at every breakpoint (s)",
+    "t_libsvm": "Re-solving by {engine} at every breakpoint (s)",
     "speedup": "Speed-up",
     "cpu_train": "Training CPU",
     "peak_mem_mb": "Peak memory (MiB)",
@@ -133,12 +139,26 @@ LABELS: dict[str, str] = {
 
 def label(column: str, rows=None, labels: Mapping[str, str] = LABELS) -> str:
     """The display label of a column (from ``labels``); K-fold CV names its fold count when the rows
-    have one."""
+    have one, and ``{engine}`` the engines that trained the rows' models (:func:`engines_of`)."""
     text = labels.get(column, column)
+    fields = {}
     if "{k}" in text:
         folds = sorted(set(rows["cv_folds"])) if rows is not None and "cv_folds" in rows and len(rows) else []
-        text = text.format(k=folds[0] if len(folds) == 1 else "K")
-    return text
+        fields["k"] = folds[0] if len(folds) == 1 else "K"
+    if "{engine}" in text:
+        fields["engine"] = engines_of(rows) or "the engine"
+    return text.format(**fields) if fields else text
+
+
+def engines_of(rows) -> str | None:
+    """The engines (``svm.engine`` names) in the rows' ``engine`` column, "smo" or "sklearn and smo"; None
+    where the rows do not say."""
+    if rows is None or "engine" not in rows or not len(rows):
+        return None
+    names = sorted({str(e) for e in rows["engine"].dropna()})
+    if not names:
+        return None
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 #: columns of every row schema: what a trained model is (after the row's place and hyperparameters), and
 #: where the row sits (last)
@@ -153,9 +173,10 @@ PATH_COLUMNS: list[tuple[str, pa.DataType]] = [("n_path_events", pa.int64()), ("
 NULLABLE = frozenset({"n_path_events"})
 #: columns a row schema gained after files of its version had been written (the path columns came with the
 #: solution path engine, issue 9: a file without them reads as one whose models were not reached by a path;
-#: the study's radius variant of the span bound, issue 22: NaN, "not computed"), so results written before
-#: then stay readable (tables, figures, calibrate-cost)
-ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"model": (STUDY_RADIUS_BOUND, *(name for name, _ in PATH_COLUMNS))}
+#: the study's radius variant of the span bound, issue 22, and the per-class test errors, issue 26: NaN, "not
+#: computed"), so results written before then stay readable (tables, figures, calibrate-cost)
+ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"model": (*CLASS_TEST_ERRORS, STUDY_RADIUS_BOUND,
+                                                       *(name for name, _ in PATH_COLUMNS))}
 
 _FIELDS: list[tuple[str, pa.DataType]] = [
     ("experiment", pa.string()),
@@ -169,6 +190,7 @@ _FIELDS: list[tuple[str, pa.DataType]] = [
     ("B", pa.float64()),
     ("log2_C", pa.float64()),
     *_TRAINED,
+    *[(name, pa.float64()) for name in CLASS_TEST_ERRORS],
     *[(name, pa.float64()) for name in ESTIMATORS],
     (STUDY_RADIUS_BOUND, pa.float64()),
     ("cv_folds", pa.int64()),

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.spatial.distance import pdist, squareform
 
-from ..engines import fit_svm
+from ..engines import fit_svm, get_engine
 from ..utils.validation import check_features, check_kernel, check_labels
 from .equivalence import ZERO_WEIGHT
 from .solver import solve_symmetric
@@ -46,7 +46,7 @@ PROBABILITY_ROUNDOFF = 1e-12
 #: averaging on the scaled data sets of the study).
 BANDWIDTH_FACTORS = 2.0 ** np.arange(-5.0, 3.0 + 1e-9, 0.25)
 
-#: LIBSVM tolerance of the inner problem of weight learning: the gradient assumes the
+#: Stopping tolerance (LIBSVM's -e) of the inner problem of weight learning: the gradient assumes the
 #: exact KKT point, and the loss must be smooth enough in c for L-BFGS-B's line search.
 INNER_TOL = 1e-10
 
@@ -292,7 +292,7 @@ class LearnedWeights:
     message: str
 
 
-def validation_loss(c, K, y, K_val, y_val, d: float) -> tuple[float, np.ndarray]:
+def validation_loss(c, K, y, K_val, y_val, d: float, *, engine: str = "auto") -> tuple[float, np.ndarray]:
     """Mean smooth-hinge loss on the validation points of the weighted SVM trained with weights c, and its
     gradient with respect to c (implicit differentiation, the module's doc).
 
@@ -314,6 +314,8 @@ def validation_loss(c, K, y, K_val, y_val, d: float) -> tuple[float, np.ndarray]
         Validation labels.
     d : float
         Smoothing width of the hinge.
+    engine : str, default="auto"
+        The inner solve's engine (``engines.ENGINE_NAMES``; "auto": LIBSVM), at ``INNER_TOL``.
 
     Returns
     -------
@@ -339,10 +341,19 @@ def validation_loss(c, K, y, K_val, y_val, d: float) -> tuple[float, np.ndarray]
     >>> gradient.shape, bool(loss > 0)
     ((30,), True)
     """
-    c = np.asarray(c, dtype=float)
+    loss, grad, _ = _validation_loss(np.asarray(c, dtype=float), K, y, K_val, y_val, d, engine, None)
+    return loss, grad
+
+
+def _validation_loss(c, K, y, K_val, y_val, d: float, engine: str, start):
+    """(loss, gradient, alpha on all l points: 0 where c_i is a zero weight) of ``validation_loss``, the
+    inner solve started from ``start`` (the alpha of an earlier evaluation, or None: from zero)."""
     keep = np.flatnonzero(c > ZERO_WEIGHT)
     dropped = np.flatnonzero(c <= ZERO_WEIGHT)
-    model = fit_svm(K[np.ix_(keep, keep)], y[keep], c[keep], tol=INNER_TOL, check_input=False)
+    model = fit_svm(K[np.ix_(keep, keep)], y[keep], c[keep], engine=engine, tol=INNER_TOL, check_input=False,
+                    alpha0=None if start is None else start[keep])
+    alpha = np.zeros(c.size)
+    alpha[keep] = model.alpha
     t = y_val * (K_val[:, keep] @ model.coef + model.b)
     loss, dloss = smooth_hinge(t, d)
     g = dloss * y_val / y_val.size  # dL / df_v
@@ -358,13 +369,22 @@ def validation_loss(c, K, y, K_val, y_val, d: float) -> tuple[float, np.ndarray]
         h = np.append(y[M] * (g @ K_val[:, M]), g.sum())
         lam = solve_symmetric(G, h)
         grad[B] = y[B] * (g @ K_val[:, B]) - y[B] * (K[np.ix_(B, M)] @ (y[M] * lam[:M.size])) - y[B] * lam[M.size]
-    return float(loss.mean()), grad
+    return float(loss.mean()), grad, alpha
 
 
-def learn_weights(K, y, K_val, y_val, C: float, *, d: float = 0.1, c0=None, max_iter: int = 100) -> LearnedWeights:
+def learn_weights(K, y, K_val, y_val, C: float, *, d: float = 0.1, c0=None, max_iter: int = 100,
+                  engine: str = "auto") -> LearnedWeights:
     """Weights c >= 0 minimising the validation smooth-hinge loss (scheme B), by L-BFGS-B from c0.
 
     Warns when n_val < l: with more weights than validation points it overfits (svm-plus.md).
+
+    Each evaluation solves the weighted SVM at ``INNER_TOL``. By an engine that starts from a neighbouring
+    solution (``capabilities.warm_start``: "smo"), each solve starts from the previous evaluation's alpha, which
+    costs 2.6-9.7x less on the study's slowest models (docs/experiments.md, Experiment 8 at paper size). Where
+    the inner optimum is not unique (duplicate points), the start decides which optimum is returned, and
+    with it the split into in-bound and bounded SVs that the gradient reads, so the learned weights depend on
+    the engine there (not the errors measured: docs/experiments.md); by "auto" (LIBSVM, from zero) they are
+    what they always were.
 
     Parameters
     ----------
@@ -384,6 +404,8 @@ def learn_weights(K, y, K_val, y_val, C: float, *, d: float = 0.1, c0=None, max_
         The start (default: C for every point, the plain SVM).
     max_iter : int, default=100
         L-BFGS-B's iteration cap.
+    engine : str, default="auto"
+        The inner solves' engine (``engines.ENGINE_NAMES``; "auto": LIBSVM from zero).
 
     Returns
     -------
@@ -432,8 +454,20 @@ def learn_weights(K, y, K_val, y_val, C: float, *, d: float = 0.1, c0=None, max_
                       UserWarning, stacklevel=2)
     # c_i = 0 removes point i; LIBSVM needs C_i > 0, and ZERO_WEIGHT is zero in effect.
     c0 = np.maximum(c0, ZERO_WEIGHT)
-    initial_loss, _ = validation_loss(c0, K, y, K_val, y_val, d)
-    res = minimize(validation_loss, c0, args=(K, y, K_val, y_val, d), jac=True, method="L-BFGS-B",
-                   bounds=[(ZERO_WEIGHT, None)] * l, options={"maxiter": max_iter})
+    warm = get_engine(engine).capabilities.warm_start
+    last = {"c": None, "value": None, "alpha": None}
+
+    def loss(c):
+        # L-BFGS-B evaluates c0 again after initial_loss: the same solve, not made twice
+        if last["c"] is not None and np.array_equal(c, last["c"]):
+            return last["value"][0], last["value"][1].copy()
+        value, grad, alpha = _validation_loss(np.array(c, dtype=float), K, y, K_val, y_val, d, engine,
+                                              last["alpha"] if warm else None)
+        last.update(c=np.array(c, dtype=float), value=(value, grad), alpha=alpha)
+        return value, grad.copy()
+
+    initial_loss, _ = loss(c0)
+    res = minimize(loss, c0, jac=True, method="L-BFGS-B", bounds=[(ZERO_WEIGHT, None)] * l,
+                   options={"maxiter": max_iter})
     return LearnedWeights(c=res.x, loss=float(res.fun), initial_loss=initial_loss, n_iter=int(res.nit),
                           n_evaluations=int(res.nfev), success=bool(res.success), message=str(res.message))

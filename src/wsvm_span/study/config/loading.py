@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from wsvm_span.data import BENCHMARK_NAMES, DATASETS, list_datasets
+from wsvm_span.data import BENCHMARK_NAMES, DATASETS, EXTRA_NAMES, list_datasets
 
 from .. import catalog
 from ..canonical import ConfigError, canonical_json
@@ -29,7 +29,7 @@ __all__ = ["ConfigError", "SCORED_DATASETS", "IDA_DATASETS", "find_schema", "loa
 # What the study knows about its data sets comes from the data registry (``wsvm_span.data.DATASETS``:
 # sizes, realizations, whether the split uses a seed, whether it carries scores); it loads no data.
 #: data sets whose Split carries importance scores q (needed by sigmoid weights)
-SCORED_DATASETS = tuple(name for name in BENCHMARK_NAMES if DATASETS[name].has_scores)
+SCORED_DATASETS = tuple(name for name in BENCHMARK_NAMES + EXTRA_NAMES if DATASETS[name].has_scores)
 #: data sets with IDA benchmark realizations (``realizations`` applies to these only)
 IDA_DATASETS = tuple(name for name in BENCHMARK_NAMES if DATASETS[name].realizations)
 

@@ -355,7 +355,8 @@ def _evaluate_one(job: LupiJob, problem: LupiProblem, method: str, point: Mappin
         weights = ws.sigmoid_weights(p.scores, point["A"], point["B"], C, sigma=job.sigma)
     elif method == "learned":
         t0 = time.perf_counter()
-        weights = learn_weights(k.K, p.y, k.K_val, p.y_val, C, d=job.learn_d, max_iter=job.learn_max_iter).c
+        weights = learn_weights(k.K, p.y, k.K_val, p.y_val, C, d=job.learn_d, max_iter=job.learn_max_iter,
+                                engine=job.engine).c
         t_weights = time.perf_counter() - t0
     else:
         raise ValueError(f"unknown method {method!r}; this wsvm-span knows {sorted(METHODS)}")

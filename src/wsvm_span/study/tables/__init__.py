@@ -30,7 +30,7 @@ import pandas as pd
 
 from ...tie_rules import TIE_RULES, select_test_error
 from .. import catalog
-from ..results_schema import label
+from ..results_schema import engines_of, label
 from . import lupi, reference_path, sampling, standard_span, weight_grid
 from .common import LABELS, TIE_RULE_TEXT, TableResult
 from .lupi import LUPI_METHODS, lupi_selected, table_exp8_selection, table_exp8_svm_plus_loo, table_exp8_time
@@ -66,23 +66,36 @@ def builder(spec: catalog.Table) -> Callable[..., TableResult]:
 
 
 def caption(spec: catalog.Table, tie_rule: str = "worst", rows: pd.DataFrame | None = None) -> str:
-    """The catalog's caption of the table ``spec`` with the tie rule and the K-fold CV's label filled in (the
-    fold count from ``rows``; without rows, "K-fold CV")."""
+    """The catalog's caption of the table ``spec`` with the tie rule, the K-fold CV's label (the fold count from
+    ``rows``; without rows, "K-fold CV") and the engines that trained the rows' models filled in."""
     fields = {"tie_rule": tie_rule, "cv": label("t_cv", rows)}
     if "{tie_rule_text}" in spec.caption:
         fields["tie_rule_text"] = TIE_RULE_TEXT[tie_rule]
+    if "{engine}" in spec.caption:
+        fields["engine"] = engines_text(rows)
     return spec.caption.format(**fields)
+
+
+def engines_text(rows: pd.DataFrame | None) -> str:
+    """Which engines (``svm.engine``) trained the rows' models, for a caption: "engine smo", "engines sklearn
+    and smo", or "the configured engine" without rows that say."""
+    names = engines_of(rows)
+    if names is None:
+        return "the configured engine"
+    return f"engines {names}" if " and " in names else f"engine {names}"
 
 
 def build_table(name: str, df: pd.DataFrame, tie_rule: str = "worst",
                 provenance: Iterable[Mapping] = ()) -> TableResult:
     """The catalog's table ``name`` built from the rows ``df`` by its builder, which gets the arguments among
-    ``name``, ``tie_rule`` and ``provenance`` that it takes, with the catalog's caption (:func:`caption`); its
-    column labels name the CV fold count."""
+    ``name``, ``tie_rule`` and ``provenance`` that it takes, with the catalog's caption (:func:`caption`) and,
+    under it, the catalog's notes of the data sets it shows; its column labels name the CV fold count."""
     spec = catalog.table(name)
     build = builder(spec)
     offered = {"name": spec.name, "tie_rule": tie_rule, "provenance": provenance}
     result = build(df, **{k: v for k, v in offered.items() if k in inspect.signature(build).parameters})
     result.caption = caption(spec, tie_rule, df)
+    shown = set(result.data["dataset"]) if "dataset" in result.data else set()
+    result.footer += [note for dataset, note in spec.notes if dataset in shown]
     result.labels = {c: label(c, df, LABELS) for c in result.columns}
     return result

@@ -33,14 +33,23 @@ LUPI_KEYS = ["dataset", "ratio", "l", "method"]
 
 
 def _lupi_groups(df: pd.DataFrame, keys: list[str]):
-    """(key values, rows) per group, data sets in config order, ratios and sizes ascending, methods in
-    table order."""
+    """(key values, rows) per group, data sets in config order, ratios (by their value: 1:40 before 1:2)
+    and sizes ascending, methods in table order."""
     order = {m: i for i, m in enumerate(LUPI_METHODS)}
     groups = list(df.groupby(keys, sort=False))
     datasets = _datasets(df)
-    groups.sort(key=lambda g: (datasets.index(g[0][0]), *[order.get(v, v) if k == "method" else v
-                                                           for k, v in zip(keys[1:], g[0][1:])]))
+
+    def rank(k, v):
+        return order.get(v, v) if k == "method" else ratio_value(v) if k == "ratio" else v
+
+    groups.sort(key=lambda g: (datasets.index(g[0][0]), *[rank(k, v) for k, v in zip(keys[1:], g[0][1:])]))
     return groups
+
+
+def ratio_value(ratio: str) -> float:
+    """The training-to-validation ratio "a:b" as a / b (its order in tables and figures)."""
+    a, b = str(ratio).split(":")
+    return float(a) / float(b)
 
 
 def lupi_selected(df: pd.DataFrame, tie_rule: str = "worst") -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""The table of Experiment 7 (the exact solution path against LIBSVM re-solving, ``reference_path`` rows).
+"""The table of Experiment 7 (the exact solution path against re-solving at every breakpoint by the engine,
+``reference_path`` rows).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ EXP7_MEDIANS = ("t_path", "t_libsvm", "n_events", "mean_margin_size", "n_resolve
 
 
 def table_exp7(df: pd.DataFrame, provenance: Iterable[Mapping] = (), name: str = "exp7_path") -> TableResult:
-    """Experiment 7 per size n (= l): medians over the data sets of the path's and LIBSVM's CPU seconds, the
-    events, the mean |M|, the re-solved breakpoints and the speed-up; the smallest speed-up, the largest
-    |f_path - f_LIBSVM| at the re-solved breakpoints (units of 1e-6) and the number of fallbacks."""
+    """Experiment 7 per size n (= l): medians over the data sets of the path's and the re-solver's CPU seconds,
+    the events, the mean |M|, the re-solved breakpoints and the speed-up; the smallest speed-up, the largest
+    |f_path - f_re-solved| at the re-solved breakpoints (units of 1e-6) and the number of fallbacks."""
     out = []
     for n, sub in df.groupby("n", sort=True):
         row = {"dataset": sub["dataset"].iloc[0], "l": int(n), "n_replicates": int(len(sub))}

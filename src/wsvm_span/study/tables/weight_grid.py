@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 
 from ...tie_rules import select_test_error
-from .common import (INBOUND_SUFFIX, NO_INBOUND, REPLICATE, RMSE_ESTIMATORS, SELECTING, TableResult, _complete,
-                     _datasets, _environment_footer, _inbound, _mean_sd, _replicates, _rmse)
+from ..results_schema import CLASS_TEST_ERRORS
+from .common import (BALANCED_SUFFIX, INBOUND_SUFFIX, NO_INBOUND, REPLICATE, RMSE_ESTIMATORS, SELECTING, TableResult,
+                     _balanced, _complete, _datasets, _environment_footer, _inbound, _mean_sd, _replicates, _rmse)
 
 __all__ = ["table_counts", "table_exp6", "table_loo", "table_rmse", "table_selection", "table_timings"]
 
@@ -45,16 +46,24 @@ def table_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "tabl
 
 def table_rmse(df: pd.DataFrame, name: str = "table4") -> TableResult:
     """Table 4: RMSE (percentage points) between each estimate and the test error, over all models and
-    over the models with at least one in-bound SV, and the share of models without one.
+    over the models with at least one in-bound SV, and the share of models without one; where the rows hold
+    the per-class test errors, also the RMSE over all models against the balanced test error (their mean).
 
     A model with n* = 0 has an undefined span: the span-rule counts every SV as an error (as
-    specified), which can dominate the RMSE over all models; the n* >= 1 columns show the rest."""
+    specified), which can dominate the RMSE over all models; the n* >= 1 columns show the rest. A LOO
+    estimate from a class-balanced training set estimates the balanced error, whatever the test set's class
+    shares (experiments.md, bank_marketing): the balanced columns compare it with that; they are NaN for a
+    replicate whose rows lack the per-class errors (rows written before them), and shown only when some
+    data set has them."""
     out = []
+    balanced_cols = _balanced(RMSE_ESTIMATORS)
     for ds in _datasets(df):
         sub = df[df["dataset"] == ds]
-        per: dict[str, list[float]] = {c: [] for c in (*RMSE_ESTIMATORS, *_inbound(RMSE_ESTIMATORS), NO_INBOUND)}
+        per: dict[str, list[float]] = {c: [] for c in (*RMSE_ESTIMATORS, *_inbound(RMSE_ESTIMATORS), NO_INBOUND,
+                                                       *balanced_cols)}
         for _, rep in _replicates(sub):
             te = rep["test_error"].to_numpy(dtype=float)
+            te_balanced = rep[list(CLASS_TEST_ERRORS)].to_numpy(dtype=float).mean(axis=1)
             some_inbound = rep["n_inbound"].to_numpy() >= 1
             per[NO_INBOUND].append(100 * float(np.mean(~some_inbound)))
             for est in RMSE_ESTIMATORS:
@@ -62,13 +71,21 @@ def table_rmse(df: pd.DataFrame, name: str = "table4") -> TableResult:
                 complete = _complete(rep, est)
                 per[est].append(_rmse(v, te) if complete else math.nan)
                 per[f"{est}{INBOUND_SUFFIX}"].append(_rmse(v[some_inbound], te[some_inbound]) if complete else math.nan)
+                balanced = complete and bool(np.all(np.isfinite(te_balanced)))
+                per[f"{est}{BALANCED_SUFFIX}"].append(_rmse(v, te_balanced) if balanced else math.nan)
         row = {"dataset": ds, "experiment": sub["experiment"].iloc[0], "l": int(sub["l"].iloc[0]),
                "n_models": int(len(sub) // max(1, sub.groupby(REPLICATE).ngroups)),
                "n_replicates": int(sub.groupby(REPLICATE).ngroups)}
         for col, vals in per.items():
             row[col], row[f"{col}_sd"] = _mean_sd(vals) if not any(math.isnan(v) for v in vals) else (math.nan, math.nan)
         out.append(row)
-    return TableResult(name, pd.DataFrame(out), [*RMSE_ESTIMATORS, NO_INBOUND, *_inbound(RMSE_ESTIMATORS)])
+    data = pd.DataFrame(out)
+    columns = [*RMSE_ESTIMATORS, NO_INBOUND, *_inbound(RMSE_ESTIMATORS)]
+    if len(data) and np.isfinite(data[balanced_cols].to_numpy(dtype=float)).any():
+        columns += balanced_cols
+    else:  # rows without per-class test errors: the table they gave before (issue 26)
+        data = data.drop(columns=[c for b in balanced_cols for c in (b, f"{b}_sd")], errors="ignore")
+    return TableResult(name, data, columns)
 
 
 def table_counts(df: pd.DataFrame, name: str = "table5") -> TableResult:
