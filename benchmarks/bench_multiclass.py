@@ -40,7 +40,6 @@ import argparse
 import hashlib
 import json
 import os
-import resource
 import statistics
 import sys
 import time
@@ -62,7 +61,7 @@ from wsvm_span.model_selection import SpanSearchCV  # noqa: E402
 from wsvm_span.model_selection._search import DEFAULT_TOL  # noqa: E402
 from wsvm_span.utils.environment import machine_info  # noqa: E402
 
-from bench_search import grid_for  # noqa: E402  (the same grid and timer; benchmarks/ is on sys.path)
+from bench_search import grid_for, timed_user  # noqa: E402  (the same grid and timer; benchmarks/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("WSVM_DATA_MIRROR", ROOT.parent / "shared" / "data"))
@@ -158,14 +157,6 @@ def agreement(span_rule, loo, params, gammas) -> dict:
     return {"mean_abs_diff": float(diff.mean()), "max_abs_diff": float(diff.max()),
             "same_point": bool(first_best(span_rule) == first_best(loo)), "same_C_per_gamma": same_c,
             "n_gamma": len(gammas)}
-
-
-def timed_user(fn):
-    """(result, wall seconds, CPU seconds of this process, its user CPU seconds)."""
-    t0, c0, u0 = time.perf_counter(), time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_utime
-    out = fn()
-    return (out, time.perf_counter() - t0, time.process_time() - c0,
-            resource.getrusage(resource.RUSAGE_SELF).ru_utime - u0)
 
 
 def run(args) -> dict:

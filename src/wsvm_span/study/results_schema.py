@@ -45,6 +45,7 @@ __all__ = [
     "STANDARD_SIZES",
     "ESTIMATORS",
     "CLASS_TEST_ERRORS",
+    "parse_ratio",
     "STUDY_RADIUS_BOUND",
     "NULLABLE",
     "ADDED_COLUMNS",
@@ -274,6 +275,13 @@ _SAMPLING_FIELDS: list[tuple[str, pa.DataType]] = [
 #: (2^log2_kernel_scale / d); ``l`` and ``n_val`` the sample sizes.
 LUPI_HYPERPARAMETERS: tuple[str, ...] = ("log2_C", "tau", "A", "B", "log2_gamma_plus", "log2_kernel_scale",
                                          "log2_priv_gamma")
+
+
+def parse_ratio(ratio: str) -> tuple[int, int]:
+    """"t:v" -> (t, v): a ``ratio`` of the Experiment 8 rows, the training-to-validation ratio."""
+    t, _, v = str(ratio).partition(":")
+    return int(t), int(v)
+
 _LUPI_FIELDS: list[tuple[str, pa.DataType]] = [
     ("experiment", pa.string()),
     ("dataset", pa.string()),

@@ -45,7 +45,7 @@ import numpy as np
 from wsvm_span.data import DATASETS
 
 from ..grid import expand_axis, grid_point, grid_size
-from ..results_schema import ROW_SCHEMAS, SchemaError
+from ..results_schema import ROW_SCHEMAS, SchemaError, parse_ratio
 from .base import JobIdentity, KindCapabilities, SplitProblem, evaluate_models, grid_job_memory_mb, warm_up_indices
 from ..cost import job_resources
 
@@ -74,12 +74,6 @@ METHODS: dict[str, tuple[str, ...]] = {
 NEEDS: dict[str, tuple[str, ...]] = {"sigmoid": ("has_scores",), "svm_plus": ("has_privileged",)}
 #: the fewest points of each class in a training sample (5-fold CV needs both classes in every fold)
 MIN_PER_CLASS = 5
-
-
-def parse_ratio(ratio: str) -> tuple[int, int]:
-    """"t:v" -> (t, v): the training-to-validation ratio."""
-    t, _, v = ratio.partition(":")
-    return int(t), int(v)
 
 
 def ratio_variant(ratio: str) -> str:

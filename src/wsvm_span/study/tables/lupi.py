@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...tie_rules import select_test_error
+from ..results_schema import parse_ratio
 from .common import NO_INBOUND, TableResult, _datasets, _mean_sd, _rmse
 
 __all__ = ["LUPI_METHODS", "LUPI_RULES", "lupi_selected", "table_exp8_selection", "table_exp8_svm_plus_loo",
@@ -40,16 +41,13 @@ def _lupi_groups(df: pd.DataFrame, keys: list[str]):
     datasets = _datasets(df)
 
     def rank(k, v):
-        return order.get(v, v) if k == "method" else ratio_value(v) if k == "ratio" else v
+        if k == "ratio":
+            t, val = parse_ratio(v)
+            return t / val
+        return order.get(v, v) if k == "method" else v
 
     groups.sort(key=lambda g: (datasets.index(g[0][0]), *[rank(k, v) for k, v in zip(keys[1:], g[0][1:])]))
     return groups
-
-
-def ratio_value(ratio: str) -> float:
-    """The training-to-validation ratio "a:b" as a / b (its order in tables and figures)."""
-    a, b = str(ratio).split(":")
-    return float(a) / float(b)
 
 
 def lupi_selected(df: pd.DataFrame, tie_rule: str = "worst") -> pd.DataFrame:
