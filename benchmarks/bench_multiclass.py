@@ -166,25 +166,44 @@ def run(args) -> dict:
     print(f"{args.dataset}: l={len(y)}, test={len(yt)}, d={d}, classes={len(np.unique(y))}; grid {len(grid['C'])} C x "
           f"{len(grid['gamma'])} gamma = {n_points} points; load average {os.getloadavg()} on {os.cpu_count()} cores",
           flush=True)
-    # (wall, CPU = user + system, user) seconds of each run: the system part is mostly the kernel's first touch of
-    # memory the process has not used before, which on the shared VM costs ~1.7 ms per MB (two fresh 50 MB arrays:
-    # 0.17 s of system time, 0.01 s the next time) and varies from run to run with what ran before
-    runs = {"span": [], "grid": [], "span_libsvm": []}
+    # (wall, CPU = user + system, user) seconds of each run. Each search runs twice in a row and both runs are
+    # kept: "cold" (the first: after the other side's search) and the timed one (the second, back to back). The
+    # system part of a run is mostly the kernel's first touch of memory; on a VM that hands freed memory back to its
+    # host after a few seconds (virtio-balloon free page reporting, as on the machine of the README's figures) that
+    # costs ~2 ms per MB every time instead of ~0.1 ms once (benchmarks/probe_first_touch.py), and it falls on the
+    # side that allocates large arrays (SpanSearchCV's l x l squared distances and kernel: 0.2 s of a 1.6 s
+    # waveform search, cold) however the runs are ordered. Back to back, both sides run on memory the process has
+    # just used, as every run does on a machine that keeps it.
+    runs = {"span": [], "grid": [], "span_libsvm": [], "span_cold": [], "grid_cold": []}
     span = gs = span_libsvm = None
+
+    def search_span():
+        return SpanSearchCV(param_grid=grid).fit(X, y)
+
+    def search_grid():
+        return GridSearchCV(SVC(), grid, cv=5).fit(X, y)
+
     for r in range(args.repeats):
-        span, w, c, u = timed_user(lambda: SpanSearchCV(param_grid=grid).fit(X, y))
+        _, w0, c0, u0 = timed_user(search_span)
+        runs["span_cold"].append((w0, c0, u0))
+        span, w, c, u = timed_user(search_span)
         runs["span"].append((w, c, u))
         # the same search trained by LIBSVM from zero (engine="sklearn"): what the warm-started default saves
         span_libsvm, w3, c3, u3 = timed_user(lambda: SpanSearchCV(param_grid=grid, engine="sklearn").fit(X, y))
         runs["span_libsvm"].append((w3, c3, u3))
-        gs, w2, c2, u2 = timed_user(lambda: GridSearchCV(SVC(), grid, cv=5).fit(X, y))
+        _, w4, c4, u4 = timed_user(search_grid)
+        runs["grid_cold"].append((w4, c4, u4))
+        gs, w2, c2, u2 = timed_user(search_grid)
         runs["grid"].append((w2, c2, u2))
-        print(f"  run {r + 1}: SpanSearchCV wall {w:.2f}s CPU {c:.2f}s user {u:.2f}s (engine sklearn: {w3:.2f}s / "
-              f"{c3:.2f}s); GridSearchCV(SVC(), cv=5) wall {w2:.2f}s CPU {c2:.2f}s user {u2:.2f}s; ratio wall "
-              f"{w2 / w:.1f}x CPU {c2 / c:.2f}x user {u2 / u:.2f}x", flush=True)
+        print(f"  run {r + 1}: SpanSearchCV wall {w:.2f}s CPU {c:.2f}s user {u:.2f}s (cold: CPU {c0:.2f}s user "
+              f"{u0:.2f}s; engine sklearn: {w3:.2f}s / {c3:.2f}s); GridSearchCV(SVC(), cv=5) wall {w2:.2f}s CPU "
+              f"{c2:.2f}s user {u2:.2f}s (cold: CPU {c4:.2f}s user {u4:.2f}s); ratio wall {w2 / w:.1f}x CPU "
+              f"{c2 / c:.2f}x user {u2 / u:.2f}x (cold: CPU {c4 / c0:.2f}x user {u4 / u0:.2f}x)", flush=True)
     ratio_wall = statistics.median(g[0] / s[0] for s, g in zip(runs["span"], runs["grid"]))
     ratio_cpu = statistics.median(g[1] / s[1] for s, g in zip(runs["span"], runs["grid"]))
     ratio_user = statistics.median(g[2] / s[2] for s, g in zip(runs["span"], runs["grid"]))
+    ratio_cpu_cold = statistics.median(g[1] / s[1] for s, g in zip(runs["span_cold"], runs["grid_cold"]))
+    ratio_user_cold = statistics.median(g[2] / s[2] for s, g in zip(runs["span_cold"], runs["grid_cold"]))
     engine_ratio_cpu = statistics.median(g[1] / s[1] for s, g in zip(runs["span"], runs["span_libsvm"]))
     med = {side: [statistics.median(t[i] for t in runs[side]) for i in (0, 1, 2)] for side in runs}
     r = span.cv_results_
@@ -205,10 +224,12 @@ def run(args) -> dict:
                                                     "best": span_libsvm.best_params_,
                                                     "fit_wall_s": float(span_libsvm.cv_results_["mean_fit_time"].sum())},
         "engine_ratio_cpu": engine_ratio_cpu,
-        "ratio_wall": ratio_wall, "ratio_cpu": ratio_cpu, "ratio_user": ratio_user, "machine": machine_info(),
+        "ratio_wall": ratio_wall, "ratio_cpu": ratio_cpu, "ratio_user": ratio_user,
+        "ratio_cpu_cold": ratio_cpu_cold, "ratio_user_cold": ratio_user_cold, "machine": machine_info(),
     }
     print(f"  medians: SpanSearchCV {med['span'][0]:.2f}s / {med['span'][1]:.2f}s CPU, GridSearchCV {med['grid'][0]:.2f}s / "
-          f"{med['grid'][1]:.2f}s CPU; ratio wall {ratio_wall:.1f}x, CPU {ratio_cpu:.2f}x, user CPU {ratio_user:.2f}x; "
+          f"{med['grid'][1]:.2f}s CPU; ratio wall {ratio_wall:.1f}x, CPU {ratio_cpu:.2f}x, user CPU {ratio_user:.2f}x "
+          f"(cold: CPU {ratio_cpu_cold:.2f}x, user CPU {ratio_user_cold:.2f}x); "
           f"SpanSearchCV by LIBSVM from zero "
           f"{med['span_libsvm'][1]:.2f}s CPU ({engine_ratio_cpu:.2f}x the default's)", flush=True)
     print(f"  selected: span-rule {span.best_params_} (test error {100 * err_span:.2f}%), 5-fold CV {gs.best_params_} "
