@@ -199,3 +199,12 @@ def test_every_table_is_registered_once_by_its_catalog_entry():
     assert not hasattr(tables, "_BUILDERS")  # no second registry of tables beside the catalog
     with pytest.raises(KeyError, match="no builder"):
         tables.builder(catalog.Table("t", "weight_grid.no_such_builder", ("exp1",), "exp1", "caption"))
+
+
+def test_a_tables_notes_are_those_of_the_data_sets_given_in_catalog_order():
+    t = catalog.Table("t", "weight_grid.table_rmse", ("exp2",), "exp3", "caption",
+                      notes=(("b", "note on b"), ("a", "note on a")))
+    assert t.notes_for({"a", "b", "c"}) == ["note on b", "note on a"]
+    assert t.notes_for(["a"]) == ["note on a"]
+    assert t.notes_for(["a_stratified"]) == [] and t.notes_for([]) == []
+    assert catalog.table("table4").notes_for(["parkinson_speech", "bank_marketing"])[1].startswith("bank_marketing:")

@@ -134,9 +134,11 @@ def table_rows(wildcards):
 
 
 def table_caption(wildcards):
-    """The report's caption: the catalog's one caption of the table (the one its files carry) under its headline."""
+    """The report's caption: the catalog's one caption of the table (the one its files carry) under its headline,
+    then the catalog's notes of the data sets the config runs in the experiments it reads (as under its files)."""
     t = catalog.table(wildcards.table)
-    return f"**{t.headline}.** {study_tables.caption(t, STUDY['tie_rule'])}"
+    datasets = {ds for e in t.reads if e in STUDY["experiments"] for ds in ex.experiment_datasets(STUDY, e)}
+    return "\n\n".join([f"**{t.headline}.** {study_tables.caption(t, STUDY['tie_rule'])}", *t.notes_for(datasets)])
 
 
 def figure_rows(wildcards):

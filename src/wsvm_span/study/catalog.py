@@ -82,6 +82,12 @@ class Table:
     headline: str = ""
     notes: tuple[tuple[str, str], ...] = ()
 
+    def notes_for(self, datasets) -> list[str]:
+        """The notes of the data sets among ``datasets``, in the catalog's order: under the table files (the data
+        sets its rows show) and in the workflow report (the data sets the config runs)."""
+        datasets = set(datasets)
+        return [note for dataset, note in self.notes if dataset in datasets]
+
 
 @dataclass(frozen=True)
 class Figure:

@@ -96,6 +96,6 @@ def build_table(name: str, df: pd.DataFrame, tie_rule: str = "worst",
     result = build(df, **{k: v for k, v in offered.items() if k in inspect.signature(build).parameters})
     result.caption = caption(spec, tie_rule, df)
     shown = set(result.data["dataset"]) if "dataset" in result.data else set()
-    result.footer += [note for dataset, note in spec.notes if dataset in shown]
+    result.footer += spec.notes_for(shown)
     result.labels = {c: label(c, df, LABELS) for c in result.columns}
     return result
