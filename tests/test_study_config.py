@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import json
 import subprocess
 import sys
@@ -278,17 +279,20 @@ def test_paper_config_plans_the_full_study():
     cfg = sc.load_config(REPO / "config" / "paper.yaml")
     jobs = ex.plan_jobs(cfg)
     assert len(ex.experiment_datasets(cfg, "exp1")) == 12
-    assert ex.experiment_datasets(cfg, "exp2") == ["parkinson_speech", "bank_marketing"]
+    assert ex.experiment_datasets(cfg, "exp2") == ["parkinson_speech", "bank_marketing", "bank_marketing_stratified"]
     assert len(ex.experiment_datasets(cfg, "exp6")) == 24
     assert sc.grid_size(sc.grid_axes(cfg, "exp1")) == 33 * 33
     assert sc.grid_size(sc.grid_axes(cfg, "exp2")) == 10 * 10 * 17
     # exp10 (standard-svm-span.md): 23 digit subsets x 10 sigmas, 100 breast cancer splits x 3 sigmas x 17 C,
     # one job per replicate
     grid = [j for j in jobs if j.experiment not in ("exp8", "exp7", "exp9")]
-    assert sum(j.n_models for j in grid) == 12 * 1089 + 2 * 1700 + 24 * 1089 + 23 * 10 + 100 * 3 * 17
-    # one replicate each (seeds [0], realizations [1]); exp6 a whole grid per job up to l = 1024 (12 data
-    # sets), 33 jobs each above; exp10 one job per replicate of its tasks
-    assert len(grid) == 12 * 33 + 2 * 17 + 12 * 1 + 12 * 33 + 23 + 100
+    # exp2: parkinson_speech once (a fixed split), both bank draws over seeds 0-9 (seeds_by_dataset)
+    assert sum(j.n_models for j in grid) == 12 * 1089 + 21 * 1700 + 24 * 1089 + 23 * 10 + 100 * 3 * 17
+    # one replicate each otherwise (seeds [0], realizations [1]); exp6 a whole grid per job up to l = 1024 (12
+    # data sets), 33 jobs each above; exp10 one job per replicate of its tasks
+    assert len(grid) == 12 * 33 + 21 * 17 + 12 * 1 + 12 * 33 + 23 + 100
+    assert sorted({j.seed for j in grid if j.dataset == "bank_marketing_stratified"}) == list(range(10))
+    assert {j.seed for j in grid if j.dataset in ("parkinson_speech", "breast_cancer", "mushrooms")} == {0}
     assert {j.n_models for j in grid if j.experiment == "exp6" and j.dataset.endswith(("_l128", "_l1024"))} == {1089}
     assert {j.n_models for j in grid if j.experiment == "exp6" and j.dataset.endswith(("_l2048", "_l16384"))} == {33}
     # exp8: (5 data sets x 2 ratios + the W toy x 3: 1:2, 2:1 and 1:40) x 4 training sizes x 10 subsamples
@@ -339,3 +343,35 @@ def test_cli_rejects_bad_config(tmp_path, mutate, message):
     assert res.returncode == 2
     assert "config error" in res.stderr and message in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_seeds_by_dataset_replaces_the_seeds_of_those_data_sets_only():
+    raw = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    raw["seeds"] = [0, 1]
+    raw["seeds_by_dataset"] = {"breast_cancer": [3, 4, 5]}
+    cfg = sc.validate_config(raw)
+    assert [s for s, _ in ex.replicates(cfg, "breast_cancer")] == [3, 4, 5]
+    assert [s for s, _ in ex.replicates(cfg, "mushrooms")] == [0, 1]
+    assert [s for s, _ in ex.replicates(cfg, "parkinson_speech")] == [0]  # a fixed split: once, the first seed
+    assert sorted({j.seed for j in ex.plan_jobs(cfg) if j.dataset == "breast_cancer"}) == [3, 4, 5]
+
+
+@pytest.mark.parametrize("entry,message", [
+    ({"no_such_data": [1]}, "seeds_by_dataset.no_such_data: unknown data set"),
+    ({"parkinson_speech": [1, 2]}, "seeds_by_dataset.parkinson_speech: parkinson_speech's split does not depend"),
+    ({"breast_cancer": []}, "seeds_by_dataset.breast_cancer: needs at least one seed"),
+    ({"breast_cancer": [1, 1]}, "seeds_by_dataset.breast_cancer: has duplicates"),
+    ({"breast_cancer": ["1"]}, "seeds_by_dataset"),
+])
+def test_bad_seeds_by_dataset_is_rejected_by_name(entry, message):
+    raw = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    raw["seeds_by_dataset"] = entry
+    with pytest.raises(sc.ConfigError, match=re.escape(message)):
+        sc.validate_config(raw)
+
+
+def test_a_config_without_seeds_by_dataset_keeps_its_hash():
+    """No schema default: the key is absent unless given, so the hashes of configs written before it stay."""
+    cfg = sc.load_config(REPO / "config" / "config.yaml")
+    assert "seeds_by_dataset" not in cfg
+    assert sc.config_hash(cfg).startswith("3bfa8ad3739c")

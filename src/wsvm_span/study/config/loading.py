@@ -144,6 +144,16 @@ def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
         yield "seeds: needs at least one seed"
     if len(set(cfg["seeds"])) != len(cfg["seeds"]):
         yield "seeds: has duplicates"
+    for dataset, seeds in cfg.get("seeds_by_dataset", {}).items():
+        where = f"seeds_by_dataset.{dataset}"
+        if dataset not in DATASETS:
+            yield f"{where}: unknown data set; known: {', '.join(sorted(DATASETS))}"
+        elif not DATASETS[dataset].uses_seed:
+            yield f"{where}: {dataset}'s split does not depend on the seed (it runs once, with the first of seeds)"
+        if not seeds:
+            yield f"{where}: needs at least one seed"
+        elif len(set(seeds)) != len(seeds):
+            yield f"{where}: has duplicates"
     if not cfg["realizations"]:
         yield "realizations: needs at least one realization"
     if any(r < 1 for r in cfg["realizations"]):

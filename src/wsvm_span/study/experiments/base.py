@@ -264,13 +264,15 @@ def parse_job_json(text: str) -> tuple[str, dict]:
 def replicates(cfg: Mapping[str, Any], dataset: str) -> list[tuple[int, int]]:
     """(seed, realization) pairs of a data set, as the data registry describes its split:
 
-    - every seed for a data set whose split (or data) depends on the seed (random splits, synthetic sets);
+    - every seed for a data set whose split (or data) depends on the seed (random splits, synthetic sets): its
+      own seeds where ``seeds_by_dataset`` lists them, else ``seeds``;
     - every realization for the IDA sets (waveform, banana, image), whose splits are fixed per realization;
     - one replicate for a fixed split (e.g. splice, adult, MNIST, parkinson_speech).
 
     Where the seeds do not apply, the first seed is used (it still offsets the CV fold seed)."""
     spec = DATASETS[dataset]
-    seeds = list(cfg["seeds"]) if spec.uses_seed else list(cfg["seeds"][:1])
+    own = cfg.get("seeds_by_dataset", {}).get(dataset)
+    seeds = list(own or cfg["seeds"]) if spec.uses_seed else list(cfg["seeds"][:1])
     reals = list(cfg["realizations"]) if spec.realizations else [1]
     return [(s, r) for s in seeds for r in reals]
 
