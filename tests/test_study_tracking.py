@@ -159,6 +159,44 @@ def test_concurrent_jobs_create_a_new_store_once(tmp_path):
     con.close()
 
 
+def test_a_store_being_created_is_opened_only_after_its_creator_is_done(tmp_path):
+    """A job that comes when the first one is half-way through MLflow's migrations (alembic_version has its
+    row, the tables are not all there) waits for the creation lock instead of opening the store: the clash
+    ("table ... already exists") that made test_concurrent_jobs_create_a_new_store_once flaky under load."""
+    import fcntl
+    import threading
+
+    from wsvm_span.study.tracking import _store_creation
+
+    db = tmp_path / "m.db"
+    con = sqlite3.connect(db)  # the state in the middle of a migration: versioned, tables missing
+    con.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)")
+    con.execute("INSERT INTO alembic_version VALUES ('451aebb31d03')")
+    con.commit()
+    con.close()
+    entered = []
+    with open(f"{db}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the creator, migrating
+
+        def opener():
+            with _store_creation(f"sqlite:///{db}", False):
+                entered.append(time.monotonic())
+
+        thread = threading.Thread(target=opener)
+        thread.start()
+        thread.join(0.5)
+        assert not entered  # waiting for the creator
+        released = time.monotonic()
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    thread.join(10)
+    assert entered and entered[0] >= released
+    # once created (no lock held), a store is opened at once, without waiting
+    done = threading.Thread(target=opener)
+    done.start()
+    done.join(5)
+    assert len(entered) == 2
+
+
 def test_wal_mode(tmp_path):
     uri = f"sqlite:///{tmp_path / 'm.db'}"
     Tracker(uri, sqlite_wal=True).init_store(["x/exp1"])

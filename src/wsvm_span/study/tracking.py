@@ -155,15 +155,38 @@ def _sqlite_initialized(path: str) -> bool:
         return False
 
 
+def _being_created(path: str) -> bool:
+    """Whether another process holds the creation lock of the store at ``path`` now, i.e. is still running
+    MLflow's migrations: ``alembic_version`` has its row from the first migration on, so a store that has one
+    may be half made (a job that started a little later than the first opened it then and clashed with the
+    migrations: "table ... already exists")."""
+    import fcntl
+
+    try:
+        fd = os.open(f"{path}.lock", os.O_RDONLY)
+    except OSError:
+        return False  # no lock file: the store was not created under the lock, and nobody is creating it
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def _store_creation(uri: str, sqlite_wal: bool):
     """Serialise the creation of a SQLite store: MLflow runs its schema migrations when a client first
     opens a new database, and concurrent migrations corrupt it. Inside the block the caller opens the
-    store; while the database is new, that happens under an exclusive lock on ``<database>.lock``, and a
-    new store is then put in write-ahead-log mode when ``sqlite_wal`` (persistent; needs a local file
-    system). An existing SQLite store, a tracking server or a file store is opened without a lock."""
+    store; while the database is new (or another process is still creating it), that happens under an
+    exclusive lock on ``<database>.lock``, and a new store is then put in write-ahead-log mode when
+    ``sqlite_wal`` (persistent; needs a local file system). An existing SQLite store, a tracking server or a
+    file store is opened without a lock."""
     path = sqlite_path(uri)
-    if path is None or _sqlite_initialized(path):
+    if path is None or (_sqlite_initialized(path) and not _being_created(path)):
         yield
         return
     import fcntl
