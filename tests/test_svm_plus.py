@@ -5,6 +5,7 @@ SVM+ retrained without each point, hand-written Nadaraya-Watson sums and finite
 differences."""
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -452,6 +453,35 @@ def test_learn_weights_lowers_the_validation_loss():
     assert res.loss == pytest.approx(validation_loss(res.c, K, y, Kv, yv, 0.1)[0])
     with pytest.warns(UserWarning, match="overfits"):
         learn_weights(K, y, Kv[:10], yv[:10], 1.0, max_iter=1)
+
+
+def test_weights_that_leave_a_class_empty_are_outside_the_domain():
+    """No weighted SVM is trained on one class: there the validation loss is +inf with a zero gradient (the
+    line search steps back), not a crash of the inner solver."""
+    _, y, yv, K, Kv = validation_problem(1, 40, 60)
+    c = np.where(y > 0, 1.0, ZERO_WEIGHT)
+    for engine in ("auto", "smo"):
+        loss, grad = validation_loss(c, K, y, Kv, yv, 0.1, engine=engine)
+        assert loss == np.inf and not grad.any()
+    with pytest.raises(ValueError, match="each class"):
+        learn_weights(K, y, Kv, yv, 1.0, c0=np.where(y > 0, 1.0, 0.0))
+
+
+@pytest.mark.parametrize("engine", ["auto", "smo"])
+def test_learn_weights_stays_where_both_classes_have_weight(engine):
+    """With a validation set of one class, L-BFGS-B drives the other class's weights to zero (LIBSVM then
+    refused the one-class problem and the whole Experiment 8 job failed). It now ends inside the domain, at a
+    loss below the start's that the weights it returns give when evaluated again."""
+    rng = np.random.default_rng(13)
+    X, y = rng.normal(size=(12, 2)), np.where(rng.random(12) < 0.5, 1.0, -1.0)
+    Xv, yv = rng.normal(size=(30, 2)), np.ones(30)
+    K, Kv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(Xv, X, gamma=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = learn_weights(K, y, Kv, yv, 1.0, max_iter=50, engine=engine)
+    assert np.isfinite(res.loss) and res.loss < 0.1 * res.initial_loss
+    assert all((res.c[y == s] > ZERO_WEIGHT).any() for s in (-1.0, 1.0))
+    assert res.loss == pytest.approx(validation_loss(res.c, K, y, Kv, yv, 0.1, engine=engine)[0], abs=1e-8)
 
 
 def test_learn_weights_by_libsvm_is_the_method_written_out():
