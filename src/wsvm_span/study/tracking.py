@@ -158,8 +158,8 @@ def _sqlite_initialized(path: str) -> bool:
 def _being_created(path: str) -> bool:
     """Whether another process holds the creation lock of the store at ``path`` now, i.e. is still running
     MLflow's migrations: ``alembic_version`` has its row from the first migration on, so a store that has one
-    may be half made (a job that started a little later than the first opened it then and clashed with the
-    migrations: "table ... already exists")."""
+    may be half made (a job that started a little later than the first opened it then and ran into the
+    migrations: "Online migration expected to match one row", or a half-made schema's missing attributes)."""
     import fcntl
 
     try:
