@@ -3,7 +3,9 @@
 
 - ``solve``: the SMO solver of the weighted C-SVM dual (``csrc/smo.c``) behind ``engines.smo``;
 - ``add_expansion``, ``add_row_products``: kernel expansions read in place, along the terms' rows or along
-  the rows of the points they are evaluated at (``csrc/expansion.c``), behind ``kernels.kernel_expansion``.
+  the rows of the points they are evaluated at (``csrc/expansion.c``), behind ``kernels.kernel_expansion``;
+- ``span2_unconstrained``: the span-rule's S_p^2 of one small machine's SVs (``csrc/span.c``), behind
+  ``span.geometry.unconstrained_span2``.
 
 A leaf module (it imports nothing from the package), so that every layer can use it. It checks shapes and
 index ranges; its callers check the problem.
@@ -41,6 +43,13 @@ cdef extern from "expansion.h":
                                           const int64_t *cols, int64_t m, const double *coef, double *out) nogil
     void c_add_row_products "add_row_products" (const double *K, Py_ssize_t ld, const int64_t *rows, int64_t n,
                                                 int64_t width, const double *coef, double *out) nogil
+
+
+cdef extern from "span.h":
+    int c_span2_unconstrained "span2_unconstrained" (const double *K, Py_ssize_t ld, const int64_t *inbound,
+                                                     int64_t n_in, const int64_t *others, int64_t n_out,
+                                                     double coincident_rtol, double min_rcond, double *s2_in,
+                                                     double *s2_out) nogil
 
 
 # The solver's row cache, one per thread and kept between calls: a fresh buffer costs a page fault per 4 KB
@@ -169,3 +178,37 @@ def add_row_products(const double[:, ::1] K, const int64_t[::1] rows, const doub
         return
     with nogil:
         c_add_row_products(&K[0, 0], K.shape[1], &rows[0], n, K.shape[1], &coef[0], &out[0])
+
+
+cdef bint _rows_in_range(const int64_t[::1] rows, Py_ssize_t n) noexcept:
+    """Every entry in [0, n): a loop, as numpy's min and max cost more than the span itself on small machines."""
+    cdef Py_ssize_t t
+    for t in range(rows.shape[0]):
+        if rows[t] < 0 or rows[t] >= n:
+            return False
+    return True
+
+
+def span2_unconstrained(const double[:, ::1] K, const int64_t[::1] inbound, const int64_t[::1] others,
+                        double coincident_rtol, double min_rcond):
+    """(S_p^2 of the in-bound SVs, S_q^2 of the other SVs) without box constraints, or None when the in-bound
+    SVs' kernel block (coincident points merged) is not numerically positive definite (``csrc/span.h``).
+    K : (L, L) C-contiguous training kernel; inbound (n_in >= 1), others : the SVs' rows of K."""
+    cdef int64_t n_in = inbound.shape[0], n_out = others.shape[0]
+    if K.shape[0] != K.shape[1]:
+        raise ValueError("K must be square")
+    if n_in == 0:
+        raise ValueError("the span needs at least one in-bound SV")
+    if not (_rows_in_range(inbound, K.shape[0]) and _rows_in_range(others, K.shape[0])):
+        raise ValueError(f"SV rows must be rows of K (0..{K.shape[0] - 1})")
+    s2_in, s2_out = np.empty(n_in), np.empty(n_out)
+    cdef double[::1] s2_in_view = s2_in, s2_out_view = s2_out
+    cdef const int64_t *others_ptr = &others[0] if n_out else NULL
+    cdef double *s2_out_ptr = &s2_out_view[0] if n_out else NULL
+    cdef int rc
+    with nogil:
+        rc = c_span2_unconstrained(&K[0, 0], K.shape[1], &inbound[0], n_in, others_ptr, n_out, coincident_rtol,
+                                   min_rcond, &s2_in_view[0], s2_out_ptr)
+    if rc < 0:
+        raise MemoryError(f"the span-rule could not allocate its work arrays (n* = {n_in})")
+    return (s2_in, s2_out) if rc == 0 else None

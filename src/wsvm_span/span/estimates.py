@@ -361,8 +361,6 @@ def span_rule_errors(model: WeightedSVM, K, inverse: BorderedInverse | None = No
     sv, M = model.support, model.inbound
     if M.size == 0:
         return np.full(sv.size, np.inf), np.ones(sv.size, dtype=bool)
-    if inverse is None:
-        inverse = bordered_inverse(K[np.ix_(M, M)])
     span2 = unconstrained_span2(model, K, inverse)
     with np.errstate(invalid="ignore"):
         errors = model.alpha[sv] * span2 - model.margins[sv] >= 0
