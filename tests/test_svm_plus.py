@@ -644,3 +644,37 @@ def test_bad_inputs_raise_clear_errors():
         nadaraya_watson(np.zeros((20, 2)) + np.arange(20)[:, None], y, bandwidth=0.0)
     with pytest.raises(ValueError, match="C must be a positive"):
         learn_weights(K, y, K[:5], y[:5], 0.0)
+
+
+def unpolishable_problem():
+    """A W-toy problem (l = 25) whose Clarabel solution the active-set method cannot polish: the active-set
+    route from the plain SVM fails, and so does the polish of the QP route's solution (found by search over
+    Experiment 8's grid)."""
+    from wsvm_span.data import make_w_mixture
+    from wsvm_span.data.synthetic import w_mixture_posterior
+
+    X, y = make_w_mixture(25, seed=1)
+    p = w_mixture_posterior(X)
+    q = np.where(y > 0, p, 1.0 - p)[:, None]
+    return ws.rbf_kernel(X, gamma=2.0**-6), ws.rbf_kernel(q, gamma=2.0**-2), y, 2.0**-4, 2.0**4
+
+
+def test_unpolished_solutions_are_counted_and_warned_about_once():
+    """Every unpolished solution is counted; the warning comes once per process, however many follow and
+    whatever resets Python's once-per-location rule in between (a study job met thousands: one line each)."""
+    import warnings
+
+    from wsvm_span.svm_plus import solver as svm_plus_solver
+    from wsvm_span.svm_plus import unpolished_solutions
+
+    K, K_priv, y, C, gamma = unpolishable_problem()
+    before = unpolished_solutions()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        models = [fit_svm_plus(K, K_priv, y, C, gamma) for _ in range(3)]
+    assert [m.solver for m in models] == ["clarabel"] * 3  # the QP route's raw solution, kept
+    assert unpolished_solutions() == before + 3
+    unpolished = [w for w in caught if "keeping it unpolished" in str(w.message)]
+    assert len(unpolished) == (1 if before == 0 else 0)
+    for m in models:  # unpolished, but a KKT point to the QP route's tolerance
+        assert m.kkt_violation <= svm_plus_solver.QP_KKT_TOL

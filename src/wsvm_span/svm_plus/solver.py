@@ -35,6 +35,7 @@ by one of two solvers of the same QP:
 """
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from dataclasses import dataclass, replace
@@ -96,6 +97,44 @@ QP_KKT_TOL = 1e-3
 #: LIBSVM tolerance of the plain SVM that gives the first active-set guess (only the
 #: guess depends on it, not the solution).
 START_SVM_TOL = 1e-3
+
+
+#: SVM+ solutions this process kept unpolished (``unpolished_solutions``). Counted, and warned about once: a
+#: study job meets thousands (its models' CV folds and LOO retrainings), and Python's once-per-location rule
+#: for warnings does not hold them back, as every ``warnings.catch_warnings`` in between (``solve_symmetric``
+#: enters one per active-set iteration) resets it: an Experiment 8 job logged 1,935 of them.
+_unpolished = 0
+_unpolished_lock = threading.Lock()
+
+
+def unpolished_solutions() -> int:
+    """How many SVM+ solutions this process has kept unpolished: the QP route's solutions whose active sets
+    the active-set method could not confirm (its CV folds' and LOO retrainings' included).
+
+    Such a solution satisfies the KKT conditions only to the QP solver's tolerance, so its split into in-bound
+    and bounded SVs (which the span-rule reads) is only that accurate. ``fit_svm_plus`` warns about the first
+    one; a caller that trains many reads this count before and after (a study job logs it).
+
+    Returns
+    -------
+    int
+        The count since the process started.
+
+    Examples
+    --------
+    >>> from wsvm_span.svm_plus import unpolished_solutions
+    >>> unpolished_solutions() >= 0
+    True
+    """
+    return _unpolished
+
+
+def _count_unpolished() -> bool:
+    """Count one more unpolished solution; True for the process's first."""
+    global _unpolished
+    with _unpolished_lock:
+        _unpolished += 1
+        return _unpolished == 1
 
 
 class ActiveSetFailure(RuntimeError):
@@ -253,9 +292,11 @@ class SVMPlusProblem:
                                        raw.beta / C < np.maximum(raw.correcting_train, 0.0),
                                        f"{prefix}{res.solver}+active-set")
             except ActiveSetFailure as exc:
-                warnings.warn(f"polishing the {res.solver} SVM+ solution failed ({exc}); keeping it unpolished:"
-                              " its in-bound / bounded split is only accurate to the solver tolerance",
-                              RuntimeWarning, stacklevel=3)
+                if _count_unpolished():
+                    warnings.warn(f"polishing the {res.solver} SVM+ solution failed ({exc}); keeping it unpolished:"
+                                  " its in-bound / bounded split is only accurate to the solver tolerance (further"
+                                  " ones in this process are counted, not repeated: unpolished_solutions())",
+                                  RuntimeWarning, stacklevel=3)
         if raw.kkt_violation > QP_KKT_TOL:
             raise RuntimeError(
                 f"{res.solver}'s SVM+ solution violates the KKT conditions by {raw.kkt_violation:.3g} "

@@ -364,6 +364,8 @@ def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] 
     after each."""
     import warnings
 
+    from wsvm_span.svm_plus import unpolished_solutions
+
     columns = set(ROW_SCHEMAS[ROWS].names)
     models = {index: (method, point) for index, method, point in job.models()}
 
@@ -379,11 +381,18 @@ def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] 
             raise SchemaError(f"row fields {sorted(unknown)} are not columns of the {ROWS!r} row schema")
         return row
 
+    unpolished = unpolished_solutions()
     with warnings.catch_warnings():
         # weight learning warns when the validation sample is smaller than the training sample, which the
         # 2:1 ratio is by design; the rows carry both sizes
         warnings.filterwarnings("ignore", message=".*validation points for .* weights", category=UserWarning)
-        return evaluate_models(job, log, row_of, on_row)
+        rows = evaluate_models(job, log, row_of, on_row)
+    unpolished = unpolished_solutions() - unpolished
+    if unpolished:
+        log.warning("%s: %d SVM+ solutions (models, CV folds and LOO retrainings) kept unpolished: their in-bound / "
+                    "bounded split is only accurate to the QP solver's tolerance (the rows' engine svm+:clarabel "
+                    "marks such models)", job.slot, unpolished)
+    return rows
 
 
 #: cost of one SVM+ model (training, its CV refits and LOO refits) in units of a weighted SVM's of the
