@@ -35,8 +35,8 @@ RIDGES = (0.0, 1e-12, 1e-9)
 #: below any real distance of scaled data, above the rounding of K_ii + K_jj - 2 K_ij (~1e-16)
 COINCIDENT_RTOL = 1e-12
 #: in-bound SVs up to which ``unconstrained_span2`` takes the compiled span: below it numpy's per-call overhead
-#: dominates, above it LAPACK's blocked factorization wins (benchmarks/bench_span_small.py, one thread: 24x
-#: faster at n* = 5, 5x at 20, 2x at 40, even at 64-80, 0.6x at 160)
+#: dominates, above it LAPACK's blocked factorization wins (benchmarks/bench_span_small.py, one thread, two
+#: runs: 22-24x faster at n* = 5, 5x at 20, 2x at 40, 0.97-1.09x at 64, 0.87-1.03x at 80, 0.6x at 160)
 NATIVE_SPAN_MAX_INBOUND = 64
 #: Lemma 1's sum is compared with 0 up to this fraction of sum_SV C_i (the C_i themselves are
 #: rounded, and a sum that is 0 in exact arithmetic is the legitimate boundary case)
