@@ -13,6 +13,12 @@ the set-up.
     python benchmarks/bench_lupi_cost.py --job mammographic 2:1 1.0 0 --stride 4
     python benchmarks/bench_lupi_cost.py --config config/paper.yaml --job spambase 2:1 1.0 0 \
         --methods learned --stride 8 --output benchmarks/out/lupi-cost-spambase.json
+    python benchmarks/bench_lupi_cost.py --config config/paper.yaml --job w_mixture 1:2 1.0 0 \
+        --methods svm_plus --stride 43 --baseline-dense-qp
+
+``--baseline-dense-qp`` evaluates every sampled model twice, taking turns, with SVM+'s interior point on the
+dense QP (``svm_plus.solver.LOW_RANK_MAX_SHARE = 0``, the route before the low-rank one) and as configured,
+and reports the CPU ratio and whether the two rows agree.
 
 Writes a JSON file (default ``benchmarks/out/lupi-cost-<data set>-<ratio>-<fraction>-s<seed>.json``) with the
 command, machine, load average, commit and every model's timings.
@@ -33,6 +39,7 @@ import yaml
 from wsvm_span.study import config as sc
 from wsvm_span.study.grid import grid_point, grid_size
 from wsvm_span.study.experiments import lupi
+from wsvm_span.svm_plus import solver as svm_plus_solver
 from wsvm_span.utils.environment import machine_info, single_threaded
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +61,38 @@ def find_job(jobs, dataset: str, ratio: str, fraction: float, seed: int):
     raise SystemExit(f"no exp8 job {dataset} {ratio} fraction {fraction} seed {seed} in the config")
 
 
-def measure(job, problem, methods, stride: int, save=lambda out: None) -> dict:
+def _evaluate(job, problem, method, point, dense_qp: bool):
+    """One model's row, its CPU and wall seconds; ``dense_qp``: SVM+'s interior point on the dense QP."""
+    share = svm_plus_solver.LOW_RANK_MAX_SHARE
+    svm_plus_solver.LOW_RANK_MAX_SHARE = 0.0 if dense_qp else share
+    try:
+        c0, w0 = time.process_time(), time.perf_counter()
+        with single_threaded():
+            ev, t_weights, _ = lupi._evaluate_one(job, problem, method, point)
+        return ev, t_weights, time.process_time() - c0, time.perf_counter() - w0
+    finally:
+        svm_plus_solver.LOW_RANK_MAX_SHARE = share
+
+
+def _dense_qp_baseline(job, problem, method, point) -> dict:
+    c0 = time.process_time()
+    try:
+        ev, _, cpu, _ = _evaluate(job, problem, method, point, dense_qp=True)
+    except RuntimeError as exc:  # the dense QP not solved (Clarabel: InsufficientProgress) and nothing to fall back on
+        print(f"    dense QP baseline failed: {exc}", flush=True)
+        return {"dense_qp_cpu_s": time.process_time() - c0, "dense_qp_failed": str(exc)}
+    return {"dense_qp_cpu_s": cpu, "dense_qp_row": ev.as_dict()}
+
+
+def _same_row(a: dict, b: dict) -> bool:
+    """The rows' results agree (timings and the solver's name aside)."""
+    keys = [k for k in a if not k.startswith("t_") and k not in ("engine", "solver")]
+    return all(a[k] == b[k] or (isinstance(a[k], float) and isinstance(b[k], float)
+                                and (np.isnan(a[k]) and np.isnan(b[k]) or abs(a[k] - b[k]) <= 1e-9 * max(1.0, abs(a[k]))))
+               for k in keys)
+
+
+def measure(job, problem, methods, stride: int, save=lambda out: None, baseline_dense_qp: bool = False) -> dict:
     """Every method's sampled models; ``save(out)`` after each method (a run cut short keeps what it measured)."""
     out = {}
     for method, axes in job.grids.items():
@@ -64,14 +102,21 @@ def measure(job, problem, methods, stride: int, save=lambda out: None) -> dict:
         models = []
         for i in range(0, n, stride):
             point = grid_point(axes, i)
-            c0, w0 = time.process_time(), time.perf_counter()
-            with single_threaded():
-                ev, t_weights, _ = lupi._evaluate_one(job, problem, method, point)
-            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+            baseline = {}
+            if baseline_dense_qp:  # taking turns: the baseline first on even models, second on odd ones
+                if len(models) % 2 == 0:
+                    baseline = _dense_qp_baseline(job, problem, method, point)
+                ev, t_weights, cpu, wall = _evaluate(job, problem, method, point, dense_qp=False)
+                if len(models) % 2 == 1:
+                    baseline = _dense_qp_baseline(job, problem, method, point)
+                if "dense_qp_row" in baseline:
+                    baseline["same_row_as_dense_qp"] = _same_row(ev.as_dict(), baseline.pop("dense_qp_row"))
+            else:
+                ev, t_weights, cpu, wall = _evaluate(job, problem, method, point, dense_qp=False)
             row = ev.as_dict()
             models.append({"index": i, "point": point, "cpu_s": cpu, "wall_s": wall, "t_weights": t_weights,
                            **{c: (None if not np.isfinite(row[c]) else row[c]) for c in COMPONENTS},
-                           "n_sv": row["n_sv"], "n_inbound": row["n_inbound"], "engine": row["engine"]})
+                           "n_sv": row["n_sv"], "n_inbound": row["n_inbound"], "engine": row["engine"], **baseline})
             print(f"  {method} m{i} {point}: cpu {cpu:.3f} s (train {row['t_train']:.3f}, weights {t_weights:.3f}, "
                   f"cv {row['t_cv']:.3f}, loo {row['t_loo']:.3f})", flush=True)
         cpu = np.array([m["cpu_s"] for m in models])
@@ -82,6 +127,14 @@ def measure(job, problem, methods, stride: int, save=lambda out: None) -> dict:
                        "models": models}
         print(f"{method}: {len(models)}/{n} models, mean {cpu.mean():.3f} s CPU, projected {cpu.mean() * n:.1f} s",
               flush=True)
+        if baseline_dense_qp:
+            dense = np.array([m["dense_qp_cpu_s"] for m in models])
+            same = sum(m.get("same_row_as_dense_qp", False) for m in models)
+            failed = sum("dense_qp_failed" in m for m in models)
+            out[method]["dense_qp"] = {"cpu_s_mean": float(dense.mean()), "cpu_ratio": float(dense.sum() / cpu.sum()),
+                                       "same_rows": same, "failed": failed}
+            print(f"{method}: dense QP baseline mean {dense.mean():.3f} s CPU, ratio {dense.sum() / cpu.sum():.2f}x, "
+                  f"rows agreeing {same}/{len(models)}, baseline failed on {failed}", flush=True)
         save(out)
     return out
 
@@ -94,6 +147,8 @@ def main(argv=None) -> int:
     ap.add_argument("--methods", nargs="*", default=None, help="only these methods (default: every one of the job)")
     ap.add_argument("--stride", type=int, default=1, help="every n-th grid point of each method")
     ap.add_argument("--output", default=None)
+    ap.add_argument("--baseline-dense-qp", action="store_true",
+                    help="also evaluate each model with SVM+'s interior point on the dense QP, taking turns")
     args = ap.parse_args(argv)
     with open(args.config, encoding="utf-8") as fh:
         cfg = sc.validate_config(yaml.safe_load(fh))
@@ -122,7 +177,8 @@ def main(argv=None) -> int:
         out.write_text(json.dumps(result, indent=1, default=float))
         return result
 
-    result = save(measure(job, problem, set(args.methods) if args.methods else None, args.stride, save))
+    result = save(measure(job, problem, set(args.methods) if args.methods else None, args.stride, save,
+                          args.baseline_dense_qp))
     print(f"setup {setup_cpu:.2f} s CPU; methods measured projected to {result['job_cpu_s_projected']:.1f} s CPU -> {out}")
     return 0
 

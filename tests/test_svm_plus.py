@@ -32,7 +32,8 @@ from wsvm_span.svm_plus import (
     zero_weight_errors,
 )
 from wsvm_span.svm_plus.equivalence import ZERO_WEIGHT
-from wsvm_span.svm_plus.solver import KKT_TOL, PRIV_RIDGE
+from wsvm_span.svm_plus import solver as solver_module
+from wsvm_span.svm_plus.solver import KKT_TOL, PRIV_RIDGE, SVMPlusProblem, pivoted_cholesky
 from wsvm_span.svm_plus.weight_schemes import BANDWIDTH_FACTORS, P_FLOOR
 
 
@@ -121,6 +122,68 @@ def test_qp_route_is_polished_to_exact_sets():
     np.testing.assert_array_equal(w.bounded, at_weight)
     np.testing.assert_array_equal(w.inbound, inside)
     np.testing.assert_allclose(w.alpha, m.alpha, rtol=4 * np.finfo(float).eps, atol=0)
+
+
+def test_pivoted_cholesky_against_the_eigendecomposition():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 7))
+    K = X @ X.T  # rank 7
+    L = pivoted_cholesky(K, 1e-10, 20)
+    assert L.shape == (40, 7)
+    np.testing.assert_allclose(L @ L.T, K, atol=1e-9 * K.diagonal().max())
+    assert pivoted_cholesky(K, 1e-10, 6) is None  # the rank exceeds the budget
+    # a full-rank kernel stopped early: K - LL' is positive semidefinite with its diagonal below the tolerance
+    K = ws.rbf_kernel(rng.normal(size=(60, 2)), gamma=0.5)
+    L = pivoted_cholesky(K, 1e-3, 60)
+    residual = K - L @ L.T
+    assert L.shape[1] < 60
+    assert np.diag(residual).max() <= 1e-3 and np.linalg.eigvalsh(residual).min() >= -1e-12
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("kernels", ["linear", "priv-1d"])
+def test_low_rank_interior_point_lands_on_the_dense_routes_solution(seed, kernels, monkeypatch):
+    """The QP route in the kernels' low-rank factors (linear kernels: both factored; an RBF on a 1-D privileged
+    feature beside a 2-D ordinary RBF: only K~) ends at the same exact solution as the dense QP, which the KKT
+    conditions recomputed from the kernels confirm."""
+    rng = np.random.default_rng(seed)
+    l, C, gamma = 60, 4.0, 0.5
+    X_priv = rng.normal(size=(l, 2))
+    y = np.where(X_priv[:, 0] + 0.5 * rng.normal(size=l) > 0, 1.0, -1.0)
+    X = X_priv + 0.8 * rng.normal(size=(l, 2))
+    if kernels == "linear":
+        K, K_priv, factored = X @ X.T, X_priv @ X_priv.T, (True, True)
+    else:
+        K, K_priv, factored = ws.rbf_kernel(X, gamma=2.0), ws.rbf_kernel(X_priv[:, :1], gamma=0.5), (False, True)
+    problem = SVMPlusProblem.build(K, K_priv, y, C, gamma)
+    assert problem.low_rank_factors() == (None, None)  # l = 60 < LOW_RANK_MIN_L: the dense route
+    monkeypatch.setattr(solver_module, "LOW_RANK_MIN_L", 0)
+    assert tuple(f is not None for f in problem.low_rank_factors()) == factored
+    low_rank = fit_svm_plus(K, K_priv, y, C, gamma, solver="qp")
+    assert low_rank.solver == "clarabel-low-rank+active-set"
+    assert_kkt_from_kernels(low_rank, K, K_priv, 10 * KKT_TOL)
+    monkeypatch.setattr(solver_module, "LOW_RANK_MAX_SHARE", 0.0)
+    dense = fit_svm_plus(K, K_priv, y, C, gamma, solver="qp")
+    assert dense.solver == "clarabel+active-set"
+    np.testing.assert_allclose(low_rank.alpha, dense.alpha, atol=1e-9 * C)
+    np.testing.assert_allclose(low_rank.alpha_tilde, dense.alpha_tilde, atol=1e-7 * C)
+    np.testing.assert_allclose(low_rank.decision_train, dense.decision_train, atol=1e-9)
+    np.testing.assert_allclose(low_rank.correcting_train, dense.correcting_train, atol=1e-9)
+
+
+def test_a_crude_factor_never_gives_an_inexact_solution(monkeypatch):
+    """The factors' QP only starts the polish: with factors far from the kernels (a pivoted Cholesky stopped at
+    30% of the diagonal) every solution is still an exact KKT point of the true problem, polished from the
+    factors' sets or, where that fails, from the dense QP's."""
+    monkeypatch.setattr(solver_module, "LOW_RANK_RTOL", 0.3)
+    monkeypatch.setattr(solver_module, "LOW_RANK_MIN_L", 0)
+    routes = set()
+    for seed in range(6):
+        _, _, y, K, K_priv = privileged_problem(seed, l=50)
+        m = fit_svm_plus(K, K_priv, y, 2.0, 1.0, solver="qp")
+        routes.add(m.solver)
+        assert_kkt_from_kernels(m, K, K_priv, 10 * KKT_TOL)
+    assert "clarabel-low-rank+active-set" in routes
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -678,3 +741,38 @@ def test_unpolished_solutions_are_counted_and_warned_about_once():
     assert len(unpolished) == (1 if before == 0 else 0)
     for m in models:  # unpolished, but a KKT point to the QP route's tolerance
         assert m.kkt_violation <= svm_plus_solver.QP_KKT_TOL
+
+
+def test_when_the_dense_qp_fails_the_factored_solution_is_kept_only_as_a_kkt_point(monkeypatch):
+    """Clarabel stopped with InsufficientProgress on the dense QP of one W-toy problem (l = 200, C = 1024) whose
+    factored QP it solved. Simulated here (the dense interior point raises, the polish of the factored solution
+    fails): the factored solution is kept, counted as unpolished, and it is a KKT point of the true problem to
+    the QP route's tolerance, recomputed from the kernels; were it not, the fit raises."""
+    from wsvm_span.svm_plus import unpolished_solutions
+
+    monkeypatch.setattr(solver_module, "LOW_RANK_MIN_L", 0)
+    X, X_priv, y, _, _ = privileged_problem(1, l=40)
+    K, K_priv = X @ X.T, X_priv @ X_priv.T  # linear: both kernels factored
+    solve = SVMPlusProblem.interior_point
+
+    def dense_fails(self, qp_solver, factors=(None, None)):
+        if factors[0] is None and factors[1] is None:
+            raise RuntimeError("the SVM+ dual QP was not solved by clarabel: failed:InsufficientProgress")
+        return solve(self, qp_solver, factors)
+
+    def polish_fails(self, raw, name):
+        raise ActiveSetFailure("no convergence in 30 iterations")
+
+    monkeypatch.setattr(SVMPlusProblem, "interior_point", dense_fails)
+    monkeypatch.setattr(SVMPlusProblem, "polished", polish_fails)
+    before = unpolished_solutions()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        m = fit_svm_plus(K, K_priv, y, 2.0, 1.0, solver="qp")
+    assert m.solver == "clarabel-low-rank" and unpolished_solutions() == before + 1
+    assert_kkt_from_kernels(m, K, K_priv, solver_module.QP_KKT_TOL)
+    monkeypatch.setattr(solver_module, "QP_KKT_TOL", 1e-14)  # a solution that fails the check is not kept
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(RuntimeError, match="violates the KKT conditions"):
+            fit_svm_plus(K, K_priv, y, 2.0, 1.0, solver="qp")

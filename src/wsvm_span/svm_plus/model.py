@@ -43,7 +43,8 @@ class SVMPlus:
         ``solver.PRIV_RIDGE``); ``correcting_train`` includes it.
     solver : str
         Which solver produced the solution ("active-set", "clarabel", "mosek", "clarabel+active-set" when the
-        interior-point solution was polished, ...).
+        interior-point solution was polished, "clarabel-low-rank+active-set" when the interior point solved
+        the QP in the kernels' low-rank factors, "active-set->..." after the active-set method failed).
     iterations : int, default=0
         Active-set iterations (0 for a pure QP solve).
     fit_time : float, default=0.0
