@@ -73,6 +73,10 @@ class SpanAnalysis:
         Enclosing-ball diameter of the training set.
     n_qp : int
         Box-constrained QPs solved.
+    n_qp_failed : int
+        Of them, those the QP solver could not solve (neither optimal nor infeasible): each such S_p^2 is
+        replaced by an upper bound (the objective at the closed-form lambda projected onto the box), so S
+        and the span bound are then upper bounds of theirs.
     qp_solver : str
         The QP solver that ran.
     ridge : float
@@ -127,6 +131,7 @@ class SpanAnalysis:
     span_bound_radius: float
     t_span_rule: float
     t_span_bound: float
+    n_qp_failed: int = 0
 
     @property
     def n_sv(self) -> int:
@@ -226,7 +231,7 @@ def analyse_spans(
     span2_box[feasible] = span2[np.searchsorted(sv, M[feasible])]
     pending = [(upper[j], j) for j in np.flatnonzero(lemma1 & ~feasible)]
     best = float(np.nanmax(span2_box, initial=-np.inf)) if feasible.any() else -np.inf
-    n_qp = 0
+    n_qp = n_qp_failed = 0
     for bound, j in sorted(pending, reverse=True):
         # The closed form (a lower bound) is infeasible here; a feasible lambda gives an
         # upper bound. If even that cannot beat the current max, S does not depend on it.
@@ -243,7 +248,12 @@ def analyse_spans(
                 "the SVM solution is not accurate enough (lower the training tolerance)"
             )
         else:
-            raise RuntimeError(f"span QP for in-bound SV {M[j]} failed: {res.status}")
+            # Clarabel stopped with DualInfeasible on an SV of a converted SVM+ model whose weight is ~1e-9 of C
+            # (its box reaches +-5e9 while K_RR's smallest eigenvalue is 2e-10). The projected closed form's
+            # objective, an upper bound of S_p^2, stands in: the span bound stays an upper bound.
+            span2_box[j] = bound
+            best = max(best, bound)
+            n_qp_failed += 1
     nonempty = lemma1
     n_empty_lambda = int((~nonempty).sum())
     S = float(np.sqrt(best)) if nonempty.any() else 0.0
@@ -256,7 +266,7 @@ def analyse_spans(
         lemma1=lemma1, closed_form_feasible=feasible, span2_box=span2_box, S=S, D=float(D),
         n_qp=n_qp, qp_solver=solver, ridge=inverse.ridge if inverse else 0.0,
         span_rule=span_rule, span_bound=bounds["diameter"], span_bound_radius=bounds["radius"],
-        t_span_rule=t_closed, t_span_bound=t_closed + t_box,
+        t_span_rule=t_closed, t_span_bound=t_closed + t_box, n_qp_failed=n_qp_failed,
     )
 
 
