@@ -14,11 +14,14 @@ the set-up.
     python benchmarks/bench_lupi_cost.py --config config/paper.yaml --job spambase 2:1 1.0 0 \
         --methods learned --stride 8 --output benchmarks/out/lupi-cost-spambase.json
     python benchmarks/bench_lupi_cost.py --config config/paper.yaml --job w_mixture 1:2 1.0 0 \
-        --methods svm_plus --stride 43 --baseline-dense-qp
+        --methods svm_plus --stride 43 --baseline LOW_RANK_MAX_SHARE=0
+    python benchmarks/bench_lupi_cost.py --config config/paper.yaml --job w_mixture 1:2 0.5 0 \
+        --methods svm_plus --stride 43 --baseline POLISH_MAX_ITER=0
 
-``--baseline-dense-qp`` evaluates every sampled model twice, taking turns, with SVM+'s interior point on the
-dense QP (``svm_plus.solver.LOW_RANK_MAX_SHARE = 0``, the route before the low-rank one) and as configured,
-and reports the CPU ratio and whether the two rows agree.
+``--baseline NAME=VALUE`` evaluates every sampled model twice, taking turns, once with the SVM+ solver's
+constant NAME (``svm_plus.solver``) set to VALUE and once as the code stands, and reports the CPU ratio and
+whether the two rows agree: ``LOW_RANK_MAX_SHARE=0`` is the dense interior point alone (the route before the
+low-rank one), ``POLISH_MAX_ITER=0`` the polish without its second try.
 
 Writes a JSON file (default ``benchmarks/out/lupi-cost-<data set>-<ratio>-<fraction>-s<seed>.json``) with the
 command, machine, load average, commit and every model's timings.
@@ -61,27 +64,39 @@ def find_job(jobs, dataset: str, ratio: str, fraction: float, seed: int):
     raise SystemExit(f"no exp8 job {dataset} {ratio} fraction {fraction} seed {seed} in the config")
 
 
-def _evaluate(job, problem, method, point, dense_qp: bool):
-    """One model's row, its CPU and wall seconds; ``dense_qp``: SVM+'s interior point on the dense QP."""
-    share = svm_plus_solver.LOW_RANK_MAX_SHARE
-    svm_plus_solver.LOW_RANK_MAX_SHARE = 0.0 if dense_qp else share
+def _evaluate(job, problem, method, point, setting=None):
+    """One model's row, its CPU and wall seconds; ``setting``: (name, value) of an SVM+ solver constant to
+    evaluate it under (restored after)."""
+    name, value = setting or (None, None)
+    kept = getattr(svm_plus_solver, name) if name else None
+    if name:
+        setattr(svm_plus_solver, name, value)
     try:
         c0, w0 = time.process_time(), time.perf_counter()
         with single_threaded():
             ev, t_weights, _ = lupi._evaluate_one(job, problem, method, point)
         return ev, t_weights, time.process_time() - c0, time.perf_counter() - w0
     finally:
-        svm_plus_solver.LOW_RANK_MAX_SHARE = share
+        if name:
+            setattr(svm_plus_solver, name, kept)
 
 
-def _dense_qp_baseline(job, problem, method, point) -> dict:
+def _baseline(job, problem, method, point, setting) -> dict:
     c0 = time.process_time()
     try:
-        ev, _, cpu, _ = _evaluate(job, problem, method, point, dense_qp=True)
-    except RuntimeError as exc:  # the dense QP not solved (Clarabel: InsufficientProgress) and nothing to fall back on
-        print(f"    dense QP baseline failed: {exc}", flush=True)
-        return {"dense_qp_cpu_s": time.process_time() - c0, "dense_qp_failed": str(exc)}
-    return {"dense_qp_cpu_s": cpu, "dense_qp_row": ev.as_dict()}
+        ev, _, cpu, _ = _evaluate(job, problem, method, point, setting)
+    except RuntimeError as exc:  # e.g. the dense QP not solved (Clarabel: InsufficientProgress), nothing to fall back on
+        print(f"    baseline failed: {exc}", flush=True)
+        return {"baseline_cpu_s": time.process_time() - c0, "baseline_failed": str(exc)}
+    return {"baseline_cpu_s": cpu, "baseline_row": ev.as_dict()}
+
+
+def parse_setting(text: str):
+    """'NAME=VALUE' -> (NAME, VALUE as the constant's type), NAME a constant of ``svm_plus.solver``."""
+    name, sep, value = text.partition("=")
+    if not sep or not hasattr(svm_plus_solver, name) or not name.isupper():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE with NAME a constant of wsvm_span.svm_plus.solver, got {text!r}")
+    return name, type(getattr(svm_plus_solver, name))(value)
 
 
 def _same_row(a: dict, b: dict) -> bool:
@@ -92,7 +107,7 @@ def _same_row(a: dict, b: dict) -> bool:
                for k in keys)
 
 
-def measure(job, problem, methods, stride: int, save=lambda out: None, baseline_dense_qp: bool = False) -> dict:
+def measure(job, problem, methods, stride: int, save=lambda out: None, baseline=None) -> dict:
     """Every method's sampled models; ``save(out)`` after each method (a run cut short keeps what it measured)."""
     out = {}
     for method, axes in job.grids.items():
@@ -102,21 +117,21 @@ def measure(job, problem, methods, stride: int, save=lambda out: None, baseline_
         models = []
         for i in range(0, n, stride):
             point = grid_point(axes, i)
-            baseline = {}
-            if baseline_dense_qp:  # taking turns: the baseline first on even models, second on odd ones
+            measured = {}
+            if baseline:  # taking turns: the baseline first on even models, second on odd ones
                 if len(models) % 2 == 0:
-                    baseline = _dense_qp_baseline(job, problem, method, point)
-                ev, t_weights, cpu, wall = _evaluate(job, problem, method, point, dense_qp=False)
+                    measured = _baseline(job, problem, method, point, baseline)
+                ev, t_weights, cpu, wall = _evaluate(job, problem, method, point)
                 if len(models) % 2 == 1:
-                    baseline = _dense_qp_baseline(job, problem, method, point)
-                if "dense_qp_row" in baseline:
-                    baseline["same_row_as_dense_qp"] = _same_row(ev.as_dict(), baseline.pop("dense_qp_row"))
+                    measured = _baseline(job, problem, method, point, baseline)
+                if "baseline_row" in measured:
+                    measured["same_row_as_baseline"] = _same_row(ev.as_dict(), measured.pop("baseline_row"))
             else:
-                ev, t_weights, cpu, wall = _evaluate(job, problem, method, point, dense_qp=False)
+                ev, t_weights, cpu, wall = _evaluate(job, problem, method, point)
             row = ev.as_dict()
             models.append({"index": i, "point": point, "cpu_s": cpu, "wall_s": wall, "t_weights": t_weights,
                            **{c: (None if not np.isfinite(row[c]) else row[c]) for c in COMPONENTS},
-                           "n_sv": row["n_sv"], "n_inbound": row["n_inbound"], "engine": row["engine"], **baseline})
+                           "n_sv": row["n_sv"], "n_inbound": row["n_inbound"], "engine": row["engine"], **measured})
             print(f"  {method} m{i} {point}: cpu {cpu:.3f} s (train {row['t_train']:.3f}, weights {t_weights:.3f}, "
                   f"cv {row['t_cv']:.3f}, loo {row['t_loo']:.3f})", flush=True)
         cpu = np.array([m["cpu_s"] for m in models])
@@ -127,14 +142,15 @@ def measure(job, problem, methods, stride: int, save=lambda out: None, baseline_
                        "models": models}
         print(f"{method}: {len(models)}/{n} models, mean {cpu.mean():.3f} s CPU, projected {cpu.mean() * n:.1f} s",
               flush=True)
-        if baseline_dense_qp:
-            dense = np.array([m["dense_qp_cpu_s"] for m in models])
-            same = sum(m.get("same_row_as_dense_qp", False) for m in models)
-            failed = sum("dense_qp_failed" in m for m in models)
-            out[method]["dense_qp"] = {"cpu_s_mean": float(dense.mean()), "cpu_ratio": float(dense.sum() / cpu.sum()),
-                                       "same_rows": same, "failed": failed}
-            print(f"{method}: dense QP baseline mean {dense.mean():.3f} s CPU, ratio {dense.sum() / cpu.sum():.2f}x, "
-                  f"rows agreeing {same}/{len(models)}, baseline failed on {failed}", flush=True)
+        if baseline:
+            base = np.array([m["baseline_cpu_s"] for m in models])
+            same = sum(m.get("same_row_as_baseline", False) for m in models)
+            failed = sum("baseline_failed" in m for m in models)
+            out[method]["baseline"] = {"setting": f"{baseline[0]}={baseline[1]}", "cpu_s_mean": float(base.mean()),
+                                       "cpu_ratio": float(base.sum() / cpu.sum()), "same_rows": same, "failed": failed}
+            print(f"{method}: baseline {baseline[0]}={baseline[1]} mean {base.mean():.3f} s CPU, ratio "
+                  f"{base.sum() / cpu.sum():.2f}x, rows agreeing {same}/{len(models)}, baseline failed on {failed}",
+                  flush=True)
         save(out)
     return out
 
@@ -147,8 +163,9 @@ def main(argv=None) -> int:
     ap.add_argument("--methods", nargs="*", default=None, help="only these methods (default: every one of the job)")
     ap.add_argument("--stride", type=int, default=1, help="every n-th grid point of each method")
     ap.add_argument("--output", default=None)
-    ap.add_argument("--baseline-dense-qp", action="store_true",
-                    help="also evaluate each model with SVM+'s interior point on the dense QP, taking turns")
+    ap.add_argument("--baseline", type=parse_setting, default=None, metavar="NAME=VALUE",
+                    help="also evaluate each model with the SVM+ solver's constant NAME set to VALUE, taking turns "
+                         "(LOW_RANK_MAX_SHARE=0: the dense interior point; POLISH_MAX_ITER=0: no second polish)")
     args = ap.parse_args(argv)
     with open(args.config, encoding="utf-8") as fh:
         cfg = sc.validate_config(yaml.safe_load(fh))
@@ -178,7 +195,7 @@ def main(argv=None) -> int:
         return result
 
     result = save(measure(job, problem, set(args.methods) if args.methods else None, args.stride, save,
-                          args.baseline_dense_qp))
+                          args.baseline))
     print(f"setup {setup_cpu:.2f} s CPU; methods measured projected to {result['job_cpu_s_projected']:.1f} s CPU -> {out}")
     return 0
 

@@ -709,28 +709,62 @@ def test_bad_inputs_raise_clear_errors():
         learn_weights(K, y, K[:5], y[:5], 0.0)
 
 
-def unpolishable_problem():
-    """A W-toy problem (l = 25) whose Clarabel solution the active-set method cannot polish: the active-set
-    route from the plain SVM fails, and so does the polish of the QP route's solution (found by search over
-    Experiment 8's grid)."""
+def degenerate_problem(l: int = 25, seed: int = 1, kernel_gamma: float = 2.0**-6, priv_gamma: float = 2.0**-2,
+                       C: float = 2.0**-4, gamma: float = 2.0**4):
+    """A degenerate W-toy problem (found by search over Experiment 8's grid): a wide RBF (K of low numerical
+    rank), a small C and a large SVM+ gamma put every beta_i at 0 and leave many pairs with both a_i and mu_i
+    near 0 in the interior point, so that the free-set Hessian is set by the ridge and block pivots cycle.
+    The default (l = 25) is the test suite's first problem the active-set method failed to polish."""
     from wsvm_span.data import make_w_mixture
     from wsvm_span.data.synthetic import w_mixture_posterior
 
-    X, y = make_w_mixture(25, seed=1)
+    X, y = make_w_mixture(l, seed=seed)
     p = w_mixture_posterior(X)
     q = np.where(y > 0, p, 1.0 - p)[:, None]
-    return ws.rbf_kernel(X, gamma=2.0**-6), ws.rbf_kernel(q, gamma=2.0**-2), y, 2.0**-4, 2.0**4
+    return ws.rbf_kernel(X, gamma=kernel_gamma), ws.rbf_kernel(q, gamma=priv_gamma), y, C, gamma
 
 
-def test_unpolished_solutions_are_counted_and_warned_about_once():
+@pytest.mark.parametrize("problem", [
+    {},
+    {"l": 60, "seed": 2, "priv_gamma": 1.0, "C": 0.25},
+    {"l": 100, "seed": 0, "kernel_gamma": 2.0**-4, "priv_gamma": 1.0, "C": 0.25},
+])
+def test_the_polish_second_try_solves_degenerate_problems(problem, monkeypatch):
+    """Where block pivots from the interior point's rounded sets fail (the precondition, checked), the polish's
+    second try (single pivots) ends at an exact KKT point, recomputed from the kernels, with the objective of
+    Clarabel's raw solution of the dense QP (the independent reference); without the second try the same problem
+    is not polished."""
+    K, K_priv, y, C, gamma = degenerate_problem(**problem)
+    qp = SVMPlusProblem.build(K, K_priv, y, C, gamma)
+    raw = qp.interior_point("clarabel")
+    Z = raw.alpha / C < np.maximum(raw.margin_slack, 0.0)
+    B = raw.beta / C < np.maximum(raw.correcting_train, 0.0)
+    with pytest.raises(ActiveSetFailure):
+        qp.active_set(Z, B, "block pivots")
+    m = fit_svm_plus(K, K_priv, y, C, gamma, solver="qp", qp_solver="clarabel")
+    assert m.solver in ("clarabel+active-set", "clarabel-low-rank+active-set")  # polished (l = 100: factored)
+    assert_kkt_from_kernels(m, K, K_priv, 10 * KKT_TOL)
+    assert m.kkt_violation <= KKT_TOL
+    ref = fit_svm_plus(K, K_priv, y, C, gamma, solver="qp", qp_solver="clarabel", polish=False)
+    np.testing.assert_allclose(dual_objective(m, K, K_priv), dual_objective(ref, K, K_priv), rtol=1e-7)
+    assert dual_objective(m, K, K_priv) <= dual_objective(ref, K, K_priv) + 1e-12 * abs(dual_objective(ref, K, K_priv))
+    np.testing.assert_allclose(m.decision_train, ref.decision_train, atol=1e-3)
+    monkeypatch.setattr(solver_module, "POLISH_MAX_ITER", 0)
+    with pytest.raises(ActiveSetFailure):
+        qp.polished(raw, "no second try")
+
+
+def test_unpolished_solutions_are_counted_and_warned_about_once(monkeypatch):
     """Every unpolished solution is counted; the warning comes once per process, however many follow and
-    whatever resets Python's once-per-location rule in between (a study job met thousands: one line each)."""
+    whatever resets Python's once-per-location rule in between (a study job met thousands: one line each).
+    The degenerate problem is made unpolishable by taking the polish's second try away."""
     import warnings
 
     from wsvm_span.svm_plus import solver as svm_plus_solver
     from wsvm_span.svm_plus import unpolished_solutions
 
-    K, K_priv, y, C, gamma = unpolishable_problem()
+    monkeypatch.setattr(svm_plus_solver, "POLISH_MAX_ITER", 0)
+    K, K_priv, y, C, gamma = degenerate_problem()
     before = unpolished_solutions()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
