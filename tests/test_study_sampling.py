@@ -293,7 +293,25 @@ def test_estimate_prices_exp9_by_its_own_laws():
                       setup_law=(0.0, 1.0), job_overhead_s=2.0, model_overhead_s=0.0)
     job = ex.plan_jobs(exp9(sizes={"ringnorm_d20": [2**17]}))[0]
     est = estimate([job], cal)
+    # 2 C x (sampling + sklearn-rbf); the precomputed engine (sklearn) is skipped at l = 2^17, so not priced
+    law = {e: a * 32.0**b for e, (a, b) in sx.ENGINE_LAWS.items()}
     assert est.cpu_s == pytest.approx(sx.rough_seconds(job)) and est.cpu_s == pytest.approx(
-        6 * sx.SECONDS_AT_4096 * 32**sx.TIME_EXPONENT)
+        2 * (law["sampling"] + law["sklearn-rbf"]))
     # 2 GiB kernel budget: the 128 GiB kernel of l = 2^17 is not counted
     assert est.peak_job_memory_mb == pytest.approx(sx.job_memory_mb(job)) and est.peak_job_memory_mb < 8000
+
+
+def test_exp9_prices_the_precomputed_kernel_where_it_runs_and_the_span_grids_folds():
+    """At l = 2^14 the precomputed engine runs (its 2 GiB kernel fits the budget): its fits and its kernel are
+    priced; the span grid adds its CV folds (LIBSVM on the RBF at (K - 1) / K of the points)."""
+    job = ex.plan_jobs(exp9(sizes={"ringnorm_d20": [2**14]}))[0]
+    law = {e: a * 4.0**b for e, (a, b) in sx.ENGINE_LAWS.items()}
+    assert sx.rough_seconds(job) == pytest.approx(2 * sum(law[e] for e in ("sampling", "sklearn-rbf", "sklearn")))
+    assert sx.job_memory_mb(job) == pytest.approx(sx.BASE_MEMORY_MB + (1024 + 2048 + 64 * 2**14 * 8 / 2**20) * 1.5)
+    span = ex.plan_jobs(exp9(sizes={"skin_nonskin": [2**14]}, engines=["sampling", "sklearn-rbf"],
+                             span_grid={"dataset": "skin_nonskin", "size": 2**14, "cv_folds": 5, "cv_folds_run": 2}))[0]
+    a, b = sx.ENGINE_LAWS["sklearn-rbf"]
+    folds = 2 * a * (0.8 * 4.0) ** b
+    assert span.span and sx.rough_seconds(span) == pytest.approx(2 * (law["sampling"] + law["sklearn-rbf"] + folds))
+    # no precomputed engine configured: no kernel in memory
+    assert sx.job_memory_mb(span) == pytest.approx(sx.BASE_MEMORY_MB + (1024 + 64 * 2**14 * 8 / 2**20) * 1.5)

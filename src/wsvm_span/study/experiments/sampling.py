@@ -188,11 +188,14 @@ def config_problems(cfg: Mapping[str, Any], experiment: str):
 #: resident size of an idle job (interpreter, numpy/scipy/sklearn/mlflow; MB), and headroom over the estimate
 BASE_MEMORY_MB = 600
 MEMORY_HEADROOM = 1.5
-#: rough one-thread seconds of one fit at l = 2^12, growing as l^1.5: on all 245,057 skin_nonskin rows
-#: (bench_sampling.py, C = 1, 32, 1024) LIBSVM took 207, 78, 37 CPU s and the sampling engine 428, 153, 61,
-#: i.e. 0.08-0.92 s at 2^12 by this law; wall times on the shared machine were up to 3x the CPU times
-SECONDS_AT_4096 = 1.0
-TIME_EXPONENT = 1.5
+#: one-thread CPU seconds of one fit at l = 2^12 and its exponent in l, per engine: least squares in log-log of the
+#: mean over C = 1, 2^5, 2^10 at each size, over Experiment 9's paper-size rows (reproduced/paper-exp9-a and
+#: paper-exp9-b: ringnorm_d20 and skin_nonskin at l = 2^12 ... 2^17, all of skin_nonskin and mnist_2_9; the
+#: precomputed engine up to l = 2^14, its kernel included). The law before, 1.0 s at 2^12 for every engine, priced
+#: those parts at 0.72 and 2.21 CPU-hours against 0.23 and 0.28 measured. An engine not measured takes the dearest.
+ENGINE_LAWS = {"sampling": (0.30, 1.52), "sklearn-rbf": (0.13, 1.63), "sklearn": (0.36, 2.27), "libsvm": (0.36, 2.27)}
+#: the span grid's K-fold CV trains LIBSVM evaluating the RBF itself on (K - 1) / K of the points
+CV_ENGINE = "sklearn-rbf"
 TIME_PADDING = 10
 
 
@@ -204,7 +207,7 @@ def _approx_l(job: SamplingJob) -> int:
 
 def resources(cfg: Mapping[str, Any], job: SamplingJob) -> dict[str, int]:
     """Scheduler hints: the data, LIBSVM's row caches, the precomputed kernel where it runs; run time from
-    l^1.5 per fit (padded)."""
+    the engines' power laws (padded)."""
     mem = job_memory_mb(job)
     secs = rough_seconds(job) * TIME_PADDING
     return {"mem_mb": max(int(cfg["resources"]["mem_mb_min"]), int(math.ceil(mem / 100.0) * 100)),
@@ -212,24 +215,37 @@ def resources(cfg: Mapping[str, Any], job: SamplingJob) -> dict[str, int]:
 
 
 def job_memory_mb(job: SamplingJob) -> float:
-    """Peak memory of a job (MB): LIBSVM's row caches, the precomputed kernel where it runs, the data."""
-    from wsvm_span.engines.measure import kernel_mib
+    """Peak memory of a job (MB): the precomputed kernel where it runs, LIBSVM's row cache, the data. Measured
+    (reproduced/paper-exp9-b, Snakemake's max_rss): 2,363 MB at l = 2^14 with the 2 GiB kernel, 862-1,417 MB at
+    l = 2^15 ... 240,961 without it; this prices them at 5,200 and 2,200-2,500 MB."""
+    from wsvm_span.engines.measure import PRECOMPUTED_ENGINES, kernel_mib
 
     l = _approx_l(job)
-    kernel = kernel_mib(l) if kernel_mib(l) <= job.precomputed_max_mb else 0.0
-    # a LIBSVM row cache fills up to cache_mb or all l rows (float32); two at most at once (a sample's and
-    # the CV fold's are never alive together, the reference's is freed); the kernel and its copy for LIBSVM;
-    # ~64 float64 per point (data, f, alpha, the draws)
+    precomputed = any(e in PRECOMPUTED_ENGINES for e in job.engines) and kernel_mib(l) <= job.precomputed_max_mb
+    # one kernel (sklearn's LIBSVM reads the l x l array in place), one row cache alive at a time (a sample's,
+    # the reference's or a CV fold's: up to cache_mb or all l rows in float32), ~64 float64 per point (data,
+    # f, alpha, the draws)
+    kernel = kernel_mib(l) if precomputed else 0.0
     cache = min(job.cache_mb, kernel_mib(l) / 2)
-    return BASE_MEMORY_MB + (2 * cache + 2 * kernel + 64.0 * l * 8 / 2**20) * MEMORY_HEADROOM
+    return BASE_MEMORY_MB + (cache + kernel + 64.0 * l * 8 / 2**20) * MEMORY_HEADROOM
+
+
+def _fit_seconds(engine: str, l: float) -> float:
+    a, b = ENGINE_LAWS.get(engine, max(ENGINE_LAWS.values(), key=lambda law: law[0] * 32**law[1]))
+    return a * (l / 4096) ** b
 
 
 def rough_seconds(job: SamplingJob) -> float:
-    """One-thread seconds of a job by the rough l^1.5 law (unpadded): every fit, and the span grid's folds."""
-    secs = job.n_models * SECONDS_AT_4096 * (_approx_l(job) / 4096) ** TIME_EXPONENT
+    """One-thread seconds of a job by the engines' power laws (``ENGINE_LAWS``, unpadded): every fit that runs
+    (a precomputed engine above ``precomputed_max_mb`` is skipped), and the span grid's CV folds."""
+    from wsvm_span.engines.measure import PRECOMPUTED_ENGINES, kernel_mib
+
+    l = _approx_l(job)
+    per_C = sum(_fit_seconds(e, l) for e in job.engines
+                if e not in PRECOMPUTED_ENGINES or kernel_mib(l) <= job.precomputed_max_mb)
     if job.span:
-        secs *= 1 + job.cv_folds_run / len(job.engines)
-    return secs
+        per_C += job.cv_folds_run * _fit_seconds(CV_ENGINE, l * (job.cv_folds - 1) / job.cv_folds)
+    return len(job.log2_C) * per_C
 
 
 def calibrated_seconds(job: SamplingJob, cal) -> float:
