@@ -1,6 +1,6 @@
 """The committed reproduced results rebuild from their committed rows (issue 26): for every part of
-``reproduced/`` that keeps its rows (``reproduced/<part>/rows/<experiment>.parquet``), each of its tables
-that those rows feed is built again by the ``wsvm-span table`` command and must equal the committed CSV,
+``reproduced/`` that keeps its rows (``reproduced/<part>/rows/<experiment>.parquet``), and every folder that
+combines parts' rows (``reproduced/<folder>/sources.txt``), each of its tables that those rows feed is built again by the ``wsvm-span table`` command and must equal the committed CSV,
 Markdown and LaTeX files byte for byte (no model is retrained: a table is a view of the rows)."""
 
 from __future__ import annotations
@@ -18,14 +18,19 @@ WSVM = [sys.executable, "-m", "wsvm_span"]
 
 
 def _rebuildable():
-    """(part, table name, rows files) for every committed table whose experiments' rows are committed."""
+    """(part, table name, rows files) for every committed table whose experiments' rows are committed: a part's
+    own (``rows/``), or, for a folder that combines parts, those its ``sources.txt`` lists (one rows file of
+    another part per line, relative to the repository)."""
     out = []
-    for rows_dir in sorted(REPO.glob("reproduced/*/rows")):
-        part = rows_dir.parent
-        rows = {p.stem: p for p in sorted(rows_dir.glob("*.parquet"))}
+    folders = {p.parent: sorted(p.glob("*.parquet")) for p in REPO.glob("reproduced/*/rows")}
+    for listing in REPO.glob("reproduced/*/sources.txt"):
+        folders[listing.parent] = [REPO / line for line in listing.read_text(encoding="utf-8").split()]
+    for part, files in sorted(folders.items()):
         for table in catalog.TABLES:
-            if (part / "tables" / f"{table.name}.csv").is_file() and set(table.reads) & set(rows):
-                out.append((part.name, table.name, [str(rows[e]) for e in table.reads if e in rows]))
+            if (part / "tables" / f"{table.name}.csv").is_file():
+                rows = [str(f) for f in files if f.stem in table.reads]
+                if rows:
+                    out.append((part.name, table.name, rows))
     return out
 
 
