@@ -384,9 +384,10 @@ class SVMPlusProblem:
         return self.model(C * res.x[:l], C * res.x[l:2 * l], b, b_tilde, res.solver, 0)
 
     def polished(self, raw: SVMPlus, name: str) -> SVMPlus:
-        """The active-set method started from an interior point's rounded active sets. An interior point
-        keeps each complementary pair apart: the active member of a pair is orders of magnitude below the
-        other (both in units of C), so comparing them rounds better than any fixed threshold on one of them."""
+        """The active-set method started from an interior point's rounded active sets, and where its block pivots
+        fail, started again from them with single pivots (``POLISH_MAX_ITER``). An interior point keeps each
+        complementary pair apart: the active member of a pair is orders of magnitude below the other (both in
+        units of C), so comparing them rounds better than any fixed threshold on one of them."""
         C = self.C
         Z = raw.alpha / C < np.maximum(raw.margin_slack, 0.0)
         B = raw.beta / C < np.maximum(raw.correcting_train, 0.0)
