@@ -9,7 +9,7 @@ before the second try met: a failed polish sends a fit on to the next QP route, 
 thread: polished or not, active-set iterations, CPU seconds, and whether the two polished solutions are the
 same (max |alpha difference| / C).
 
-    python benchmarks/bench_svm_plus_polish.py --config config/paper.yaml --job w_mixture 1:2 0.5 0 --stride 43
+    python benchmarks/bench_svm_plus_polish.py --config config/paper.yaml --job w_mixture 1:2 0.5 0 --stride 43 --limit 1000
 
 Writes a JSON file (default ``benchmarks/out/svm-plus-polish-<data set>-<ratio>-<fraction>-s<seed>.json``).
 """
