@@ -105,7 +105,9 @@ def cmd_check_config(args) -> int:
                       f"{e['training_cpu_hours'] / e['cores']:.2f} h on {e['cores']} cores whatever the overheads")
             print(f"    measured data sets: {', '.join(e['measured_datasets']) or 'none'}; from their family "
                   f"at other training sizes: {', '.join(e['family_datasets']) or 'none'}; from the training size "
-                  f"alone: {', '.join(e['extrapolated_datasets']) or 'none'}")
+                  f"alone: {', '.join(e['extrapolated_datasets']) or 'none'}"
+                  + (f"; by their job kind's own laws: {', '.join(e['own_law_datasets'])}" if e["own_law_datasets"]
+                     else ""))
             _print_engine_pricing(e)
             names = {"t_train": "training", "t_cv": "CV", "t_span_bound": "span bound", "t_loo": "exact LOO",
                      "tracking": "MLflow", "setup": "set-up", "process_start": "process starts",
@@ -199,7 +201,10 @@ def _print_engine_pricing(e: dict) -> None:
     for exp, d in e["engines"].items():
         by.setdefault((d["engine"], d["priced_as"], d["by"]), []).append(exp)
     for (engine, priced_as, how), exps in by.items():
-        if engine != priced_as:
+        if how == "own laws":
+            how = ("priced by their job kind's own laws" + (f", measured with {priced_as}" if priced_as else "")
+                   + (f" (none for {engine})" if priced_as and priced_as != engine else ""))
+        elif engine != priced_as:
             how = f"priced as {priced_as} (the calibration has no {engine} ratios for their job kind)"
         elif how == "ratios":
             how = f"priced by {engine}'s measured ratios to the calibration's seconds"

@@ -153,6 +153,8 @@ class Estimate:
     measured_datasets: list[str]
     family_datasets: list[str]  # priced from their family measured at other training sizes
     extrapolated_datasets: list[str]  # priced from the training size alone
+    # priced by their job kind's own laws (a kind that prices its own jobs), not by the calibration's data sets
+    own_law_datasets: list[str] = field(default_factory=list)
     # of per_experiment_cpu_s: the TRAINING components, for the experiments whose jobs are priced per model
     per_experiment_training_cpu_s: dict[str, float] = field(default_factory=dict)
     # per experiment, the engine its jobs are trained by ("engine") and the engine whose seconds price them
@@ -182,7 +184,8 @@ class Estimate:
                 "longest_job_hours": self.longest_job_s / 3600, "peak_job_memory_mb": self.peak_job_memory_mb,
                 "peak_memory_mb": self.peak_memory_mb, "jobs": self.jobs,
                 "measured_datasets": self.measured_datasets, "family_datasets": self.family_datasets,
-                "extrapolated_datasets": self.extrapolated_datasets, "engines": self.engines,
+                "extrapolated_datasets": self.extrapolated_datasets, "own_law_datasets": self.own_law_datasets,
+                "engines": self.engines,
                 "ratio_basis": self.ratio_basis,
                 "per_part_cpu_hours": {k: v / 3600 for k, v in self.per_part_cpu_s.items()}}
 
@@ -248,6 +251,7 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
     by_ratios: set[tuple[str, str]] = set()
     parts = dict.fromkeys(PARTS, 0.0)
     times, mems = [], []
+    own_laws: set[str] = set()
     for job in jobs:
         cost = job_cost(job, cal, engine)
         for part, seconds in cost.items():
@@ -258,15 +262,24 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
             training[job.experiment] = training.get(job.experiment, 0.0) + sum(cost.get(c, 0.0) for c in TRAINING)
         times.append(t)
         mems.append(job_memory_mb(job))
-        if kind_of(job).CAPABILITIES.trains_with_config_engine:
+        caps = kind_of(job).CAPABILITIES
+        if caps.prices_own_jobs:
+            own_laws.add(job.dataset)
+            if caps.trains_with_config_engine:
+                trained_by = get_engine(engine or job.engine).name
+                engines.setdefault(job.experiment, {"engine": trained_by, "priced_as": caps.priced_engine or "",
+                                                    "by": "own laws"})
+        elif caps.trains_with_config_engine:
             trained_by = engine or job.engine
             priced_as = cal.pricing(job, engine)
             engines.setdefault(job.experiment, {"engine": get_engine(trained_by).name, "priced_as": priced_as,
                                                 "by": "calibration" if priced_as == cal.engine else "ratios"})
             if priced_as != cal.engine:
                 by_ratios.add((priced_as, job.dataset))
+    # a data set only an own-pricing kind runs is not priced by the calibration's data sets
+    by_calibration = {j.dataset for j in jobs if not kind_of(j).CAPABILITIES.prices_own_jobs}
     basis: dict[str, list[str]] = {"measured": [], "family": [], "size": []}
-    for name in sorted({j.dataset for j in jobs}):
+    for name in sorted(by_calibration):
         basis[cal.basis(name)].append(name)
     ratio_basis: dict[str, list[str]] = {"measured": [], "family": [], "size": []}
     for priced_as, name in sorted(by_ratios):
@@ -276,5 +289,6 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
                     peak_job_memory_mb=max(mems, default=0.0),
                     peak_memory_mb=float(sum(sorted(mems, reverse=True)[:max(1, cores)])), cores=cores,
                     jobs=len(jobs), measured_datasets=basis["measured"], family_datasets=basis["family"],
-                    extrapolated_datasets=basis["size"], engines=engines,
+                    extrapolated_datasets=basis["size"], own_law_datasets=sorted(own_laws - by_calibration),
+                    engines=engines,
                     ratio_basis=ratio_basis if by_ratios else {}, per_part_cpu_s=parts)

@@ -176,10 +176,13 @@ class KindCapabilities:
         calibration (``n_models``, ``loo_models``) and the scheduler also takes the rough time model's.
     trains_with_config_engine : its jobs train with the config's ``svm.engine`` (a job field ``engine``): the
         cost model prices them by that engine's ratios where the calibration has them, and says which.
+    priced_engine : for a kind that prices its own jobs from laws measured with one engine, that engine (the
+        cost model says so where the config trains with another); None where its price names no engine.
     """
 
     prices_own_jobs: bool = False
     trains_with_config_engine: bool = True
+    priced_engine: str | None = None
 
 
 class JobKind(Protocol):
