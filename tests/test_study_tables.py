@@ -345,3 +345,33 @@ def test_table4_rmse_against_the_balanced_test_error_over_seeds():
     old = build_table("table4", rows_to_table(make_rows("a")).to_pandas())
     assert not any("balanced" in c for c in old.data.columns) and "balanced" not in to_markdown(old)
     assert old.footer == []
+
+
+def test_a_table_without_rows_says_so(tmp_path):
+    """A table its rows hold none of (Experiment 9's span table of a part without a span grid): Markdown and LaTeX
+    say so under the caption instead of a header with nothing under it; the CSV keeps its header alone."""
+    from wsvm_span.study.tables import TableResult, write_table
+    from wsvm_span.study.tables.writer import NO_ROWS
+
+    t = TableResult("empty", pd.DataFrame(columns=["dataset", "l", "span_rule", "span_rule_sd"]), ["span_rule"],
+                    caption="A caption.")
+    out = [tmp_path / f"t.{ext}" for ext in ("csv", "md", "tex")]
+    write_table(t, *out)
+    assert out[0].read_text() == "dataset,l,span_rule,span_rule_sd\n"
+    assert out[1].read_text() == f"**empty.** A caption.\n\n_{NO_ROWS}_\n"
+    tex = out[2].read_text()
+    assert NO_ROWS in tex and "tabular" not in tex and tex.endswith("\\end{table}\n")
+    full = TableResult("full", pd.DataFrame({"dataset": ["a"], "l": [3], "span_rule": [0.5], "span_rule_sd": [0.1]}),
+                       ["span_rule"])
+    write_table(full, *out)
+    assert NO_ROWS not in out[1].read_text() and "| a " in out[1].read_text() and "tabular" in out[2].read_text()
+
+
+@pytest.mark.parametrize("folds,text", [([5, 5], "5-fold CV"), ([0, 5], "5-fold CV"), ([0, 0], "K-fold CV"),
+                                        ([3, 5], "K-fold CV"), ([], "K-fold CV")])
+def test_the_cv_label_names_the_fold_count_of_the_rows_that_ran_cv(folds, text):
+    from wsvm_span.study.results_schema import label
+
+    rows = pd.DataFrame({"cv_folds": pd.array(folds, dtype="Int64")})
+    assert label("cv_error", rows) == text
+    assert label("cv_error", None) == "K-fold CV"

@@ -144,7 +144,9 @@ def label(column: str, rows=None, labels: Mapping[str, str] = LABELS) -> str:
     text = labels.get(column, column)
     fields = {}
     if "{k}" in text:
-        folds = sorted(set(rows["cv_folds"])) if rows is not None and "cv_folds" in rows and len(rows) else []
+        # a row without CV (cv_folds 0 or null: Experiment 9's fits off its span grid) names no fold count
+        given = rows["cv_folds"].astype("float64") if rows is not None and "cv_folds" in rows else ()
+        folds = sorted({int(k) for k in given if k > 0})  # NaN > 0 is False
         fields["k"] = folds[0] if len(folds) == 1 else "K"
     if "{engine}" in text:
         fields["engine"] = engines_of(rows) or "the engine"

@@ -11,7 +11,7 @@ import numpy as np
 from ...utils.atomic import atomic_write
 from .common import LABELS, TableResult
 
-__all__ = ["to_latex", "to_markdown", "write_table", "write_text_atomic"]
+__all__ = ["NO_ROWS", "to_latex", "to_markdown", "write_table", "write_text_atomic"]
 
 #: LaTeX headers of the columns whose label has mathematics
 _LATEX_LABELS = {
@@ -68,11 +68,16 @@ def _latex_escape(s: str) -> str:
     return s
 
 
+#: what a table says where its rows hold none of its models (a part without SVM+, or without a span grid): a
+#: header with no line under it reads like a table cut short
+NO_ROWS = "No rows: the results this table was built from hold none of its models."
+
+
 def to_markdown(t: TableResult) -> str:
     from tabulate import tabulate
 
     headers, rows = _display(t, "±", latex=False)
-    body = tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True)
+    body = tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True) if rows else f"_{NO_ROWS}_"
     parts = [f"**{t.name}.** {t.caption}", "", body]
     if t.footer:
         parts += [""] + [f"- {line}" for line in t.footer]
@@ -87,14 +92,19 @@ def to_latex(t: TableResult) -> str:
         r"\centering",
         r"\caption{" + _latex_escape(t.caption).replace("+-", r"$\pm$") + "}",
         r"\label{tab:" + t.name.replace("_", "-") + "}",
-        r"\begin{tabular}{" + spec + "}",
-        r"\toprule",
-        " & ".join(headers) + r" \\",
-        r"\midrule",
-        *[" & ".join(r) + r" \\" for r in rows],
-        r"\bottomrule",
-        r"\end{tabular}",
     ]
+    if rows:
+        lines += [
+            r"\begin{tabular}{" + spec + "}",
+            r"\toprule",
+            " & ".join(headers) + r" \\",
+            r"\midrule",
+            *[" & ".join(r) + r" \\" for r in rows],
+            r"\bottomrule",
+            r"\end{tabular}",
+        ]
+    else:
+        lines.append(r"\emph{" + _latex_escape(NO_ROWS) + "}")
     if t.footer:
         lines.append(r"\par\smallskip\footnotesize " + r" \\ ".join(_latex_escape(f) for f in t.footer))
     lines.append(r"\end{table}")
