@@ -375,3 +375,41 @@ def test_the_cv_label_names_the_fold_count_of_the_rows_that_ran_cv(folds, text):
     rows = pd.DataFrame({"cv_folds": pd.array(folds, dtype="Int64")})
     assert label("cv_error", rows) == text
     assert label("cv_error", None) == "K-fold CV"
+
+
+def test_table3_balanced_test_error_of_each_selection():
+    """With per-class test errors in the rows, Table 3 gives the balanced test error (their mean) of the model each
+    of span-rule, CV, xi-alpha and exact LOO selects, the worst among an estimator's tied minimisers (computed
+    here per seed with numpy, then mean +- sd), and the grid's minimum balanced error; NaN for a data set without
+    per-class errors; no such columns for rows that have none."""
+    rng = np.random.default_rng(11)
+    rows = []
+    for seed in (0, 1, 2):
+        for r in make_rows("bank_marketing", experiment="exp2", n=4, seed=seed, rng=rng):
+            r.update(test_error_positive=float(rng.integers(0, 6)) / 10, test_error_negative=float(rng.integers(0, 6)) / 10,
+                     span_rule=float(rng.integers(0, 3)) / 10, loo_error=float(rng.integers(0, 3)) / 10)
+            rows.append(r)
+    rows += make_rows("parkinson_speech", experiment="exp2", rng=rng)
+    df = rows_to_table(rows).to_pandas()
+    t = build_table("table3", df)
+    bank = t.data.set_index("dataset").loc["bank_marketing"]
+    per_seed = {col: [] for col in ("span_rule", "cv_error", "xi_alpha_bound", "loo_error", "min_error")}
+    for seed in (0, 1, 2):
+        sub = df[(df.dataset == "bank_marketing") & (df.seed == seed)]
+        balanced = (sub.test_error_positive.to_numpy() + sub.test_error_negative.to_numpy()) / 2
+        for col in per_seed:
+            if col == "min_error":
+                per_seed[col].append(100 * balanced.min())
+                continue
+            v = sub[col].to_numpy()
+            per_seed[col].append(100 * balanced[v == v.min()].max())
+    for col, vals in per_seed.items():
+        assert bank[f"{col}_balanced"] == pytest.approx(np.mean(vals)), col
+        assert bank[f"{col}_balanced_sd"] == pytest.approx(np.std(vals, ddof=1)), col
+    assert np.isnan(t.data.set_index("dataset").loc["parkinson_speech", "span_rule_balanced"])
+    md = to_markdown(t)
+    assert "Span-rule, balanced" in md and "Min. balanced error" in md
+    assert any(f.startswith("bank_marketing: the training set is drawn class-balanced") for f in t.footer)
+    old = build_table("table3", rows_to_table(make_rows("a", experiment="exp2")).to_pandas())
+    assert not any("balanced" in c for c in old.data.columns) and "balanced" not in "".join(
+        h for h in to_markdown(old).splitlines()[2:3])

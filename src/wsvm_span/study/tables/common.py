@@ -13,7 +13,8 @@ import pandas as pd
 
 from ..results_schema import ESTIMATORS, LABELS as COLUMN_LABELS, STUDY_RADIUS_BOUND
 
-__all__ = ["BALANCED_SUFFIX", "LABELS", "NO_INBOUND", "REPLICATE", "RMSE_ESTIMATORS", "SELECTING", "TIE_RULE_TEXT", "TableResult"]
+__all__ = ["BALANCED_SUFFIX", "LABELS", "NO_INBOUND", "REPLICATE", "RMSE_ESTIMATORS", "SELECTED_BALANCED_SUFFIX", "SELECTING",
+           "TIE_RULE_TEXT", "TableResult"]
 
 RMSE_ESTIMATORS = ("span_rule", "cv_error", "xi_alpha_bound", "loo_error")
 #: the selections of Tables 2 and 3: every estimator, with the study's radius variant of the span bound right
@@ -26,6 +27,9 @@ INBOUND_SUFFIX = "_inbound"
 #: the suffix of Table 4's columns against the balanced test error (the mean of the two per-class test errors,
 #: results_schema.CLASS_TEST_ERRORS) in place of the test error
 BALANCED_SUFFIX = "_vs_balanced"
+#: the suffix of Tables 2 and 3's columns that give the balanced test error of the model an estimator selects
+#: (and the grid's minimum of it), where the rows hold the per-class test errors
+SELECTED_BALANCED_SUFFIX = "_balanced"
 
 
 def _balanced(columns) -> list[str]:
@@ -81,6 +85,8 @@ LABELS = {
     "seconds_cv": "K-fold CV (s)",
     **{f"{c}{INBOUND_SUFFIX}": f"{COLUMN_LABELS.get(c, 'RMSE')} (n* >= 1)" for c in (*RMSE_ESTIMATORS, "rmse")},
     **{f"{c}{BALANCED_SUFFIX}": f"{COLUMN_LABELS[c]} vs balanced test error" for c in RMSE_ESTIMATORS},
+    **{f"{c}{SELECTED_BALANCED_SUFFIX}": f"{COLUMN_LABELS[c]}, balanced" for c in RMSE_ESTIMATORS},
+    f"min_error{SELECTED_BALANCED_SUFFIX}": "Min. balanced error",
 }
 
 

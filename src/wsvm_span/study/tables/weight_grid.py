@@ -12,36 +12,57 @@ import pandas as pd
 
 from ...tie_rules import select_test_error
 from ..results_schema import CLASS_TEST_ERRORS
-from .common import (BALANCED_SUFFIX, INBOUND_SUFFIX, NO_INBOUND, REPLICATE, RMSE_ESTIMATORS, SELECTING, TableResult,
-                     _balanced, _complete, _datasets, _environment_footer, _inbound, _mean_sd, _replicates, _rmse)
+from .common import (BALANCED_SUFFIX, INBOUND_SUFFIX, NO_INBOUND, REPLICATE, RMSE_ESTIMATORS, SELECTED_BALANCED_SUFFIX,
+                     SELECTING, TableResult, _balanced, _complete, _datasets, _environment_footer, _inbound, _mean_sd,
+                     _replicates, _rmse)
 
 __all__ = ["table_counts", "table_exp6", "table_loo", "table_rmse", "table_selection", "table_timings"]
 
 
 def table_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = "table2") -> TableResult:
     """Tables 2 and 3: test error (%) of the model selected by each estimator (:data:`SELECTING`: the span
-    bound with the diameter, and beside it the study's radius variant), and the minimum."""
+    bound with the diameter, and beside it the study's radius variant), and the minimum. Where the rows hold the
+    per-class test errors, also the balanced test error (their mean) of the model that each of
+    :data:`RMSE_ESTIMATORS` selects, ties broken by the same rule on that error, and its minimum: a LOO estimate
+    from a class-balanced training set estimates the balanced error (bank_marketing); shown only when some
+    data set has them, NaN for a replicate whose rows lack them."""
     out = []
+    balanced_cols = [f"{c}{SELECTED_BALANCED_SUFFIX}" for c in (*RMSE_ESTIMATORS, "min_error")]
     for ds in _datasets(df):
         sub = df[df["dataset"] == ds]
-        per: dict[str, list[float]] = {c: [] for c in (*SELECTING, "min_error")}
+        per: dict[str, list[float]] = {c: [] for c in (*SELECTING, "min_error", *balanced_cols)}
         loo_complete = True
         for _, rep in _replicates(sub):
             te = rep["test_error"].to_numpy(dtype=float)
+            te_balanced = rep[list(CLASS_TEST_ERRORS)].to_numpy(dtype=float).mean(axis=1)
+            balanced = bool(np.all(np.isfinite(te_balanced)))
             for est in SELECTING:
                 per[est].append(100 * select_test_error(rep[est].to_numpy(dtype=float), te, tie_rule))
+            for est in RMSE_ESTIMATORS:
+                per[f"{est}{SELECTED_BALANCED_SUFFIX}"].append(
+                    100 * select_test_error(rep[est].to_numpy(dtype=float), te_balanced, tie_rule) if balanced
+                    else math.nan)
             per["min_error"].append(100 * float(te.min()))
+            per[f"min_error{SELECTED_BALANCED_SUFFIX}"].append(100 * float(te_balanced.min()) if balanced else math.nan)
             loo_complete &= _complete(rep, "loo_error")
         row = {"dataset": ds, "experiment": sub["experiment"].iloc[0], "l": int(sub["l"].iloc[0]),
                "n_models": int(len(sub) // max(1, sub.groupby(REPLICATE).ngroups)),
                "n_replicates": int(sub.groupby(REPLICATE).ngroups), "tie_rule": tie_rule,
                "n_loo": int(np.isfinite(sub["loo_error"].to_numpy(dtype=float)).sum())}
         for col, vals in per.items():
-            if col == "loo_error" and not loo_complete:
+            if col in ("loo_error", f"loo_error{SELECTED_BALANCED_SUFFIX}") and not loo_complete:
                 vals = []
+            elif col in balanced_cols and any(math.isnan(v) for v in vals):
+                vals = []  # a replicate without per-class errors: no mean over the others
             row[col], row[f"{col}_sd"] = _mean_sd(vals)
         out.append(row)
-    return TableResult(name, pd.DataFrame(out), [*SELECTING, "min_error"])
+    data = pd.DataFrame(out)
+    columns = [*SELECTING, "min_error"]
+    if len(data) and np.isfinite(data[balanced_cols].to_numpy(dtype=float)).any():
+        columns += balanced_cols
+    else:  # rows without per-class test errors: the table they gave before
+        data = data.drop(columns=[c for b in balanced_cols for c in (b, f"{b}_sd")], errors="ignore")
+    return TableResult(name, data, columns)
 
 
 def table_rmse(df: pd.DataFrame, name: str = "table4") -> TableResult:
