@@ -644,6 +644,38 @@ def test_evaluate_svm_plus_against_retraining():
         assert r.cv_folds == 5 and r.n_sv == weighted.support.size
 
 
+def test_cv_folds_of_a_qp_route_model_go_straight_to_the_qp_route(monkeypatch):
+    """Where the full model needed the QP route (the active-set method cycles on this problem), its K-fold CV
+    refits skip the active-set try; the CV error still equals that of cold QP refits of the folds (written here),
+    and a model the active-set method solved keeps "auto" for its folds."""
+    from wsvm_span.svm_plus import selection
+
+    _, _, y, K, K_priv = privileged_problem(2, l=120, priv_gamma=0.5)
+    folds = ws.stratified_folds(y, 5, 0)
+    D = ws.enclosing_ball_diameter(K)
+    routes = []
+    fit = selection.fit_svm_plus
+
+    def recording_fit(*args, **kwargs):
+        routes.append(kwargs.get("solver", "auto"))
+        return fit(*args, **kwargs)
+
+    monkeypatch.setattr(selection, "fit_svm_plus", recording_fit)
+    for (C, gamma), folds_route in (((64.0, 0.01), "qp"), ((1.0, 10.0), "auto")):
+        routes.clear()
+        r = evaluate_svm_plus(K, K_priv, y, C, gamma, K[:10], y[:10], folds=folds, D=D)
+        full_route = fit_svm_plus(K, K_priv, y, C, gamma).solver
+        assert full_route.startswith("active-set->") == (folds_route == "qp")
+        assert routes == ["auto"] + [folds_route] * 5  # the full model, then the five folds
+        errors = 0
+        for fold in range(5):
+            tr, te = folds != fold, folds == fold
+            fm = fit(K[np.ix_(tr, tr)], K_priv[np.ix_(tr, tr)], y[tr], C, gamma, solver="qp")
+            errors += np.sum(y[te] * fm.decision_function(K[np.ix_(te, tr)]) <= 0)
+        assert r.cv_error == pytest.approx(errors / y.size)
+    assert selection.fold_solver(fit_svm_plus(K, K_priv, y, 64.0, 0.01), "active-set") == "active-set"
+
+
 def test_evaluate_weighted_matches_evaluate_model_and_drops_zero_weights():
     X, _, y, K, _ = privileged_problem(5, l=40)
     folds = ws.stratified_folds(y, 5, 0)
