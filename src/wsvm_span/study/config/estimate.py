@@ -9,7 +9,10 @@ process's start (interpreter, imports), from Snakemake's benchmark file of each 
 The projection (:func:`estimate`) prices every planned job: a data set that was measured by its own
 means; one whose family was measured at other training sizes (``ringnorm_d20_l16384`` from
 ``ringnorm_d20_l<l>``) by a parabola in log-log through the family's largest measured sizes; any other by the
-power laws of all measured data sets, from its training size alone. The calibration shipped with the
+power laws of all measured data sets, from its training size alone. A job kind that prices its own jobs
+(``KindCapabilities.prices_own_jobs``: Experiment 8's per-method laws, Experiment 9's per-engine laws) uses its
+laws and the calibration's overheads; its data sets are listed apart, with the engine its laws were measured with
+(``priced_engine``). The calibration shipped with the
 package (``cost_calibration.json``) is written by ``wsvm-span calibrate-cost`` from real runs, and
 names the machine they were measured on.
 
