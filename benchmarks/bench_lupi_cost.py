@@ -1,5 +1,5 @@
 """What an Experiment 8 (job kind ``lupi``) job of a config costs, by method and by component, on a sample
-of its jobs and of their grid points (issue 26: the paper configuration's exp8 is priced "from the training
+of its jobs and of their grid points (issue 26: the paper configuration's exp8 was priced "from the training
 size alone" by ``check-config --estimate``).
 
 For each chosen job (data set, ratio, training fraction, seed of ``experiments.exp8`` in CONFIG) it runs the
@@ -62,6 +62,36 @@ def find_job(jobs, dataset: str, ratio: str, fraction: float, seed: int):
         if (job.dataset, job.ratio, job.seed) == (dataset, ratio, seed) and abs(job.train_fraction - fraction) < 1e-9:
             return job
     raise SystemExit(f"no exp8 job {dataset} {ratio} fraction {fraction} seed {seed} in the config")
+
+
+def job_arguments(ap: argparse.ArgumentParser, stride: int) -> None:
+    """``--config``, ``--job DATASET RATIO FRACTION SEED``, ``--stride`` and ``--output``: the job a benchmark measures."""
+    ap.add_argument("--config", default=str(ROOT / "config" / "paper.yaml"))
+    ap.add_argument("--job", nargs=4, metavar=("DATASET", "RATIO", "FRACTION", "SEED"), required=True)
+    ap.add_argument("--stride", type=int, default=stride, help="every n-th grid point (of each method measured)")
+    ap.add_argument("--output", default=None)
+
+
+def load_job(config: str, job_args, experiment: str = "exp8"):
+    """(config, job) of ``--config`` and ``--job DATASET RATIO FRACTION SEED``."""
+    with open(config, encoding="utf-8") as fh:
+        cfg = sc.validate_config(yaml.safe_load(fh))
+    dataset, ratio, fraction, seed = job_args[0], job_args[1], float(job_args[2]), int(job_args[3])
+    return cfg, find_job(lupi.plan(cfg, experiment), dataset, ratio, fraction, seed)
+
+
+def output_path(output: str | None, prefix: str, job) -> Path:
+    """``--output``, or ``benchmarks/out/<prefix>-<data set>-<ratio>-<fraction>-s<seed>.json``; its folder made."""
+    out = Path(output or ROOT / "benchmarks" / "out" /
+               f"{prefix}-{job.dataset}-{lupi.ratio_variant(job.ratio)}-{job.train_fraction:g}-s{job.seed}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def write_result(out: Path, job, result: dict) -> None:
+    """The result with the command, the job's slot, the commit and the machine, as JSON."""
+    out.write_text(json.dumps({"command": " ".join([Path(sys.executable).name, *sys.argv]), "slot": job.slot,
+                               "commit": _commit(), "machine": machine_info(), **result}, indent=1, default=float))
 
 
 def _evaluate(job, problem, method, point, setting=None):
@@ -157,30 +187,22 @@ def measure(job, problem, methods, stride: int, save=lambda out: None, baseline=
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", default=str(ROOT / "config" / "paper.yaml"))
+    job_arguments(ap, stride=1)
     ap.add_argument("--experiment", default="exp8")
-    ap.add_argument("--job", nargs=4, metavar=("DATASET", "RATIO", "FRACTION", "SEED"), required=True)
     ap.add_argument("--methods", nargs="*", default=None, help="only these methods (default: every one of the job)")
-    ap.add_argument("--stride", type=int, default=1, help="every n-th grid point of each method")
-    ap.add_argument("--output", default=None)
     ap.add_argument("--baseline", type=parse_setting, default=None, metavar="NAME=VALUE",
                     help="also evaluate each model with the SVM+ solver's constant NAME set to VALUE, taking turns "
                          "(LOW_RANK_MAX_SHARE=0: the dense interior point; POLISH_MAX_ITER=0: no second polish)")
     args = ap.parse_args(argv)
-    with open(args.config, encoding="utf-8") as fh:
-        cfg = sc.validate_config(yaml.safe_load(fh))
+    cfg, job = load_job(args.config, args.job, args.experiment)
     settings = sc.runtime_settings(cfg, ROOT)
-    dataset, ratio, fraction, seed = args.job[0], args.job[1], float(args.job[2]), int(args.job[3])
-    job = find_job(lupi.plan(cfg, args.experiment), dataset, ratio, fraction, seed)
     print(f"{job.slot}: l={job.n_train} n_val={job.n_val} loo={job.loo} models "
           f"{ {m: grid_size(a) for m, a in job.grids.items()} }", flush=True)
     c0 = time.process_time()
     problem = lupi.prepare(job, settings)
     setup_cpu = time.process_time() - c0
     load0 = os.getloadavg()
-    out = Path(args.output or ROOT / "benchmarks" / "out" /
-               f"lupi-cost-{dataset}-{lupi.ratio_variant(ratio)}-{fraction:g}-s{seed}.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = output_path(args.output, "lupi-cost", job)
 
     def save(methods):
         result = {

@@ -20,7 +20,6 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_lupi_cost  # noqa: E402
@@ -30,7 +29,7 @@ from wsvm_span.study.experiments import lupi  # noqa: E402
 from wsvm_span.study.grid import grid_point, grid_size  # noqa: E402
 from wsvm_span.svm_plus import fit_svm_plus, kfold_cv_error  # noqa: E402
 from wsvm_span.svm_plus.selection import fold_solver  # noqa: E402
-from wsvm_span.utils.environment import machine_info, single_threaded  # noqa: E402
+from wsvm_span.utils.environment import single_threaded  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,24 +74,13 @@ def measure(job, problem, stride: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", default=str(ROOT / "config" / "paper.yaml"))
-    ap.add_argument("--job", nargs=4, metavar=("DATASET", "RATIO", "FRACTION", "SEED"), required=True)
-    ap.add_argument("--stride", type=int, default=17, help="every n-th SVM+ grid point")
-    ap.add_argument("--output", default=None)
+    bench_lupi_cost.job_arguments(ap, stride=17)
     args = ap.parse_args(argv)
-    with open(args.config, encoding="utf-8") as fh:
-        cfg = sc.validate_config(yaml.safe_load(fh))
-    dataset, ratio, fraction, seed = args.job[0], args.job[1], float(args.job[2]), int(args.job[3])
-    job = bench_lupi_cost.find_job(lupi.plan(cfg, "exp8"), dataset, ratio, fraction, seed)
+    cfg, job = bench_lupi_cost.load_job(args.config, args.job)
     if "svm_plus" not in job.grids:
         raise SystemExit(f"{job.slot} has no SVM+ grid (its data set has no privileged features)")
     result = measure(job, lupi.prepare(job, sc.runtime_settings(cfg, ROOT)), args.stride)
-    out = Path(args.output or ROOT / "benchmarks" / "out" /
-               f"svm-plus-cv-{dataset}-{lupi.ratio_variant(ratio)}-{fraction:g}-s{seed}.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"command": " ".join([Path(sys.executable).name, *sys.argv]), "slot": job.slot,
-                               "commit": bench_lupi_cost._commit(), "machine": machine_info(), **result},
-                              indent=1, default=float))
+    bench_lupi_cost.write_result(bench_lupi_cost.output_path(args.output, "svm-plus-cv", job), job, result)
     print(json.dumps(result["summary"], indent=1))
     return 0
 

@@ -597,6 +597,16 @@ def test_learn_weights_warm_started_evaluates_the_same_loss(seed, l, n_val):
 
 
 # --- selection -------------------------------------------------------------------------------
+def cold_qp_cv_error(K, K_priv, y, C, gamma, folds, fit=fit_svm_plus) -> float:
+    """The K-fold CV error by cold QP refits of SVM+ on each fold's training part (f = 0 an error)."""
+    errors = 0
+    for fold in np.unique(folds):
+        tr, te = folds != fold, folds == fold
+        fm = fit(K[np.ix_(tr, tr)], K_priv[np.ix_(tr, tr)], y[tr], C, gamma, solver="qp")
+        errors += np.sum(y[te] * fm.decision_function(K[np.ix_(te, tr)]) <= 0)
+    return errors / y.size
+
+
 def test_evaluate_svm_plus_against_retraining():
     """Every quantity of one SVM+ grid point against its own computation: exact LOO by SVM+ refits without
     each of the l points (written here), the LOO rule of the loo module, K-fold CV by cold QP refits on the
@@ -624,12 +634,7 @@ def test_evaluate_svm_plus_against_retraining():
         assert r.loo_rule == pytest.approx(loo_rule(m, K, K_priv).error)
         assert r.test_error == pytest.approx(np.mean(y[:10] * m.decision_train[:10] <= 0))
         assert r.val_error == pytest.approx(np.mean(y_val * m.decision_function(K_val) <= 0))
-        errors = 0
-        for fold in range(5):
-            tr, te = folds != fold, folds == fold
-            fm = fit_svm_plus(K[np.ix_(tr, tr)], K_priv[np.ix_(tr, tr)], y[tr], C, gamma, solver="qp")
-            errors += np.sum(y[te] * fm.decision_function(K[np.ix_(te, tr)]) <= 0)
-        assert r.cv_error == pytest.approx(errors / y.size)
+        assert r.cv_error == pytest.approx(cold_qp_cv_error(K, K_priv, y, C, gamma, folds))
         weighted = to_weighted_svm(m, K)
         c = weighted.C
         loo_errors = zero_weight_errors(m)
@@ -667,12 +672,7 @@ def test_cv_folds_of_a_qp_route_model_go_straight_to_the_qp_route(monkeypatch):
         full_route = fit_svm_plus(K, K_priv, y, C, gamma).solver
         assert full_route.startswith("active-set->") == (folds_route == "qp")
         assert routes == ["auto"] + [folds_route] * 5  # the full model, then the five folds
-        errors = 0
-        for fold in range(5):
-            tr, te = folds != fold, folds == fold
-            fm = fit(K[np.ix_(tr, tr)], K_priv[np.ix_(tr, tr)], y[tr], C, gamma, solver="qp")
-            errors += np.sum(y[te] * fm.decision_function(K[np.ix_(te, tr)]) <= 0)
-        assert r.cv_error == pytest.approx(errors / y.size)
+        assert r.cv_error == pytest.approx(cold_qp_cv_error(K, K_priv, y, C, gamma, folds, fit))
     assert selection.fold_solver(fit_svm_plus(K, K_priv, y, 64.0, 0.01), "active-set") == "active-set"
 
 
