@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import wsvm_span as ws
-from wsvm_span.data import load_dataset
+from wsvm_span.data import DATASETS, load_dataset
 from wsvm_span.study import catalog
 from wsvm_span.study import config as sc
 from wsvm_span.study import experiments as ex
@@ -117,10 +117,28 @@ def test_calibrated_seconds_prices_every_method_by_its_law(monkeypatch):
     assert est.engines["exp8"] == {"engine": "sklearn", "priced_as": "smo", "by": "own laws"}
 
 
+def test_a_data_sets_own_law_replaces_its_methods_law_there_only(monkeypatch):
+    """Hand-computed: the data set's own law for one method prices that method's models on that data set; the
+    other methods, and the same method on another data set, keep METHOD_LAWS."""
+    laws = {m: ((1.0, 0.0), (0.0, 0.0)) for m in lupi.METHODS}
+    monkeypatch.setattr(lupi, "METHOD_LAWS", laws)
+    monkeypatch.setattr(lupi, "DATASET_METHOD_LAWS", {("w_mixture", "learned"): ((3.0, 2.0), (5.0, 1.0))})
+    assert lupi.model_seconds("learned", 50, True, "w_mixture") == pytest.approx(3.0 * 0.25 + 5.0 * 0.5)
+    assert lupi.model_seconds("learned", 50, False, "w_mixture") == pytest.approx(0.75)
+    assert lupi.model_seconds("learned", 50, True, "spambase") == lupi.model_seconds("learned", 50, True) == 1.0
+    assert lupi.model_seconds("svm", 50, True, "w_mixture") == 1.0
+    cal = Calibration(datasets={}, laws={}, setup_law=(0.0, 0.0), job_overhead_s=0.0, model_overhead_s=0.0)
+    job = ex.plan_jobs(exp8())[0]
+    assert (job.dataset, job.n_train, job.loo) == ("w_mixture", 30, True)
+    # two models per method: learned 3 * 0.09 + 5 * 0.3, each other method 1
+    assert lupi.calibrated_seconds(job, cal) == pytest.approx(2 * (3 * 0.09 + 5 * 0.3) + 2 * 4 * 1.0)
+
+
 def test_method_laws_cover_every_method():
     assert set(lupi.METHOD_LAWS) == set(lupi.METHODS)
     assert all(lupi.model_seconds(m, 200, True) > lupi.model_seconds(m, 200, False) > lupi.model_seconds(m, 100, False)
                for m in lupi.METHODS)
+    assert all(method in lupi.METHODS and dataset in DATASETS for dataset, method in lupi.DATASET_METHOD_LAWS)
 
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
