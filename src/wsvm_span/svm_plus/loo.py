@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import SVMPlus
-from .solver import KKT_TOL, ActiveSetFailure, SVMPlusProblem, solve_symmetric, with_fit_time
+from .solver import ACTIVE_SET, KKT_TOL, ActiveSetFailure, SVMPlusProblem, solve_symmetric, with_fit_time
 
 
 @dataclass(frozen=True)
@@ -87,9 +87,9 @@ def refit_without(model: SVMPlus, K, K_priv, p: int) -> tuple[SVMPlus, np.ndarra
     Z, B = active_sets(model)
     t0 = time.perf_counter()
     try:
-        sub = problem.active_set(Z[rest], B[rest], "active-set")
+        sub = problem.active_set(Z[rest], B[rest], ACTIVE_SET)
     except ActiveSetFailure:
-        sub = problem.qp("auto", True, prefix="active-set->")
+        sub = problem.qp("auto", True, prefix=f"{ACTIVE_SET}->")
     return with_fit_time(sub, time.perf_counter() - t0), rest
 
 

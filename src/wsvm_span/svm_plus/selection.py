@@ -37,7 +37,7 @@ from ..span.estimates import analyse_spans
 from .equivalence import ZERO_WEIGHT, svm_plus_weights, to_weighted_svm, zero_weight_errors
 from .loo import leave_one_out, loo_rule
 from .model import SVMPlus
-from .solver import fit_svm_plus
+from .solver import ACTIVE_SET, fit_svm_plus
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ def fold_solver(model: SVMPlus, solver: str) -> str:
     sets defeated it too, each paying that try (about a third of its time) before the QP route; folds of the
     others took it 6 times in 80. Measured (``benchmarks/bench_svm_plus_cv.py``): the CV 1.35x faster there and
     1.34x at 2:1, l = 200, with the same CV errors; unchanged where the active-set method solves every problem."""
-    return "qp" if solver == "auto" and model.solver != "active-set" else solver
+    return "qp" if solver == "auto" and model.solver != ACTIVE_SET else solver
 
 
 def _held_out_error(model, K_rows, y_rows) -> tuple[float, float]:

@@ -54,7 +54,11 @@ from ..solvers.qp import solve_qp
 from ..utils.validation import check_kernel, check_labels
 from .model import SVMPlus
 
-SOLVERS = ("auto", "active-set", "qp")
+#: The active-set route's name: a solver to ask for, and ``SVMPlus.solver`` of a model it solved alone (the
+#: QP route's names are the QP solver's, then "+active-set" where polished, or "active-set->" before them when
+#: the active-set method failed first).
+ACTIVE_SET = "active-set"
+SOLVERS = ("auto", ACTIVE_SET, "qp")
 
 #: Ridge added to the privileged kernel, relative to its mean diagonal. With fewer
 #: distinct privileged points than training points (parkinson_speech: 16 UPDRS values for
@@ -245,7 +249,7 @@ def fit_svm_plus(
     C, gamma = float(C), float(gamma)
     problem = SVMPlusProblem.build(K, K_priv, y, C, gamma)
     t0 = time.perf_counter()
-    if solver in ("auto", "active-set"):
+    if solver in ("auto", ACTIVE_SET):
         # First guess: a = 0 where the plain SVM has no SV, and beta = 0 everywhere. At the
         # optimum beta_i > 0 forces xi_i = 0, and a nonnegative smooth correcting
         # function touches 0 at few privileged points, so few beta_i are free; guessing
@@ -255,11 +259,11 @@ def fit_svm_plus(
         Z0 = start.alpha == 0.0
         B0 = np.ones(y.size, dtype=bool)
         try:
-            model = problem.active_set(Z0, B0, "active-set")
+            model = problem.active_set(Z0, B0, ACTIVE_SET)
         except ActiveSetFailure:
-            if solver == "active-set":
+            if solver == ACTIVE_SET:
                 raise
-            model = problem.qp(qp_solver, polish, prefix="active-set->")
+            model = problem.qp(qp_solver, polish, prefix=f"{ACTIVE_SET}->")
     else:
         model = problem.qp(qp_solver, polish)
     return with_fit_time(model, time.perf_counter() - t0)
@@ -306,7 +310,7 @@ class SVMPlusProblem:
         if factors[0] is not None or factors[1] is not None:
             try:
                 low_rank = self.interior_point(qp_solver, factors)
-                return self.polished(low_rank, f"{prefix}{low_rank.solver}-low-rank+active-set")
+                return self.polished(low_rank, f"{prefix}{low_rank.solver}-low-rank+{ACTIVE_SET}")
             except RuntimeError:  # not solved, or not polished (ActiveSetFailure): the dense QP decides
                 pass
         try:
@@ -322,7 +326,7 @@ class SVMPlusProblem:
         else:
             if polish:
                 try:
-                    return self.polished(raw, f"{prefix}{raw.solver}+active-set")
+                    return self.polished(raw, f"{prefix}{raw.solver}+{ACTIVE_SET}")
                 except ActiveSetFailure as exc:
                     why = str(exc)
         if polish:
