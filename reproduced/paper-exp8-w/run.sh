@@ -1,0 +1,8 @@
+#!/bin/bash
+# Experiment 8 at paper size, part w (w_mixture at 2:1, training fraction 1.0, seeds 5-9; 5 jobs):
+# the whole workflow (rows, tables, figures, MLflow summary), one job at a time beside another part, niced
+cd "$(git rev-parse --show-toplevel)"
+export PATH="$PWD/.venv/bin:$PATH"
+echo "=== start $(date -u +%FT%TZ)"
+/usr/bin/time -v -o ${TIMES:-/tmp}/time-all.txt nice -n 10 snakemake --cores ${CORES:-1} --configfile config/reproduced-exp8-w.yaml || { echo "=== FAILED $(date -u +%FT%TZ)"; exit 1; }
+echo "=== done $(date -u +%FT%TZ)"
