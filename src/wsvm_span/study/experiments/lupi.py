@@ -419,12 +419,13 @@ METHOD_LAWS: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
 #: The laws of a method on a data set where it costs what METHOD_LAWS does not see, in their form. Weight
 #: learning on mammographic: its duplicate points (196 distinct of 280 at 2:1, 17 groups with both labels) and its
 #: flat kernels at log2_kernel_scale 4-6 leave the inner solves degenerate, 11-103 per job's learned grid stopped
-#: by SMO's step limit (one model 483 s of its job's 731 s at l = 280), and its exact LOO retrains such models. Fitted on the whole learned grids of mammographic's jobs measured with smo by
-#: benchmarks/bench_lupi_cost.py (docs/experiments.md, "Experiment 8 at paper size"): all but the exact LOO by
-#: least squares in log-log over five jobs (2:1 at l = 140, 210, 280 twice, 1:2 at l = 140: 3.0-18.3 s per model,
-#: each job's mean -44% to +141% off the law, the cost sits in 1-3 models of 40); the exact LOO at the geometric
-#: mean of the two jobs at l = 140 that have it (2.8 and 6.2 s) with METHOD_LAWS' exponent. l < 140 is not
-#: measured. The jobs measured cost 25-116x what METHOD_LAWS priced for them.
+#: by SMO's step limit (one model 483 s of its job's 731 s at l = 280), and its exact LOO retrains such models.
+#: Fitted on the whole learned grids of mammographic's jobs measured with smo by benchmarks/bench_lupi_cost.py
+#: (docs/experiments.md, "Experiment 8 at paper size"): all but the exact LOO by least squares in log-log over five
+#: jobs (2:1 at l = 140, 210, 280 twice, 1:2 at l = 140: 3.0-18.3 s per model, each job's mean -44% to +141% off
+#: the law, the cost sits in 1-3 models of 40); the exact LOO at the geometric mean of the two jobs at l = 140 that
+#: have it (2.8 and 6.2 s) with METHOD_LAWS' exponent. l < 140 is not measured. The jobs measured cost 25-116x what
+#: METHOD_LAWS priced for them.
 DATASET_METHOD_LAWS: dict[tuple[str, str], tuple[tuple[float, float], tuple[float, float]]] = {
     ("mammographic", "learned"): ((2.12, 1.66), (2.45, 1.59)),
 }
