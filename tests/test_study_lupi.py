@@ -239,6 +239,29 @@ def test_rows_match_an_independent_recomputation(ran):
             assert row["engine"].startswith("svm+:")
         if row["method"] == "learned":
             assert row["t_weights"] > 0 and row["val_error"] <= 0.5
+            assert row["n_unconverged_inner"] == 0  # counted (LIBSVM reports no step limit; a tiny problem)
+        else:
+            assert pd.isna(row["n_unconverged_inner"])  # no weight learning: does not apply
+
+
+def test_rows_written_before_the_unconverged_count_read_as_not_counted(ran, tmp_path):
+    """Experiment 8's rows committed before n_unconverged_inner existed (reproduced/paper-exp8-a ... w) read with
+    it null, "not counted", every other column as written; a file missing any other column is still refused."""
+    import pyarrow.parquet as pq
+
+    from wsvm_span.study.results_schema import SchemaError
+
+    jobs, _, rows, _, tmp = ran
+    new = pq.read_table(tmp / f"chunk-{jobs[0].chunk}.parquet")
+    old = new.drop_columns(["n_unconverged_inner"]).replace_schema_metadata(new.schema.metadata)
+    pq.write_table(old, tmp_path / "old.parquet")
+    got = read_rows(tmp_path / "old.parquet")
+    assert list(got.columns) == ROW_SCHEMAS["lupi"].names and got["n_unconverged_inner"].isna().all()
+    mine = rows[rows["seed"] == jobs[0].seed].reset_index(drop=True)
+    pd.testing.assert_frame_equal(got.drop(columns="n_unconverged_inner"), mine.drop(columns="n_unconverged_inner"))
+    pq.write_table(old.drop_columns(["t_weights"]), tmp_path / "bad.parquet")
+    with pytest.raises(SchemaError, match="bad.parquet.*missing t_weights"):
+        read_rows(tmp_path / "bad.parquet")
 
 
 def test_mlflow_runs_one_child_per_row(ran):

@@ -596,6 +596,54 @@ def test_learn_weights_warm_started_evaluates_the_same_loss(seed, l, n_val):
     assert same_split >= 0.8 * len(seen)
 
 
+def maximal_violating_pair_gap(K, y, c, alpha) -> float:
+    """m(a) - M(a) of the weighted SVM's dual (Keerthi et al.'s first-order optimality measure), written out
+    here from its definition: the gap every SMO stops on when it is <= tol. Zero weights leave the problem."""
+    keep = c > ZERO_WEIGHT
+    K, y, c, alpha = K[np.ix_(keep, keep)], y[keep], c[keep], alpha[keep]
+    grad = (K * np.outer(y, y)) @ alpha - 1.0
+    up = ((y > 0) & (alpha < c)) | ((y < 0) & (alpha > 0))
+    low = ((y > 0) & (alpha > 0)) | ((y < 0) & (alpha < c))
+    return float(np.max(-y[up] * grad[up]) - np.min(-y[low] * grad[low]))
+
+
+@pytest.mark.parametrize("step_limit", [5, 150])
+def test_learn_weights_counts_the_inner_solves_stopped_at_the_step_limit(monkeypatch, step_limit):
+    """With smo's step limit set low, inner solves stop short of INNER_TOL (all of them at 5 steps, 9 of 40 at
+    150): learn_weights counts exactly those whose solution's maximal violating pair gap (computed here from
+    alpha) exceeds INNER_TOL, and warns once for the whole weight learning, not once per solve; at the real
+    limit it counts none."""
+    from unittest import mock
+
+    from wsvm_span.engines import StepLimitWarning
+    from wsvm_span.engines import smo as smo_module
+    from wsvm_span.svm_plus import weight_schemes
+
+    _, y, yv, K, Kv = validation_problem(3, 80, 100)
+    seen, real = [], weight_schemes._validation_loss
+
+    def spy(c, *args):
+        out = real(c, *args)
+        seen.append((c.copy(), out[2]))
+        return out
+
+    with mock.patch.object(weight_schemes, "_validation_loss", spy):
+        res = learn_weights(K, y, Kv, yv, 1.0, d=0.1, max_iter=15, engine="smo")
+    assert res.n_unconverged_inner == 0 and len(seen) == res.n_evaluations
+    assert max(maximal_violating_pair_gap(K, y, c, a) for c, a in seen) <= weight_schemes.INNER_TOL
+
+    seen.clear()
+    monkeypatch.setattr(smo_module, "max_iterations", lambda l: step_limit)
+    with mock.patch.object(weight_schemes, "_validation_loss", spy), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = learn_weights(K, y, Kv, yv, 1.0, d=0.1, max_iter=15, engine="smo")
+    short = sum(maximal_violating_pair_gap(K, y, c, a) > weight_schemes.INNER_TOL for c, a in seen)
+    assert 0 < short and res.n_unconverged_inner == short and len(seen) == res.n_evaluations
+    assert step_limit < 100 or short < len(seen)  # at 150 steps the later warm starts converge: some, not all
+    limit = [w for w in caught if issubclass(w.category, StepLimitWarning)]
+    assert len(limit) == 1 and f"{short} inner solve(s) stopped at the engine's step limit" in str(limit[0].message)
+
+
 # --- selection -------------------------------------------------------------------------------
 def cold_qp_cv_error(K, K_priv, y, C, gamma, folds, fit=fit_svm_plus) -> float:
     """The K-fold CV error by cold QP refits of SVM+ on each fold's training part (f = 0 an error)."""

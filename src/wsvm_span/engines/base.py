@@ -32,6 +32,13 @@ LIBSVM_CACHE_MB = 200
 DEFAULT_TOL = 1e-7
 
 
+class StepLimitWarning(RuntimeWarning):
+    """An engine stopped at its step limit before its tolerance: the solution is feasible but not optimal to
+    tol (a degenerate problem: duplicate points with opposite labels, a numerically singular kernel). Its own
+    category, so that a caller counts these (``svm_plus.learn_weights``) or turns them into errors with a
+    warnings filter, without matching messages."""
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What an engine supports: the registry and ``fit_svm`` ask these instead of engine names.

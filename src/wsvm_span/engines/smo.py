@@ -25,7 +25,7 @@ import numpy as np
 from .. import _native
 from ..kernels import RBFRows
 from ..model import BOUND_RTOL
-from .base import LIBSVM_CACHE_MB, Capabilities, fit_features_by_kernel
+from .base import LIBSVM_CACHE_MB, Capabilities, StepLimitWarning, fit_features_by_kernel
 from .warm_start import Start, feasible_start
 
 __all__ = ["Smo", "SmoReport", "max_iterations", "smo_solve"]
@@ -176,7 +176,7 @@ class Smo:
         if not report.converged:
             warnings.warn(f"engine 'smo' stopped at its step limit ({report.n_iter} steps) with the gap "
                           f"{report.gap:.3g} > tol {tol:g}: the problem is degenerate (duplicate points with "
-                          "opposite labels, an indefinite kernel)", RuntimeWarning, stacklevel=3)
+                          "opposite labels, an indefinite kernel)", StepLimitWarning, stacklevel=3)
         return alpha, b, grad
 
     def fit_features(self, X, y, C, gamma, tol):

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.spatial.distance import pdist, squareform
 
-from ..engines import fit_svm, get_engine
+from ..engines import StepLimitWarning, fit_svm, get_engine
 from ..utils.validation import check_features, check_kernel, check_labels
 from .equivalence import ZERO_WEIGHT
 from .solver import solve_symmetric
@@ -264,6 +264,10 @@ class LearnedWeights:
         L-BFGS-B's success flag.
     message : str
         Its message.
+    n_unconverged_inner : int, default=0
+        Inner solves (of the n_evaluations) that the engine stopped at its step limit short of ``INNER_TOL``
+        (``engines.StepLimitWarning``; engines that report it: "smo"): the loss and gradient there rest on a
+        feasible but inexact solution, so where this is not 0 the weights may be too.
 
     Examples
     --------
@@ -290,6 +294,7 @@ class LearnedWeights:
     n_evaluations: int
     success: bool
     message: str
+    n_unconverged_inner: int = 0
 
 
 def validation_loss(c, K, y, K_val, y_val, d: float, *, engine: str = "auto") -> tuple[float, np.ndarray]:
@@ -467,13 +472,21 @@ def learn_weights(K, y, K_val, y_val, C: float, *, d: float = 0.1, c0=None, max_
                          "(a weighted SVM is not trained on one class)")
     warm = get_engine(engine).capabilities.warm_start
     last = {"c": None, "value": None, "alpha": None}
+    unconverged = []
 
     def loss(c):
         # L-BFGS-B evaluates c0 again after initial_loss: the same solve, not made twice
         if last["c"] is not None and np.array_equal(c, last["c"]):
             return last["value"][0], last["value"][1].copy()
-        value, grad, alpha = _validation_loss(np.array(c, dtype=float), K, y, K_val, y_val, d, engine,
-                                              last["alpha"] if warm else None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", StepLimitWarning)
+            value, grad, alpha = _validation_loss(np.array(c, dtype=float), K, y, K_val, y_val, d, engine,
+                                                  last["alpha"] if warm else None)
+        for w in caught:
+            if issubclass(w.category, StepLimitWarning):
+                unconverged.append(str(w.message))
+            else:  # not ours to swallow
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         last.update(c=np.array(c, dtype=float), value=(value, grad))
         if alpha is not None:  # outside the domain (one class left): the next solve starts from the last model
             last["alpha"] = alpha
@@ -482,5 +495,11 @@ def learn_weights(K, y, K_val, y_val, C: float, *, d: float = 0.1, c0=None, max_
     initial_loss, _ = loss(c0)
     res = minimize(loss, c0, jac=True, method="L-BFGS-B", bounds=[(ZERO_WEIGHT, None)] * l,
                    options={"maxiter": max_iter})
+    if unconverged:
+        # one warning per weight learning, not one per inner solve (a grid point can have dozens)
+        warnings.warn(f"weight learning: {len(unconverged)} inner solve(s) stopped at the engine's step limit short "
+                      f"of INNER_TOL={INNER_TOL:g}, so the learned weights rest on inexact solutions there (the "
+                      f"first: {unconverged[0]})", StepLimitWarning, stacklevel=2)
     return LearnedWeights(c=res.x, loss=float(res.fun), initial_loss=initial_loss, n_iter=int(res.nit),
-                          n_evaluations=int(res.nfev), success=bool(res.success), message=str(res.message))
+                          n_evaluations=int(res.nfev), success=bool(res.success), message=str(res.message),
+                          n_unconverged_inner=len(unconverged))

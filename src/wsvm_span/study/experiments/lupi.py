@@ -328,7 +328,8 @@ def prepare(job: LupiJob, settings) -> LupiProblem:
 
 
 def _evaluate_one(job: LupiJob, problem: LupiProblem, method: str, point: Mapping[str, float]):
-    """(SelectionEvaluation, t_weights, kernel gamma) of one grid point of one method."""
+    """(SelectionEvaluation, t_weights, kernel gamma, n_unconverged_inner: None but for learned weights) of one
+    grid point of one method."""
     import wsvm_span as ws
     from wsvm_span.svm_plus import evaluate_svm_plus, evaluate_weighted, learn_weights, probability_weights
 
@@ -339,8 +340,8 @@ def _evaluate_one(job: LupiJob, problem: LupiProblem, method: str, point: Mappin
     if method == "svm_plus":
         ev = evaluate_svm_plus(k.K, p.priv_kernels[point["log2_priv_gamma"]], p.y, C, 2.0 ** point["log2_gamma_plus"],
                                k.K_test, p.split.y_test, **shared)
-        return ev, 0.0, k.gamma
-    t_weights = 0.0
+        return ev, 0.0, k.gamma, None
+    t_weights, n_unconverged_inner = 0.0, None
     if method == "svm":
         weights = np.full(p.l, C)
     elif method == "nw":
@@ -350,14 +351,15 @@ def _evaluate_one(job: LupiJob, problem: LupiProblem, method: str, point: Mappin
         weights = ws.sigmoid_weights(p.scores, point["A"], point["B"], C, sigma=job.sigma)
     elif method == "learned":
         t0 = time.perf_counter()
-        weights = learn_weights(k.K, p.y, k.K_val, p.y_val, C, d=job.learn_d, max_iter=job.learn_max_iter,
-                                engine=job.engine).c
+        learned = learn_weights(k.K, p.y, k.K_val, p.y_val, C, d=job.learn_d, max_iter=job.learn_max_iter,
+                                engine=job.engine)
         t_weights = time.perf_counter() - t0
+        weights, n_unconverged_inner = learned.c, learned.n_unconverged_inner
     else:
         raise ValueError(f"unknown method {method!r}; this wsvm-span knows {sorted(METHODS)}")
     ev = evaluate_weighted(k.K, p.y, weights, k.K_test, p.split.y_test, engine=job.engine, tol=job.tol,
                            fold_kernels=k.fold_kernels, **shared)
-    return ev, t_weights, k.gamma
+    return ev, t_weights, k.gamma, n_unconverged_inner
 
 
 def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] | None = None) -> list[dict]:
@@ -372,8 +374,8 @@ def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] 
 
     def row_of(index: int) -> dict:
         method, point = models[index]
-        ev, t_weights, gamma = _evaluate_one(job, problem, method, point)
-        row = {**ev.as_dict(), **point, "t_weights": t_weights}
+        ev, t_weights, gamma, n_unconverged_inner = _evaluate_one(job, problem, method, point)
+        row = {**ev.as_dict(), **point, "t_weights": t_weights, "n_unconverged_inner": n_unconverged_inner}
         row.update(experiment=job.experiment, dataset=job.dataset, method=method, ratio=job.ratio, seed=job.seed,
                    realization=job.realization, gamma=gamma, l=problem.l, n_val=job.n_val, d=problem.d,
                    train_fraction=job.train_fraction, model_index=index, chunk=job.chunk)
