@@ -4,7 +4,7 @@ size alone" by ``check-config --estimate``).
 
 For each chosen job (data set, ratio, training fraction, seed of ``experiments.exp8`` in CONFIG) it runs the
 job's own ``prepare`` (kernels, D, CV folds, NW estimate) and then, for every method, the job's own model
-evaluation (``lupi._evaluate_one``) on every ``--stride``-th grid point of that method, one BLAS thread, and
+evaluation (``lupi.evaluate_grid_point``) on every ``--stride``-th grid point of that method, one BLAS thread, and
 records per model the process CPU time (``time.process_time``) and the row's component times (training,
 weights, CV, span bound, LOO rule, exact LOO; wall seconds as the rows carry them). A method's CPU time over
 its whole grid is projected as (its measured mean per model) x (its grid size); the job's as their sum plus
@@ -95,8 +95,8 @@ def write_result(out: Path, job, result: dict) -> None:
 
 
 def _evaluate(job, problem, method, point, setting=None):
-    """One model's row, its CPU and wall seconds; ``setting``: (name, value) of an SVM+ solver constant to
-    evaluate it under (restored after)."""
+    """(``lupi.GridPointResult``, CPU seconds, wall seconds) of one model; ``setting``: (name, value) of an SVM+
+    solver constant to evaluate it under (restored after)."""
     name, value = setting or (None, None)
     kept = getattr(svm_plus_solver, name) if name else None
     if name:
@@ -104,8 +104,8 @@ def _evaluate(job, problem, method, point, setting=None):
     try:
         c0, w0 = time.process_time(), time.perf_counter()
         with single_threaded():
-            ev, t_weights, _ = lupi._evaluate_one(job, problem, method, point)
-        return ev, t_weights, time.process_time() - c0, time.perf_counter() - w0
+            result = lupi.evaluate_grid_point(job, problem, method, point)
+        return result, time.process_time() - c0, time.perf_counter() - w0
     finally:
         if name:
             setattr(svm_plus_solver, name, kept)
@@ -114,11 +114,11 @@ def _evaluate(job, problem, method, point, setting=None):
 def _baseline(job, problem, method, point, setting) -> dict:
     c0 = time.process_time()
     try:
-        ev, _, cpu, _ = _evaluate(job, problem, method, point, setting)
+        result, cpu, _ = _evaluate(job, problem, method, point, setting)
     except RuntimeError as exc:  # e.g. the dense QP not solved (Clarabel: InsufficientProgress), nothing to fall back on
         print(f"    baseline failed: {exc}", flush=True)
         return {"baseline_cpu_s": time.process_time() - c0, "baseline_failed": str(exc)}
-    return {"baseline_cpu_s": cpu, "baseline_row": ev.as_dict()}
+    return {"baseline_cpu_s": cpu, "baseline_row": result.evaluation.as_dict()}
 
 
 def parse_setting(text: str):
@@ -151,15 +151,17 @@ def measure(job, problem, methods, stride: int, save=lambda out: None, baseline=
             if baseline:  # taking turns: the baseline first on even models, second on odd ones
                 if len(models) % 2 == 0:
                     measured = _baseline(job, problem, method, point, baseline)
-                ev, t_weights, cpu, wall = _evaluate(job, problem, method, point)
+                result, cpu, wall = _evaluate(job, problem, method, point)
                 if len(models) % 2 == 1:
                     measured = _baseline(job, problem, method, point, baseline)
                 if "baseline_row" in measured:
-                    measured["same_row_as_baseline"] = _same_row(ev.as_dict(), measured.pop("baseline_row"))
+                    measured["same_row_as_baseline"] = _same_row(result.evaluation.as_dict(),
+                                                                 measured.pop("baseline_row"))
             else:
-                ev, t_weights, cpu, wall = _evaluate(job, problem, method, point)
-            row = ev.as_dict()
+                result, cpu, wall = _evaluate(job, problem, method, point)
+            row, t_weights = result.evaluation.as_dict(), result.t_weights
             models.append({"index": i, "point": point, "cpu_s": cpu, "wall_s": wall, "t_weights": t_weights,
+                           "n_unconverged_inner": result.n_unconverged_inner,
                            **{c: (None if not np.isfinite(row[c]) else row[c]) for c in COMPONENTS},
                            "n_sv": row["n_sv"], "n_inbound": row["n_inbound"], "engine": row["engine"], **measured})
             print(f"  {method} m{i} {point}: cpu {cpu:.3f} s (train {row['t_train']:.3f}, weights {t_weights:.3f}, "

@@ -403,3 +403,30 @@ def test_test_error_figure_per_data_set_and_ratio_by_hand(tmp_path, drawn):
                 np.testing.assert_array_equal(x, [200, 400])
                 np.testing.assert_allclose(y, expected, rtol=1e-12)
     assert len(axes) == 3 * 3
+
+
+def test_the_cost_benchmark_measures_a_job_model_by_model(tmp_path):
+    """benchmarks/bench_lupi_cost.py (which bench_svm_plus_cv.py and bench_svm_plus_polish.py build on) runs a
+    tiny job through the job's own model evaluation and records every sampled model: it broke once, unnoticed,
+    when that evaluation's result gained a field."""
+    import importlib.util
+    import json
+
+    import yaml
+
+    spec = importlib.util.spec_from_file_location("bench_lupi_cost", REPO_ROOT / "benchmarks" / "bench_lupi_cost.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    config = {"data": {"dir": str(tmp_path / "data")}, "experiments": {"exp8": {
+        "datasets": ["w_mixture"], "ratios": ["1:40"], "train_fractions": [0.3], "seeds": [0], "grid": GRID,
+        "learn": {"max_iter": 5}, "loo_max_train_size": 40}}}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    assert bench.main(["--config", str(tmp_path / "c.yaml"), "--job", "w_mixture", "1:40", "0.3", "0",
+                       "--methods", "svm", "learned", "--output", str(tmp_path / "out.json")]) == 0
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["complete"] and set(out["methods"]) == {"svm", "learned"}
+    for method, measured in out["methods"].items():
+        assert measured["measured"] == measured["grid_size"] == 2  # stride 1: both C of the tiny grid
+        for model in measured["models"]:
+            assert model["cpu_s"] > 0 and model["t_cv"] is not None and model["t_loo"] is not None
+            assert model["n_unconverged_inner"] == (0 if method == "learned" else None)

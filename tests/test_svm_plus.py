@@ -655,11 +655,13 @@ def cold_qp_cv_error(K, K_priv, y, C, gamma, folds, fit=fit_svm_plus) -> float:
     return errors / y.size
 
 
-def test_evaluate_svm_plus_against_retraining():
+@pytest.mark.parametrize("engine", ["auto", "smo"])
+def test_evaluate_svm_plus_against_retraining(engine):
     """Every quantity of one SVM+ grid point against its own computation: exact LOO by SVM+ refits without
     each of the l points (written here), the LOO rule of the loo module, K-fold CV by cold QP refits on the
-    folds, the converted model's exact LOO by LIBSVM refits with the weights held fixed, test and validation
-    errors from the decision values."""
+    folds, the converted model's exact LOO (retrained by ``engine``: LIBSVM, or smo from the SVM+ solution)
+    against LIBSVM refits from zero with the weights held fixed, test and validation errors from the decision
+    values."""
     X, X_priv, y, K, K_priv = privileged_problem(4, l=40)
     rng = np.random.default_rng(0)
     X_val = rng.normal(size=(15, 2)) * 1.3
@@ -669,7 +671,7 @@ def test_evaluate_svm_plus_against_retraining():
     D = ws.enclosing_ball_diameter(K)
     for C, gamma in ((1.0, 1.0), (4.0, 0.3)):
         r = evaluate_svm_plus(K, K_priv, y, C, gamma, K[:10], y[:10], folds=folds, D=D, K_val=K_val, y_val=y_val,
-                              compute_loo=True)
+                              compute_loo=True, engine=engine)
         m = fit_svm_plus(K, K_priv, y, C, gamma)
         refit_errors = 0
         for p in range(y.size):  # exact LOO: the SVM+ retrained without x_p (both kernels), from scratch
@@ -684,13 +686,16 @@ def test_evaluate_svm_plus_against_retraining():
         assert r.val_error == pytest.approx(np.mean(y_val * m.decision_function(K_val) <= 0))
         assert r.cv_error == pytest.approx(cold_qp_cv_error(K, K_priv, y, C, gamma, folds))
         weighted = to_weighted_svm(m, K)
+        assert to_weighted_svm(m, K, engine=engine).engine == {"auto": "sklearn", "smo": "smo"}[engine]
+        with pytest.raises(ValueError, match="supports class weights only"):
+            to_weighted_svm(m, K, engine="libsvm")
         c = weighted.C
         loo_errors = zero_weight_errors(m)
         for p in weighted.support:
             rest = np.delete(np.arange(y.size), p)
             sub = ws.fit_svm(K[np.ix_(rest, rest)], y[rest], c[rest], tol=1e-7)
             loo_errors += int(y[p] * sub.decision_function(K[p:p + 1, rest])[0] <= 0)
-        assert r.loo_converted == pytest.approx(loo_errors / y.size)
+        assert r.loo_converted == pytest.approx(loo_errors / y.size) and 0 < loo_errors
         spans = ws.analyse_spans(weighted, K, D=D)
         assert r.span_rule == pytest.approx(spans.span_rule + zero_weight_errors(m) / y.size)
         assert r.n_zero_weight == int(np.sum(svm_plus_weights(m) == 0)) and r.engine == f"svm+:{m.solver}"

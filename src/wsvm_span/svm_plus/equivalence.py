@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engines import AUTO, get_engine
+from ..engines import AUTO, engine_for
 from ..model import WeightedSVM, make_model
 from .model import SVMPlus
 
@@ -69,11 +69,11 @@ def svm_plus_weights(model: SVMPlus) -> np.ndarray:
     return np.maximum(model.C + model.alpha_tilde, 0.0)
 
 
-def to_weighted_svm(model: SVMPlus, K, *, tol: float = RETRAIN_TOL) -> WeightedSVM:
+def to_weighted_svm(model: SVMPlus, K, *, tol: float = RETRAIN_TOL, engine: str = AUTO) -> WeightedSVM:
     """The weighted SVM with weights ``svm_plus_weights(model)`` and the SVM+ alpha and b.
 
     The result goes to ``analyse_spans``, ``span_rule``, ``span_bound`` and ``leave_one_out`` of ``wsvm_span``
-    (which retrains it with the default engine, LIBSVM, at ``tol``: the only engine for per-instance weights);
+    (which retrains it with ``engine`` at ``tol``: "smo" starts each retraining from this solution);
     add ``zero_weight_errors`` to their LOO counts. Its in-bound / bounded split is that of the SVM+ solution
     (exact for the active-set solver). Zero weights are stored as ``ZERO_WEIGHT``.
 
@@ -85,6 +85,9 @@ def to_weighted_svm(model: SVMPlus, K, *, tol: float = RETRAIN_TOL) -> WeightedS
         The ordinary-feature kernel it was trained on.
     tol : float, default=1e-7
         The tolerance recorded for retraining.
+    engine : str, default="auto"
+        The engine recorded for retraining (``engines.ENGINE_NAMES`` that take per-instance weights; "auto":
+        LIBSVM).
 
     Returns
     -------
@@ -116,7 +119,7 @@ def to_weighted_svm(model: SVMPlus, K, *, tol: float = RETRAIN_TOL) -> WeightedS
         raise ValueError(f"K must be the ({l}, {l}) training kernel of the SVM+ model, got {K.shape}")
     weights = np.maximum(svm_plus_weights(model), ZERO_WEIGHT)
     return make_model(K, model.y, weights, model.alpha, model.b,
-                      engine=get_engine(AUTO).name, tol=tol, fit_time=model.fit_time)
+                      engine=engine_for(engine, model.y, weights).name, tol=tol, fit_time=model.fit_time)
 
 
 def zero_weight_errors(model: SVMPlus) -> int:

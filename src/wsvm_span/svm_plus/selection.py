@@ -181,11 +181,11 @@ def _held_out_error(model, K_rows, y_rows) -> tuple[float, float]:
 
 def evaluate_svm_plus(
     K, K_priv, y, C: float, gamma: float, K_test, y_test, *, folds, D: float, K_val=None, y_val=None,
-    solver: str = "auto", qp_solver: str = "auto", compute_loo: bool = False,
+    solver: str = "auto", qp_solver: str = "auto", compute_loo: bool = False, engine: str = AUTO,
 ) -> SelectionEvaluation:
     """One grid point of SVM+: train it and compute its test and validation errors, the span-rule and span bound
     of its equivalent weighted SVM, its LOO rule, K-fold CV and, with ``compute_loo``, its exact LOO error and
-    that of the equivalent weighted SVM.
+    that of the equivalent weighted SVM (retrained by ``engine``).
 
     The kernels are not validated (a grid builds them once); ``fit_svm_plus`` validates a single problem.
 
@@ -213,6 +213,10 @@ def evaluate_svm_plus(
         QP solver.
     compute_loo : bool, default=False
         Also compute the exact LOO errors.
+    engine : str, default="auto"
+        The engine that retrains the equivalent weighted SVM without each of its SVs (``loo_converted``): "smo"
+        starts each retraining from the SVM+ solution; "auto" is LIBSVM from zero. SVM+ itself is trained by
+        ``solver``.
 
     Returns
     -------
@@ -239,7 +243,7 @@ def evaluate_svm_plus(
     t0 = time.perf_counter()
     model = fit_svm_plus(K, K_priv, y, C, gamma, solver=solver, qp_solver=qp_solver, check_input=False)
     t_train = time.perf_counter() - t0
-    weighted = to_weighted_svm(model, K)
+    weighted = to_weighted_svm(model, K, engine=engine)
     spans = analyse_spans(weighted, K, D=D, qp_solver=qp_solver)
     zero_errors = zero_weight_errors(model) / l
     t0 = time.perf_counter()

@@ -38,7 +38,7 @@ import math
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping, NamedTuple
 
 import numpy as np
 
@@ -327,9 +327,19 @@ def prepare(job: LupiJob, settings) -> LupiProblem:
     return problem
 
 
-def _evaluate_one(job: LupiJob, problem: LupiProblem, method: str, point: Mapping[str, float]):
-    """(SelectionEvaluation, t_weights, kernel gamma, n_unconverged_inner: None but for learned weights) of one
-    grid point of one method."""
+class GridPointResult(NamedTuple):
+    """One grid point of one method, evaluated (``evaluate_grid_point``): the row's computed fields."""
+
+    evaluation: Any  #: the selection rules' values (``svm_plus.SelectionEvaluation``)
+    t_weights: float  #: seconds of computing the weights (weight learning; the NW estimate's share)
+    gamma: float  #: the RBF parameter of the kernel
+    n_unconverged_inner: int | None  #: learned weights' inner solves stopped at the step limit; None otherwise
+
+
+def evaluate_grid_point(job: LupiJob, problem: LupiProblem, method: str,
+                        point: Mapping[str, float]) -> GridPointResult:
+    """One grid point of one method: its weights, the model and every selection rule's value (a row's fields;
+    the benchmarks time it model by model)."""
     import wsvm_span as ws
     from wsvm_span.svm_plus import evaluate_svm_plus, evaluate_weighted, learn_weights, probability_weights
 
@@ -339,8 +349,8 @@ def _evaluate_one(job: LupiJob, problem: LupiProblem, method: str, point: Mappin
     shared = dict(folds=p.folds, D=k.D, K_val=k.K_val, y_val=p.y_val, qp_solver=job.qp_solver, compute_loo=job.loo)
     if method == "svm_plus":
         ev = evaluate_svm_plus(k.K, p.priv_kernels[point["log2_priv_gamma"]], p.y, C, 2.0 ** point["log2_gamma_plus"],
-                               k.K_test, p.split.y_test, **shared)
-        return ev, 0.0, k.gamma, None
+                               k.K_test, p.split.y_test, engine=job.engine, **shared)
+        return GridPointResult(ev, 0.0, k.gamma, None)
     t_weights, n_unconverged_inner = 0.0, None
     if method == "svm":
         weights = np.full(p.l, C)
@@ -359,7 +369,7 @@ def _evaluate_one(job: LupiJob, problem: LupiProblem, method: str, point: Mappin
         raise ValueError(f"unknown method {method!r}; this wsvm-span knows {sorted(METHODS)}")
     ev = evaluate_weighted(k.K, p.y, weights, k.K_test, p.split.y_test, engine=job.engine, tol=job.tol,
                            fold_kernels=k.fold_kernels, **shared)
-    return ev, t_weights, k.gamma, n_unconverged_inner
+    return GridPointResult(ev, t_weights, k.gamma, n_unconverged_inner)
 
 
 def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] | None = None) -> list[dict]:
@@ -374,10 +384,11 @@ def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] 
 
     def row_of(index: int) -> dict:
         method, point = models[index]
-        ev, t_weights, gamma, n_unconverged_inner = _evaluate_one(job, problem, method, point)
-        row = {**ev.as_dict(), **point, "t_weights": t_weights, "n_unconverged_inner": n_unconverged_inner}
+        result = evaluate_grid_point(job, problem, method, point)
+        row = {**result.evaluation.as_dict(), **point, "t_weights": result.t_weights,
+               "n_unconverged_inner": result.n_unconverged_inner}
         row.update(experiment=job.experiment, dataset=job.dataset, method=method, ratio=job.ratio, seed=job.seed,
-                   realization=job.realization, gamma=gamma, l=problem.l, n_val=job.n_val, d=problem.d,
+                   realization=job.realization, gamma=result.gamma, l=problem.l, n_val=job.n_val, d=problem.d,
                    train_fraction=job.train_fraction, model_index=index, chunk=job.chunk)
         unknown = set(row) - columns
         if unknown:

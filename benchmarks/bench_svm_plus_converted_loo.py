@@ -1,0 +1,82 @@
+"""The exact LOO of SVM+'s equivalent weighted SVM (an Experiment 8 row's ``loo_converted``) on a job's grid points:
+retrained by "auto" (LIBSVM from zero, the engine before) against "smo" started from the SVM+ solution, taking
+turns, one BLAS thread.
+
+For every ``--stride``-th SVM+ grid point of the job (its own ``prepare``: kernels) it trains SVM+, converts it
+(``svm_plus.to_weighted_svm``) and runs ``resampling.leave_one_out`` once per engine, recording the process CPU
+time of each, whether the two LOO errors are equal and on how many left-out points the decision's sign differs.
+
+    python benchmarks/bench_svm_plus_converted_loo.py --config config/paper.yaml --job bank_marketing 2:1 1.0 0 \
+        --stride 20
+
+Writes a JSON file (default ``benchmarks/out/svm-plus-converted-loo-<data set>-<ratio>-<fraction>-s<seed>.json``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_lupi_cost  # noqa: E402
+
+from wsvm_span.resampling import leave_one_out  # noqa: E402
+from wsvm_span.study import config as sc  # noqa: E402
+from wsvm_span.study.experiments import lupi  # noqa: E402
+from wsvm_span.study.grid import grid_point, grid_size  # noqa: E402
+from wsvm_span.svm_plus import fit_svm_plus, to_weighted_svm  # noqa: E402
+from wsvm_span.utils.environment import single_threaded  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+ENGINES = ("auto", "smo")
+
+
+def measure(job, problem, stride: int) -> dict:
+    axes = job.grids["svm_plus"]
+    points = []
+    with single_threaded():
+        for i in range(0, grid_size(axes), stride):
+            point = grid_point(axes, i)
+            k = problem.kernels[point["log2_kernel_scale"]]
+            model = fit_svm_plus(k.K, problem.priv_kernels[point["log2_priv_gamma"]], problem.y,
+                                 2.0 ** point["log2_C"], 2.0 ** point["log2_gamma_plus"], check_input=False)
+            loo, cpu = {}, {}
+            for engine in (ENGINES if len(points) % 2 == 0 else ENGINES[::-1]):  # taking turns
+                weighted = to_weighted_svm(model, k.K, engine=engine)
+                c0 = time.process_time()
+                loo[engine] = leave_one_out(weighted, k.K, check_input=False)
+                cpu[engine] = time.process_time() - c0
+            a, s = loo["auto"], loo["smo"]
+            points.append({"index": i, "point": point, "n_sv": int(a.support.size),
+                           **{f"cpu_s_{e}": cpu[e] for e in ENGINES},
+                           **{f"loo_error_{e}": loo[e].loo_error for e in ENGINES},
+                           "sign_differs": int(np.sum(np.sign(a.decision_loo) != np.sign(s.decision_loo)))})
+            print(f"  m{i} {point}: auto {cpu['auto']:.3f} s, smo {cpu['smo']:.3f} s; LOO error "
+                  f"{a.loo_error:.4f} / {s.loo_error:.4f}", flush=True)
+    total = {e: sum(p[f"cpu_s_{e}"] for p in points) for e in ENGINES}
+    summary = {"slot": job.slot, "l": job.n_train, "models": len(points), "cpu_s": total,
+               "cpu_ratio_auto_over_smo": total["auto"] / total["smo"],
+               "same_loo_error": sum(p["loo_error_auto"] == p["loo_error_smo"] for p in points),
+               "sign_differs": sum(p["sign_differs"] for p in points)}
+    return {"summary": summary, "points": points}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    bench_lupi_cost.job_arguments(ap, stride=20)
+    args = ap.parse_args(argv)
+    cfg, job = bench_lupi_cost.load_job(args.config, args.job)
+    if "svm_plus" not in job.grids:
+        raise SystemExit(f"{job.slot} has no SVM+ grid (its data set has no privileged features)")
+    result = measure(job, lupi.prepare(job, sc.runtime_settings(cfg, ROOT)), args.stride)
+    bench_lupi_cost.write_result(bench_lupi_cost.output_path(args.output, "svm-plus-converted-loo", job), job, result)
+    print(json.dumps(result["summary"], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
