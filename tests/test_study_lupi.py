@@ -328,6 +328,23 @@ def test_tables_and_figures_from_the_rows(ran, tmp_path, drawn):
     assert [t.name for t in catalog.tables_for(["exp8"])] == ["exp8_selection", "exp8_time", "exp8_svm_plus_loo"]
 
 
+def test_the_selection_table_says_which_learned_weights_rest_on_unconverged_inner_solves(ran):
+    """No footer line while every count is 0 or null (the rows committed before it was counted); with counts,
+    one line per (data set, ratio, l) with the models and solves counted here by hand."""
+    _, _, rows, _, _ = ran
+    assert build_table("exp8_selection", rows).footer == []
+    old = rows.assign(n_unconverged_inner=pd.array([pd.NA] * len(rows), dtype="Int64"))
+    assert build_table("exp8_selection", old).footer == []
+    marked = rows.copy()
+    learned = marked.index[marked["method"] == "learned"]
+    marked.loc[learned[0], "n_unconverged_inner"] = 3
+    marked.loc[learned[-1], "n_unconverged_inner"] = 4
+    footer = build_table("exp8_selection", marked).footer
+    assert footer == [f"w_mixture 1:40, l = 30: 2 of {len(learned)} learned-weights models rest on inner solves "
+                      "stopped at SMO's step limit (7 such solves; their weights are not optimal to the inner "
+                      "tolerance)"]
+
+
 def test_rows_of_two_kinds_are_summarised_per_file(ran, tmp_path):
     """The summary run reads every experiment's rows: model rows and lupi rows are not one table."""
     from wsvm_span.study.collect import collect_chunks, log_summary

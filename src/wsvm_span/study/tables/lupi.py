@@ -83,7 +83,22 @@ def table_exp8_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = 
             vals = 100 * picked.loc[picked["rule"] == rule, "test_error"].to_numpy(dtype=float)
             row[rule], row[f"{rule}_sd"] = _mean_sd(vals) if np.isfinite(vals).all() else (math.nan, math.nan)
         out.append(row)
-    return TableResult(name, pd.DataFrame(out), [*LUPI_RULES, "min_error"], key_columns=list(LUPI_KEYS))
+    return TableResult(name, pd.DataFrame(out), [*LUPI_RULES, "min_error"], key_columns=list(LUPI_KEYS),
+                       footer=_unconverged_footer(df))
+
+
+def _unconverged_footer(df: pd.DataFrame) -> list[str]:
+    """One line per (data set, ratio, l) whose learned weights rest, in some models, on inner solves that SMO
+    stopped at its step limit (``n_unconverged_inner`` > 0; null in rows written before it was counted)."""
+    counts = df["n_unconverged_inner"].astype("float64")
+    hit = df[counts > 0]
+    lines = []
+    for (ds, ratio, l, _), sub in _lupi_groups(hit, LUPI_KEYS):
+        learned = df[(df["dataset"] == ds) & (df["ratio"] == ratio) & (df["l"] == l) & (df["method"] == "learned")]
+        lines.append(f"{ds} {ratio}, l = {int(l)}: {len(sub)} of {len(learned)} learned-weights models rest on inner "
+                     f"solves stopped at SMO's step limit ({int(sub['n_unconverged_inner'].sum())} such solves; "
+                     "their weights are not optimal to the inner tolerance)")
+    return lines
 
 
 def table_exp8_time(df: pd.DataFrame, name: str = "exp8_time") -> TableResult:
