@@ -162,6 +162,7 @@ def measure(job, problem, methods, stride: int, save=lambda out: None, baseline=
             row, t_weights = result.evaluation.as_dict(), result.t_weights
             models.append({"index": i, "point": point, "cpu_s": cpu, "wall_s": wall, "t_weights": t_weights,
                            "n_unconverged_inner": result.n_unconverged_inner,
+                           "n_unconverged_fits": result.n_unconverged_fits,
                            **{c: (None if not np.isfinite(row[c]) else row[c]) for c in COMPONENTS},
                            "n_sv": row["n_sv"], "n_inbound": row["n_inbound"], "engine": row["engine"], **measured})
             print(f"  {method} m{i} {point}: cpu {cpu:.3f} s (train {row['t_train']:.3f}, weights {t_weights:.3f}, "

@@ -287,6 +287,27 @@ def test_the_step_limit_warns(monkeypatch):
     assert np.all(model.alpha >= 0)  # a feasible point, not garbage
 
 
+def test_counting_step_limits_collects_every_stop_and_passes_other_warnings_on(monkeypatch):
+    """Two fits from the same line that both stop: two messages (not one per place, as the default filter shows
+    warnings); a warning of another kind raised inside still reaches the caller."""
+    import warnings
+
+    from wsvm_span.engines import counting_step_limits
+
+    p = make_problem(4, 80, "class")
+    monkeypatch.setattr(smo_module, "max_iterations", lambda l: 3)
+    with pytest.warns(UserWarning, match="something else"):
+        with counting_step_limits() as stopped:
+            for _ in range(2):
+                ws.fit_svm(p.K, p.y, p.C, engine="smo")
+            warnings.warn("something else", UserWarning)
+    assert len(stopped) == 2 and all("stopped at its step limit (3 steps)" in m for m in stopped)
+    monkeypatch.undo()
+    with counting_step_limits() as stopped:
+        ws.fit_svm(p.K, p.y, p.C, engine="smo")
+    assert stopped == []
+
+
 @pytest.mark.parametrize("seed,l,weighting", PROBLEMS[:3])
 def test_cv_with_warm_folds_equals_retraining_each_fold(seed, l, weighting):
     p = make_problem(seed, l, weighting)

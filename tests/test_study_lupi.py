@@ -242,23 +242,26 @@ def test_rows_match_an_independent_recomputation(ran):
             assert row["n_unconverged_inner"] == 0  # counted (LIBSVM reports no step limit; a tiny problem)
         else:
             assert pd.isna(row["n_unconverged_inner"])  # no weight learning: does not apply
+        assert row["n_unconverged_fits"] == 0  # counted for every method
 
 
-def test_rows_written_before_the_unconverged_count_read_as_not_counted(ran, tmp_path):
-    """Experiment 8's rows committed before n_unconverged_inner existed (reproduced/paper-exp8-a ... w) read with
-    it null, "not counted", every other column as written; a file missing any other column is still refused."""
+def test_rows_written_before_the_unconverged_counts_read_as_not_counted(ran, tmp_path):
+    """Experiment 8's rows committed before n_unconverged_inner and n_unconverged_fits existed
+    (reproduced/paper-exp8-a ... y) read with them null, "not counted", every other column as written; a file
+    missing any other column is still refused."""
     import pyarrow.parquet as pq
 
     from wsvm_span.study.results_schema import SchemaError
 
     jobs, _, rows, _, tmp = ran
     new = pq.read_table(tmp / f"chunk-{jobs[0].chunk}.parquet")
-    old = new.drop_columns(["n_unconverged_inner"]).replace_schema_metadata(new.schema.metadata)
+    counts = ["n_unconverged_inner", "n_unconverged_fits"]
+    old = new.drop_columns(counts).replace_schema_metadata(new.schema.metadata)
     pq.write_table(old, tmp_path / "old.parquet")
     got = read_rows(tmp_path / "old.parquet")
-    assert list(got.columns) == ROW_SCHEMAS["lupi"].names and got["n_unconverged_inner"].isna().all()
+    assert list(got.columns) == ROW_SCHEMAS["lupi"].names and got[counts].isna().all().all()
     mine = rows[rows["seed"] == jobs[0].seed].reset_index(drop=True)
-    pd.testing.assert_frame_equal(got.drop(columns="n_unconverged_inner"), mine.drop(columns="n_unconverged_inner"))
+    pd.testing.assert_frame_equal(got.drop(columns=counts), mine.drop(columns=counts))
     pq.write_table(old.drop_columns(["t_weights"]), tmp_path / "bad.parquet")
     with pytest.raises(SchemaError, match="bad.parquet.*missing t_weights"):
         read_rows(tmp_path / "bad.parquet")
@@ -328,21 +331,57 @@ def test_tables_and_figures_from_the_rows(ran, tmp_path, drawn):
     assert [t.name for t in catalog.tables_for(["exp8"])] == ["exp8_selection", "exp8_time", "exp8_svm_plus_loo"]
 
 
-def test_the_selection_table_says_which_learned_weights_rest_on_unconverged_inner_solves(ran):
-    """No footer line while every count is 0 or null (the rows committed before it was counted); with counts,
+def test_the_selection_table_says_which_models_rest_on_solves_stopped_at_the_step_limit(ran):
+    """No footer line while every count is 0 or null (the rows committed before they were counted); with counts,
     one line per (data set, ratio, l) with the models and solves counted here by hand."""
     _, _, rows, _, _ = ran
     assert build_table("exp8_selection", rows).footer == []
-    old = rows.assign(n_unconverged_inner=pd.array([pd.NA] * len(rows), dtype="Int64"))
-    assert build_table("exp8_selection", old).footer == []
+    null = pd.array([pd.NA] * len(rows), dtype="Int64")
+    assert build_table("exp8_selection", rows.assign(n_unconverged_inner=null, n_unconverged_fits=null)).footer == []
     marked = rows.copy()
     learned = marked.index[marked["method"] == "learned"]
     marked.loc[learned[0], "n_unconverged_inner"] = 3
     marked.loc[learned[-1], "n_unconverged_inner"] = 4
-    footer = build_table("exp8_selection", marked).footer
-    assert footer == [f"w_mixture 1:40, l = 30: 2 of {len(learned)} learned-weights models rest on inner solves "
-                      "stopped at SMO's step limit (7 such solves; their weights are not optimal to the inner "
-                      "tolerance)"]
+    head = f"w_mixture 1:40, l = 30: 2 of {len(learned)} learned-weights models rest on inner solves stopped at SMO's step"
+    assert build_table("exp8_selection", marked).footer == [
+        f"{head} limit (7 such solves: their weights are not optimal to the inner tolerance)"]
+    marked.loc[marked.index[:3], "n_unconverged_fits"] = [5, 0, 1]
+    assert build_table("exp8_selection", marked).footer == [
+        f"{head} limit (7 such solves: their weights are not optimal to the inner tolerance); 2 of {len(rows)} models "
+        "have trainings, CV folds or LOO retrainings stopped there (6 solves, feasible but not optimal to the tolerance)"]
+
+
+def test_a_rows_unconverged_fits_are_the_smo_solves_that_stopped_short(ran, monkeypatch):
+    """With smo's step limit set low, a grid point's n_unconverged_fits is the number of smo solves (its
+    training, CV folds and LOO retrainings) that ended unconverged, counted at the solver (SmoReport), not
+    from the warnings; the weights' inner solves are counted apart (n_unconverged_inner)."""
+    from wsvm_span.engines import smo as smo_module
+
+    _, _, _, settings, _ = ran
+    cfg = exp8()
+    cfg["svm"]["engine"] = "smo"
+    job = ex.plan_jobs(cfg)[0]
+    problem = lupi.prepare(job, settings)
+    reports, real = [], smo_module.smo_solve
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        reports.append(out[3].converged)
+        return out
+
+    monkeypatch.setattr(smo_module, "smo_solve", spy)
+    monkeypatch.setattr(smo_module, "max_iterations", lambda l: 3)
+    for method in ("svm", "learned"):
+        point = next(p for _, m, p in job.models() if m == method)
+        reports.clear()
+        result = lupi.evaluate_grid_point(job, problem, method, point)
+        stopped = reports.count(False)
+        assert stopped > 0
+        if method == "svm":
+            assert result.n_unconverged_fits == stopped and result.n_unconverged_inner is None
+        else:
+            assert result.n_unconverged_inner > 0
+            assert result.n_unconverged_fits + result.n_unconverged_inner == stopped
 
 
 def test_rows_of_two_kinds_are_summarised_per_file(ran, tmp_path):

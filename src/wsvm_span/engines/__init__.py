@@ -16,7 +16,7 @@ import time
 from ..model import WeightedSVM, make_model
 from ..utils.validation import check_features_problem, check_problem
 from ..weights import is_class_constant
-from .base import DEFAULT_TOL, Capabilities, Engine, StepLimitWarning
+from .base import DEFAULT_TOL, Capabilities, Engine, StepLimitWarning, counting_step_limits
 from .official_libsvm import OfficialLibsvm
 from .path import PathEngine
 from .random_sampling import Sampling
@@ -26,7 +26,7 @@ from .smo import Smo
 
 __all__ = [
     "AUTO", "Capabilities", "DEFAULT_TOL", "ENGINE_NAMES", "Engine", "FEATURE_ENGINE_NAMES", "engine_for",
-    "StepLimitWarning", "fit_features", "fit_svm", "get_engine",
+    "StepLimitWarning", "counting_step_limits", "fit_features", "fit_svm", "get_engine",
 ]
 
 _ENGINES: dict[str, Engine] = {

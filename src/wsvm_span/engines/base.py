@@ -15,8 +15,10 @@ can ask the registry instead of hard-coding engine names.
 from __future__ import annotations
 
 import time
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Iterator, Protocol
 
 import numpy as np
 
@@ -37,6 +39,22 @@ class StepLimitWarning(RuntimeWarning):
     tol (a degenerate problem: duplicate points with opposite labels, a numerically singular kernel). Its own
     category, so that a caller counts these (``svm_plus.learn_weights``) or turns them into errors with a
     warnings filter, without matching messages."""
+
+
+@contextmanager
+def counting_step_limits() -> Iterator[list[str]]:
+    """Collect the messages of the :class:`StepLimitWarning` raised inside (every one, not once per place),
+    instead of showing them; pass every other warning on as raised."""
+    messages: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", StepLimitWarning)
+        try:
+            yield messages
+        finally:
+            others = [w for w in caught if not issubclass(w.category, StepLimitWarning)]
+            messages.extend(str(w.message) for w in caught if issubclass(w.category, StepLimitWarning))
+    for w in others:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 @dataclass(frozen=True)

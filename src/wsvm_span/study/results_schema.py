@@ -116,6 +116,7 @@ LABELS: dict[str, str] = {
     "loo_converted": "Exact LOO, weights fixed",
     "n_zero_weight": "Zero weights",
     "n_unconverged_inner": "Unconverged inner solves",
+    "n_unconverged_fits": "Unconverged fits",
     "t_weights": "Weights",
     "t_val": "Validation",
     "t_loo_rule": "LOO rule (SVM+)",
@@ -174,15 +175,15 @@ _PLACE = [("l", pa.int64()), ("d", pa.int64()), ("model_index", pa.int64()), ("c
 #: from scratch) and for every model of another engine
 PATH_COLUMNS: list[tuple[str, pa.DataType]] = [("n_path_events", pa.int64()), ("t_path", pa.float64())]
 #: the integer columns that may be null (every other string or integer column is required)
-NULLABLE = frozenset({"n_path_events", "n_unconverged_inner"})
+NULLABLE = frozenset({"n_path_events", "n_unconverged_inner", "n_unconverged_fits"})
 #: columns a row schema gained after files of its version had been written (the path columns came with the
 #: solution path engine, issue 9: a file without them reads as one whose models were not reached by a path;
 #: the study's radius variant of the span bound, issue 22, and the per-class test errors, issue 26: NaN, "not
-#: computed"; Experiment 8's count of unconverged inner solves, issue 26: null, "not counted"), so results
+#: computed"; Experiment 8's counts of solves stopped at the step limit, issue 26: null, "not counted"), so results
 #: written before then stay readable (tables, figures, calibrate-cost)
 ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"model": (*CLASS_TEST_ERRORS, STUDY_RADIUS_BOUND,
                                                        *(name for name, _ in PATH_COLUMNS)),
-                                             "lupi": ("n_unconverged_inner",)}
+                                             "lupi": ("n_unconverged_inner", "n_unconverged_fits")}
 
 _FIELDS: list[tuple[str, pa.DataType]] = [
     ("experiment", pa.string()),
@@ -277,9 +278,10 @@ _SAMPLING_FIELDS: list[tuple[str, pa.DataType]] = [
 #: span-rule, span bound, SVM+'s LOO rule, exact LOO) and their timings. ``loo_converted`` is the exact LOO
 #: of SVM+'s equivalent weighted SVM with its weights held fixed; ``t_weights`` the grid point's share of
 #: computing its weights (weight learning, the NW estimate); ``n_unconverged_inner`` the learned weights' inner
-#: solves stopped at the engine's step limit (``svm_plus.LearnedWeights``; null for the other methods and in
-#: rows written before it existed); ``gamma`` the RBF parameter
-#: (2^log2_kernel_scale / d); ``l`` and ``n_val`` the sample sizes.
+#: solves stopped at the engine's step limit (``svm_plus.LearnedWeights``; null for the other methods),
+#: ``n_unconverged_fits`` the model's own solves that did (its training, K-fold CV and exact LOO retrainings; for
+#: SVM+ those of its equivalent weighted SVM), both null in rows written before they were counted; ``gamma`` the RBF
+#: parameter (2^log2_kernel_scale / d); ``l`` and ``n_val`` the sample sizes.
 LUPI_HYPERPARAMETERS: tuple[str, ...] = ("log2_C", "tau", "A", "B", "log2_gamma_plus", "log2_kernel_scale",
                                          "log2_priv_gamma")
 
@@ -303,6 +305,7 @@ _LUPI_FIELDS: list[tuple[str, pa.DataType]] = [
     ("cv_folds", pa.int64()),
     *[(name, pa.int64()) for name in ("n_sv", "n_inbound", "n_bounded", "n_zero_weight")],
     ("n_unconverged_inner", pa.int64()),
+    ("n_unconverged_fits", pa.int64()),
     *[(name, pa.float64()) for name in ("t_weights", "t_train", "t_val", "t_cv", "t_span_rule", "t_span_bound",
                                          "t_loo_rule", "t_loo")],
     ("n_val", pa.int64()),

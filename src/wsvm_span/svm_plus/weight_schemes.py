@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.spatial.distance import pdist, squareform
 
-from ..engines import StepLimitWarning, fit_svm, get_engine
+from ..engines import StepLimitWarning, counting_step_limits, fit_svm, get_engine
 from ..utils.validation import check_features, check_kernel, check_labels
 from .equivalence import ZERO_WEIGHT
 from .solver import solve_symmetric
@@ -478,15 +478,10 @@ def learn_weights(K, y, K_val, y_val, C: float, *, d: float = 0.1, c0=None, max_
         # L-BFGS-B evaluates c0 again after initial_loss: the same solve, not made twice
         if last["c"] is not None and np.array_equal(c, last["c"]):
             return last["value"][0], last["value"][1].copy()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", StepLimitWarning)
+        with counting_step_limits() as stopped:
             value, grad, alpha = _validation_loss(np.array(c, dtype=float), K, y, K_val, y_val, d, engine,
                                                   last["alpha"] if warm else None)
-        for w in caught:
-            if issubclass(w.category, StepLimitWarning):
-                unconverged.append(str(w.message))
-            else:  # not ours to swallow
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        unconverged.extend(stopped)
         last.update(c=np.array(c, dtype=float), value=(value, grad))
         if alpha is not None:  # outside the domain (one class left): the next solve starts from the last model
             last["alpha"] = alpha

@@ -334,6 +334,7 @@ class GridPointResult(NamedTuple):
     t_weights: float  #: seconds of computing the weights (weight learning; the NW estimate's share)
     gamma: float  #: the RBF parameter of the kernel
     n_unconverged_inner: int | None  #: learned weights' inner solves stopped at the step limit; None otherwise
+    n_unconverged_fits: int  #: the model's training, CV and LOO retrainings stopped at the step limit
 
 
 def evaluate_grid_point(job: LupiJob, problem: LupiProblem, method: str,
@@ -341,6 +342,7 @@ def evaluate_grid_point(job: LupiJob, problem: LupiProblem, method: str,
     """One grid point of one method: its weights, the model and every selection rule's value (a row's fields;
     the benchmarks time it model by model)."""
     import wsvm_span as ws
+    from wsvm_span.engines import counting_step_limits
     from wsvm_span.svm_plus import evaluate_svm_plus, evaluate_weighted, learn_weights, probability_weights
 
     p = problem
@@ -348,9 +350,11 @@ def evaluate_grid_point(job: LupiJob, problem: LupiProblem, method: str,
     C = 2.0 ** point["log2_C"]
     shared = dict(folds=p.folds, D=k.D, K_val=k.K_val, y_val=p.y_val, qp_solver=job.qp_solver, compute_loo=job.loo)
     if method == "svm_plus":
-        ev = evaluate_svm_plus(k.K, p.priv_kernels[point["log2_priv_gamma"]], p.y, C, 2.0 ** point["log2_gamma_plus"],
-                               k.K_test, p.split.y_test, engine=job.engine, **shared)
-        return GridPointResult(ev, 0.0, k.gamma, None)
+        with counting_step_limits() as stopped:
+            ev = evaluate_svm_plus(k.K, p.priv_kernels[point["log2_priv_gamma"]], p.y, C,
+                                   2.0 ** point["log2_gamma_plus"], k.K_test, p.split.y_test, engine=job.engine,
+                                   **shared)
+        return GridPointResult(ev, 0.0, k.gamma, None, len(stopped))
     t_weights, n_unconverged_inner = 0.0, None
     if method == "svm":
         weights = np.full(p.l, C)
@@ -367,9 +371,10 @@ def evaluate_grid_point(job: LupiJob, problem: LupiProblem, method: str,
         weights, n_unconverged_inner = learned.c, learned.n_unconverged_inner
     else:
         raise ValueError(f"unknown method {method!r}; this wsvm-span knows {sorted(METHODS)}")
-    ev = evaluate_weighted(k.K, p.y, weights, k.K_test, p.split.y_test, engine=job.engine, tol=job.tol,
-                           fold_kernels=k.fold_kernels, **shared)
-    return GridPointResult(ev, t_weights, k.gamma, n_unconverged_inner)
+    with counting_step_limits() as stopped:
+        ev = evaluate_weighted(k.K, p.y, weights, k.K_test, p.split.y_test, engine=job.engine, tol=job.tol,
+                               fold_kernels=k.fold_kernels, **shared)
+    return GridPointResult(ev, t_weights, k.gamma, n_unconverged_inner, len(stopped))
 
 
 def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] | None = None) -> list[dict]:
@@ -386,7 +391,7 @@ def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] 
         method, point = models[index]
         result = evaluate_grid_point(job, problem, method, point)
         row = {**result.evaluation.as_dict(), **point, "t_weights": result.t_weights,
-               "n_unconverged_inner": result.n_unconverged_inner}
+               "n_unconverged_inner": result.n_unconverged_inner, "n_unconverged_fits": result.n_unconverged_fits}
         row.update(experiment=job.experiment, dataset=job.dataset, method=method, ratio=job.ratio, seed=job.seed,
                    realization=job.realization, gamma=result.gamma, l=problem.l, n_val=job.n_val, d=problem.d,
                    train_fraction=job.train_fraction, model_index=index, chunk=job.chunk)

@@ -88,16 +88,25 @@ def table_exp8_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = 
 
 
 def _unconverged_footer(df: pd.DataFrame) -> list[str]:
-    """One line per (data set, ratio, l) whose learned weights rest, in some models, on inner solves that SMO
-    stopped at its step limit (``n_unconverged_inner`` > 0; null in rows written before it was counted)."""
-    counts = df["n_unconverged_inner"].astype("float64")
-    hit = df[counts > 0]
+    """One line per (data set, ratio, l) with models that rest on solves SMO stopped at its step limit: weight
+    learning's inner solves (``n_unconverged_inner``) and the models' own trainings, CV folds and LOO retrainings
+    (``n_unconverged_fits``); both null in rows written before they were counted."""
+    inner = df["n_unconverged_inner"].astype("float64").fillna(0.0)
+    fits = df["n_unconverged_fits"].astype("float64").fillna(0.0)
     lines = []
-    for (ds, ratio, l, _), sub in _lupi_groups(hit, LUPI_KEYS):
-        learned = df[(df["dataset"] == ds) & (df["ratio"] == ratio) & (df["l"] == l) & (df["method"] == "learned")]
-        lines.append(f"{ds} {ratio}, l = {int(l)}: {len(sub)} of {len(learned)} learned-weights models rest on inner "
-                     f"solves stopped at SMO's step limit ({int(sub['n_unconverged_inner'].sum())} such solves; "
-                     "their weights are not optimal to the inner tolerance)")
+    for (ds, ratio, l), sub in _lupi_groups(df[(inner > 0) | (fits > 0)], LUPI_KEYS[:3]):
+        here = df[(df["dataset"] == ds) & (df["ratio"] == ratio) & (df["l"] == l)]
+        parts = []
+        hit = inner[sub.index]
+        if (hit > 0).any():
+            parts.append(f"{int((hit > 0).sum())} of {int((here['method'] == 'learned').sum())} learned-weights models "
+                         f"rest on inner solves stopped at SMO's step limit ({int(hit.sum())} such solves: their "
+                         "weights are not optimal to the inner tolerance)")
+        hit = fits[sub.index]
+        if (hit > 0).any():
+            parts.append(f"{int((hit > 0).sum())} of {len(here)} models have trainings, CV folds or LOO retrainings "
+                         f"stopped there ({int(hit.sum())} solves, feasible but not optimal to the tolerance)")
+        lines.append(f"{ds} {ratio}, l = {int(l)}: " + "; ".join(parts))
     return lines
 
 
