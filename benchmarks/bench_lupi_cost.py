@@ -129,6 +129,22 @@ def parse_setting(text: str):
     return name, type(getattr(svm_plus_solver, name))(value)
 
 
+def svm_plus_main(argv, description: str, prefix: str, stride: int, measure) -> int:
+    """The command of a benchmark over a job's sampled SVM+ grid points: ``--config``, ``--job``, ``--stride``,
+    ``--output``; ``measure(job, problem, stride)`` returns {"summary": ..., ...}, written as JSON
+    (``output_path(..., prefix, job)``) with its summary printed."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    job_arguments(ap, stride=stride)
+    args = ap.parse_args(argv)
+    cfg, job = load_job(args.config, args.job)
+    if "svm_plus" not in job.grids:
+        raise SystemExit(f"{job.slot} has no SVM+ grid (its data set has no privileged features)")
+    result = measure(job, lupi.prepare(job, sc.runtime_settings(cfg, ROOT)), args.stride)
+    write_result(output_path(args.output, prefix, job), job, result)
+    print(json.dumps(result["summary"], indent=1))
+    return 0
+
+
 def _same_row(a: dict, b: dict) -> bool:
     """The rows' results agree (timings and the solver's name aside)."""
     keys = [k for k in a if not k.startswith("t_") and k not in ("engine", "solver")]

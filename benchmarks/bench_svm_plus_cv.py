@@ -12,8 +12,6 @@ Writes a JSON file (default ``benchmarks/out/svm-plus-cv-<data set>-<ratio>-<fra
 """
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from collections import Counter
@@ -24,14 +22,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_lupi_cost  # noqa: E402
 
-from wsvm_span.study import config as sc  # noqa: E402
-from wsvm_span.study.experiments import lupi  # noqa: E402
 from wsvm_span.study.grid import grid_point, grid_size  # noqa: E402
 from wsvm_span.svm_plus import fit_svm_plus, kfold_cv_error  # noqa: E402
 from wsvm_span.svm_plus.selection import fold_solver  # noqa: E402
 from wsvm_span.utils.environment import single_threaded  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _route(model) -> str:
@@ -73,16 +68,7 @@ def measure(job, problem, stride: int) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    bench_lupi_cost.job_arguments(ap, stride=17)
-    args = ap.parse_args(argv)
-    cfg, job = bench_lupi_cost.load_job(args.config, args.job)
-    if "svm_plus" not in job.grids:
-        raise SystemExit(f"{job.slot} has no SVM+ grid (its data set has no privileged features)")
-    result = measure(job, lupi.prepare(job, sc.runtime_settings(cfg, ROOT)), args.stride)
-    bench_lupi_cost.write_result(bench_lupi_cost.output_path(args.output, "svm-plus-cv", job), job, result)
-    print(json.dumps(result["summary"], indent=1))
-    return 0
+    return bench_lupi_cost.svm_plus_main(argv, __doc__, "svm-plus-cv", 17, measure)
 
 
 if __name__ == "__main__":
