@@ -28,7 +28,6 @@ from wsvm_span.svm_plus.selection import fold_solver  # noqa: E402
 from wsvm_span.utils.environment import single_threaded  # noqa: E402
 
 
-
 def _route(model) -> str:
     return "active-set" if model.solver == "active-set" else "qp"
 
