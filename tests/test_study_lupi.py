@@ -353,10 +353,10 @@ def test_the_selection_table_says_which_models_rest_on_solves_stopped_at_the_ste
         "have trainings, CV folds or LOO retrainings stopped there (6 solves, feasible but not optimal to the tolerance)"]
 
 
-def test_a_rows_unconverged_fits_are_the_smo_solves_that_stopped_short(ran, monkeypatch):
+def test_a_rows_unconverged_fits_are_the_smo_solves_that_stopped_short(ran, monkeypatch, caplog):
     """With smo's step limit set low, a grid point's n_unconverged_fits is the number of smo solves (its
     training, CV folds and LOO retrainings) that ended unconverged, counted at the solver (SmoReport), not
-    from the warnings; the weights' inner solves are counted apart (n_unconverged_inner)."""
+    from the warnings; the weights' inner solves are counted apart (n_unconverged_inner); the job's log sums them."""
     from wsvm_span.engines import smo as smo_module
 
     _, _, _, settings, _ = ran
@@ -384,6 +384,12 @@ def test_a_rows_unconverged_fits_are_the_smo_solves_that_stopped_short(ran, monk
         else:
             assert result.n_unconverged_inner > 0
             assert result.n_unconverged_fits + result.n_unconverged_inner == stopped
+    caplog.set_level("WARNING", logger=lupi.log.name)
+    rows = lupi.evaluate(job, problem)
+    inner = [r["n_unconverged_inner"] for r in rows if r["n_unconverged_inner"]]
+    fits = [r["n_unconverged_fits"] for r in rows if r["n_unconverged_fits"]]
+    assert (f"SMO stopped at its step limit in {len(inner)} models' weight learning ({sum(inner)} inner solves) and "
+            f"{len(fits)} models' trainings, CV folds or LOO retrainings ({sum(fits)} solves)") in caplog.text
 
 
 def test_rows_of_two_kinds_are_summarised_per_file(ran, tmp_path):

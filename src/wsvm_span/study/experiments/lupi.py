@@ -406,6 +406,15 @@ def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] 
         # 2:1 ratio is by design; the rows carry both sizes
         warnings.filterwarnings("ignore", message=".*validation points for .* weights", category=UserWarning)
         rows = evaluate_models(job, log, row_of, on_row)
+    def count(value) -> int:  # null (not weight learning, or a row resumed from an earlier attempt's file) is 0
+        return int(value) if value is not None and value == value else 0
+
+    stopped = [(count(r.get("n_unconverged_inner")), count(r.get("n_unconverged_fits"))) for r in rows]
+    if any(inner or fits for inner, fits in stopped):
+        log.warning("%s: SMO stopped at its step limit in %d models' weight learning (%d inner solves) and %d models' "
+                    "trainings, CV folds or LOO retrainings (%d solves): the rows' n_unconverged_inner and "
+                    "n_unconverged_fits", job.slot, sum(i > 0 for i, _ in stopped), sum(i for i, _ in stopped),
+                    sum(f > 0 for _, f in stopped), sum(f for _, f in stopped))
     unpolished = unpolished_solutions() - unpolished
     if unpolished:
         log.warning("%s: %d SVM+ solutions (models, CV folds and LOO retrainings) kept unpolished: their in-bound / "
