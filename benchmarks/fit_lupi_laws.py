@@ -9,8 +9,11 @@ shared the machine). Per (part, data set, l, method) the mean model seconds; per
 of a (l / 100)^b over those means, for everything but the exact LOO and for the exact LOO. A (data set, method)
 with a law of its own (``lupi.DATASET_METHOD_LAWS``) is left out of its method's fit.
 
-    python benchmarks/fit_lupi_laws.py                      # every part
+    python benchmarks/fit_lupi_laws.py                      # every part with rows
     python benchmarks/fit_lupi_laws.py --parts a b d e f g h i j k l --json benchmarks/out/lupi-laws.json
+
+``lupi.METHOD_LAWS`` is this fit on the parts ``lupi.METHOD_LAWS_PARTS`` names (``tests/test_study_lupi.py`` checks
+it): refit by running it on more parts, then set both.
 
 Prints the laws (as ``METHOD_LAWS`` entries), their in-sample error per group, and per part the models' summed
 seconds the laws price against the rows' (scaled) seconds.

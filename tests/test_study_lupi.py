@@ -166,6 +166,21 @@ def test_method_laws_price_the_committed_parts_as_measured(part):
     assert priced_h == pytest.approx(measured_h, rel=IN_SAMPLE_TOL)
 
 
+def test_method_laws_are_the_fit_of_the_parts_they_name():
+    """lupi.METHOD_LAWS is what benchmarks/fit_lupi_laws.py fits on the committed rows of METHOD_LAWS_PARTS (to the
+    digits the constants keep): the constants are a reproducible fit, not hand-set numbers."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fit_lupi_laws", REPO_ROOT / "benchmarks" / "fit_lupi_laws.py")
+    fit_laws = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit_laws)
+    laws = fit_laws.fit(fit_laws.model_seconds(list(lupi.METHOD_LAWS_PARTS)))
+    assert set(laws) == set(lupi.METHOD_LAWS)
+    for method, ((a, b), (a_loo, b_loo)) in lupi.METHOD_LAWS.items():
+        (fa, fb), (fa_loo, fb_loo) = laws[method]
+        assert (round(fa, 4), round(fb, 2), round(fa_loo, 4), round(fb_loo, 2)) == (a, b, a_loo, b_loo), method
+
+
 def test_estimate_of_the_paper_study_prices_every_kind():
     """Every job kind of the paper config goes through the estimate (a kind's own pricing hook is looked up
     by a name no kind imports for another use)."""

@@ -437,6 +437,8 @@ def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] 
 #: the training size and SVM+ at 5 of them, missed the parts' whole CPU by -75% to +93%. Weight learning's cost
 #: depends on the data (mammographic's degenerate inner solves), which these laws, fitted where it is 0.05-1.4 s,
 #: do not see: DATASET_METHOD_LAWS replaces them there.
+#: the committed parts (reproduced/paper-exp8-<part>) METHOD_LAWS is fitted on
+METHOD_LAWS_PARTS: tuple[str, ...] = tuple("abdefghijklmnopqrstuvwx")
 METHOD_LAWS: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
     "svm": ((0.0052, 0.85), (0.0167, 1.54)),
     "nw": ((0.0042, 0.75), (0.0122, 1.25)),
