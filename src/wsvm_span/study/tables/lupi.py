@@ -96,18 +96,27 @@ def _unconverged_footer(df: pd.DataFrame) -> list[str]:
     lines = []
     for (ds, ratio, l), sub in _lupi_groups(df[(inner > 0) | (fits > 0)], LUPI_KEYS[:3]):
         here = df[(df["dataset"] == ds) & (df["ratio"] == ratio) & (df["l"] == l)]
+        learned = here[here["method"] == "learned"]
         parts = []
         hit = inner[sub.index]
         if (hit > 0).any():
-            parts.append(f"{int((hit > 0).sum())} of {int((here['method'] == 'learned').sum())} learned-weights models "
-                         f"rest on inner solves stopped at SMO's step limit ({int(hit.sum())} such solves: their "
-                         "weights are not optimal to the inner tolerance)")
+            of = _counted(learned, "n_unconverged_inner", "learned-weights models")
+            parts.append(f"{int((hit > 0).sum())} of {of} rest on inner solves stopped at SMO's step limit "
+                         f"({int(hit.sum())} such solves: their weights are not optimal to the inner tolerance)")
         hit = fits[sub.index]
         if (hit > 0).any():
-            parts.append(f"{int((hit > 0).sum())} of {len(here)} models have trainings, CV folds or LOO retrainings "
-                         f"stopped there ({int(hit.sum())} solves, feasible but not optimal to the tolerance)")
+            of = _counted(here, "n_unconverged_fits", "models")
+            parts.append(f"{int((hit > 0).sum())} of {of} have trainings, CV folds or LOO retrainings stopped there "
+                         f"({int(hit.sum())} solves, feasible but not optimal to the tolerance)")
         lines.append(f"{ds} {ratio}, l = {int(l)}: " + "; ".join(parts))
     return lines
+
+
+def _counted(rows: pd.DataFrame, column: str, noun: str) -> str:
+    """"n <noun>": how many of ``rows`` count ``column``, and of how many where some were written before it was
+    counted (a table across parts)."""
+    n = int(rows[column].notna().sum())
+    return f"{n} {noun}" if n == len(rows) else f"{n} {noun} (of {len(rows)}: the others' rows predate the count)"
 
 
 def table_exp8_time(df: pd.DataFrame, name: str = "exp8_time") -> TableResult:
