@@ -406,10 +406,7 @@ def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] 
         # 2:1 ratio is by design; the rows carry both sizes
         warnings.filterwarnings("ignore", message=".*validation points for .* weights", category=UserWarning)
         rows = evaluate_models(job, log, row_of, on_row)
-    def count(value) -> int:  # null (not weight learning, or a row resumed from an earlier attempt's file) is 0
-        return int(value) if value is not None and value == value else 0
-
-    stopped = [(count(r.get("n_unconverged_inner")), count(r.get("n_unconverged_fits"))) for r in rows]
+    stopped = [(_count(r.get("n_unconverged_inner")), _count(r.get("n_unconverged_fits"))) for r in rows]
     if any(inner or fits for inner, fits in stopped):
         log.warning("%s: SMO stopped at its step limit in %d models' weight learning (%d inner solves) and %d models' "
                     "trainings, CV folds or LOO retrainings (%d solves): the rows' n_unconverged_inner and "
@@ -423,6 +420,13 @@ def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] 
     return rows
 
 
+def _count(value) -> int:
+    """A row's count, 0 where it is null (not weight learning, or a row resumed from an earlier attempt's file)."""
+    return int(value) if value is not None and value == value else 0
+
+
+#: the committed parts (reproduced/paper-exp8-<part>) METHOD_LAWS is fitted on
+METHOD_LAWS_PARTS: tuple[str, ...] = tuple("abdefghijklmnopqrstuvwx")
 #: one-core CPU seconds of one model at l = 100 and its exponent in l, per method: (everything a model pays but
 #: its exact LOO: the weights, training, validation, span bound and span-rule, K-fold CV, SVM+'s LOO rule) and
 #: (its exact LOO), each a * (l / 100)^b. Least squares in log-log of the mean per model per (part, data set,
@@ -437,8 +441,6 @@ def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] 
 #: the training size and SVM+ at 5 of them, missed the parts' whole CPU by -75% to +93%. Weight learning's cost
 #: depends on the data (mammographic's degenerate inner solves), which these laws, fitted where it is 0.05-1.4 s,
 #: do not see: DATASET_METHOD_LAWS replaces them there.
-#: the committed parts (reproduced/paper-exp8-<part>) METHOD_LAWS is fitted on
-METHOD_LAWS_PARTS: tuple[str, ...] = tuple("abdefghijklmnopqrstuvwx")
 METHOD_LAWS: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
     "svm": ((0.0052, 0.85), (0.0167, 1.54)),
     "nw": ((0.0042, 0.75), (0.0122, 1.25)),
