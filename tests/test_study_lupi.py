@@ -509,3 +509,27 @@ def test_the_cost_benchmark_measures_a_job_model_by_model(tmp_path):
         for model in measured["models"]:
             assert model["cpu_s"] > 0 and model["t_cv"] is not None and model["t_loo"] is not None
             assert model["n_unconverged_inner"] == (0 if method == "learned" else None)
+
+
+def test_the_svm_plus_loo_benchmark_compares_both_routes_on_a_job(tmp_path):
+    """benchmarks/bench_svm_plus_loo.py times SVM+'s exact LOO with and without the bordering on a tiny job's
+    SVM+ grid points, and finds the same LOO errors (its baseline patches the library: a rename would break
+    it unnoticed)."""
+    import importlib.util
+    import json
+
+    import yaml
+
+    path = REPO_ROOT / "benchmarks" / "bench_svm_plus_loo.py"
+    spec = importlib.util.spec_from_file_location("bench_svm_plus_loo", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    config = {"data": {"dir": str(tmp_path / "data")}, "experiments": {"exp8": {
+        "datasets": ["w_mixture"], "ratios": ["1:40"], "train_fractions": [0.3], "seeds": [0], "grid": GRID,
+        "learn": {"max_iter": 5}, "loo_max_train_size": 40}}}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    assert bench.main(["--config", str(tmp_path / "c.yaml"), "--job", "w_mixture", "1:40", "0.3", "0",
+                       "--stride", "1", "--output", str(tmp_path / "out.json")]) == 0
+    summary = json.loads((tmp_path / "out.json").read_text())["summary"]
+    assert summary["models"] == 2 and summary["same_loo_error"] == 2 and summary["max_abs_df"] < 1e-6
+    assert summary["cpu_s"]["fresh"] > 0 and summary["cpu_s"]["bordered"] > 0

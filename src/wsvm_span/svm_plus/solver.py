@@ -33,7 +33,8 @@ by one of two solvers of the same QP:
   a~'s, between 0 and 2l), against one factorization of the whole (3l + 2)-row KKT
   system per interior-point iteration. Measured (benchmarks/bench_svm_plus.py): 8-12
   iterations from the plain SVM on parkinson_speech, ~17x faster than Clarabel; 2-5
-  (counting the final check) from the full solution when refitting without one point.
+  (counting the final check) from the full solution when refitting without one point (the exact LOO's refits
+  border one inverse of the full model's system instead, ``loo.BorderedSystem``).
   The method can cycle on problems whose reduced Hessian is not an M-matrix (seen with
   small gamma and large C on random problems: ~1 in 6); a repeated state or
   ``MAX_ACTIVE_SET_ITER`` without convergence falls back to the "qp" route under
@@ -179,7 +180,8 @@ def _count_unpolished() -> bool:
 
 
 class ActiveSetFailure(RuntimeError):
-    """The active-set method of ``fit_svm_plus`` cycled or ran out of iterations.
+    """The active-set method of ``fit_svm_plus`` cycled or ran out of iterations, or the sets it converged to
+    give a solution that violates the KKT conditions (``round_off``: the solves' round-off, not the method).
 
     Examples
     --------
@@ -187,6 +189,10 @@ class ActiveSetFailure(RuntimeError):
     >>> issubclass(ActiveSetFailure, RuntimeError)
     True
     """
+
+    def __init__(self, message: str, round_off: bool = False):
+        super().__init__(message)
+        self.round_off = round_off
 
 
 def fit_svm_plus(
@@ -414,8 +420,10 @@ class SVMPlusProblem:
 
     # --- the "active-set" route ---------------------------------------------------
     def active_set(self, Z, B, name: str, max_iter: int = MAX_ACTIVE_SET_ITER,
-                   block_backup: int = BLOCK_BACKUP) -> SVMPlus:
-        """Primal-dual active-set iterations from the guess (Z: a_i = 0, B: beta_i = 0).
+                   block_backup: int = BLOCK_BACKUP, solve_on_sets=None) -> SVMPlus:
+        """Primal-dual active-set iterations from the guess (Z: a_i = 0, B: beta_i = 0); each iteration's
+        equality-constrained minimiser by ``solve_on_sets(Z, B)`` (default :meth:`solve_on_sets`; the exact LOO
+        passes one that borders the full model's system).
 
         Block principal pivoting safeguard (Judice and Pires, Comput. Oper. Res. 21, 1994;
         Kim and Park, SIAM J. Sci. Comput. 33, 2011): all wrong guesses are flipped at once
@@ -424,10 +432,11 @@ class SVMPlusProblem:
         show on problems whose reduced Hessian is not an M-matrix.
         """
         C, l = self.C, self.y.size
+        solve_on_sets = solve_on_sets or self.solve_on_sets
         seen = set()
         fewest, backup = np.inf, block_backup
         for iteration in range(1, max_iter + 1):
-            a, a_tilde, b, b_tilde = self.solve_on_sets(Z, B)
+            a, a_tilde, b, b_tilde = solve_on_sets(Z, B)
             xi = self.T @ a_tilde + b_tilde
             mu = self.Q @ a + b * self.y - 1.0 + xi
             beta = C + a_tilde - a
@@ -439,8 +448,13 @@ class SVMPlusProblem:
             if n_wrong == 0:
                 a_tilde = np.where(B, np.maximum(a, 0.0) - C, a_tilde)
                 model = self.model(np.maximum(a, 0.0), a_tilde, b, b_tilde, name, iteration)
+                if model.kkt_violation > KKT_TOL and solve_on_sets != self.solve_on_sets:
+                    # a faster solve's round-off (the exact LOO's bordering): the converged sets' own system
+                    a, a_tilde, b, b_tilde = self.solve_on_sets(Z, B)
+                    a_tilde = np.where(B, np.maximum(a, 0.0) - C, a_tilde)
+                    model = self.model(np.maximum(a, 0.0), a_tilde, b, b_tilde, name, iteration)
                 if model.kkt_violation > KKT_TOL:
-                    raise ActiveSetFailure(f"converged sets violate KKT by {model.kkt_violation:.3g}")
+                    raise ActiveSetFailure(f"converged sets violate KKT by {model.kkt_violation:.3g}", round_off=True)
                 return model
             if n_wrong < fewest:
                 fewest, backup = n_wrong, block_backup
