@@ -42,6 +42,7 @@ import yaml
 from wsvm_span.study import config as sc
 from wsvm_span.study.grid import grid_point, grid_size
 from wsvm_span.study.experiments import lupi
+from wsvm_span.svm_plus import fit_svm_plus
 from wsvm_span.svm_plus import solver as svm_plus_solver
 from wsvm_span.utils.environment import machine_info, single_threaded
 
@@ -127,6 +128,20 @@ def parse_setting(text: str):
     if not sep or not hasattr(svm_plus_solver, name) or not name.isupper():
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE with NAME a constant of wsvm_span.svm_plus.solver, got {text!r}")
     return name, type(getattr(svm_plus_solver, name))(value)
+
+
+def svm_plus_models(job, problem, stride: int):
+    """(grid index, grid point, K, K_priv, the SVM+ model) for every ``stride``-th SVM+ grid point of a job, trained
+    as the job trains it; one BLAS thread while the caller consumes them."""
+    axes = job.grids["svm_plus"]
+    with single_threaded():
+        for i in range(0, grid_size(axes), stride):
+            point = grid_point(axes, i)
+            K = problem.kernels[point["log2_kernel_scale"]].K
+            K_priv = problem.priv_kernels[point["log2_priv_gamma"]]
+            model = fit_svm_plus(K, K_priv, problem.y, 2.0 ** point["log2_C"], 2.0 ** point["log2_gamma_plus"],
+                                 check_input=False)
+            yield i, point, K, K_priv, model
 
 
 def svm_plus_main(argv, description: str, prefix: str, stride: int, measure) -> int:

@@ -23,35 +23,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_lupi_cost  # noqa: E402
 
 from wsvm_span.resampling import leave_one_out  # noqa: E402
-from wsvm_span.study.grid import grid_point, grid_size  # noqa: E402
-from wsvm_span.svm_plus import fit_svm_plus, to_weighted_svm  # noqa: E402
-from wsvm_span.utils.environment import single_threaded  # noqa: E402
+from wsvm_span.svm_plus import to_weighted_svm  # noqa: E402
 
 ENGINES = ("auto", "smo")
 
 
 def measure(job, problem, stride: int) -> dict:
-    axes = job.grids["svm_plus"]
     points = []
-    with single_threaded():
-        for i in range(0, grid_size(axes), stride):
-            point = grid_point(axes, i)
-            k = problem.kernels[point["log2_kernel_scale"]]
-            model = fit_svm_plus(k.K, problem.priv_kernels[point["log2_priv_gamma"]], problem.y,
-                                 2.0 ** point["log2_C"], 2.0 ** point["log2_gamma_plus"], check_input=False)
-            loo, cpu = {}, {}
-            for engine in (ENGINES if len(points) % 2 == 0 else ENGINES[::-1]):  # taking turns
-                weighted = to_weighted_svm(model, k.K, engine=engine)
-                c0 = time.process_time()
-                loo[engine] = leave_one_out(weighted, k.K, check_input=False)
-                cpu[engine] = time.process_time() - c0
-            a, s = loo["auto"], loo["smo"]
-            points.append({"index": i, "point": point, "n_sv": int(a.support.size),
-                           **{f"cpu_s_{e}": cpu[e] for e in ENGINES},
-                           **{f"loo_error_{e}": loo[e].loo_error for e in ENGINES},
-                           "sign_differs": int(np.sum(np.sign(a.decision_loo) != np.sign(s.decision_loo)))})
-            print(f"  m{i} {point}: auto {cpu['auto']:.3f} s, smo {cpu['smo']:.3f} s; LOO error "
-                  f"{a.loo_error:.4f} / {s.loo_error:.4f}", flush=True)
+    for i, point, K, _, model in bench_lupi_cost.svm_plus_models(job, problem, stride):
+        loo, cpu = {}, {}
+        for engine in (ENGINES if len(points) % 2 == 0 else ENGINES[::-1]):  # taking turns
+            weighted = to_weighted_svm(model, K, engine=engine)
+            c0 = time.process_time()
+            loo[engine] = leave_one_out(weighted, K, check_input=False)
+            cpu[engine] = time.process_time() - c0
+        a, s = loo["auto"], loo["smo"]
+        points.append({"index": i, "point": point, "n_sv": int(a.support.size),
+                       **{f"cpu_s_{e}": cpu[e] for e in ENGINES},
+                       **{f"loo_error_{e}": loo[e].loo_error for e in ENGINES},
+                       "sign_differs": int(np.sum(np.sign(a.decision_loo) != np.sign(s.decision_loo)))})
+        print(f"  m{i} {point}: auto {cpu['auto']:.3f} s, smo {cpu['smo']:.3f} s; LOO error "
+              f"{a.loo_error:.4f} / {s.loo_error:.4f}", flush=True)
     total = {e: sum(p[f"cpu_s_{e}"] for p in points) for e in ENGINES}
     summary = {"slot": job.slot, "l": job.n_train, "models": len(points), "cpu_s": total,
                "cpu_ratio_auto_over_smo": total["auto"] / total["smo"],

@@ -23,10 +23,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_lupi_cost  # noqa: E402
 
-from wsvm_span.study.grid import grid_point, grid_size  # noqa: E402
-from wsvm_span.svm_plus import fit_svm_plus, leave_one_out  # noqa: E402
+from wsvm_span.svm_plus import leave_one_out  # noqa: E402
 from wsvm_span.svm_plus import loo as svm_plus_loo  # noqa: E402
-from wsvm_span.utils.environment import single_threaded  # noqa: E402
 
 ROUTES = ("fresh", "bordered")
 
@@ -39,28 +37,21 @@ def _loo(route: str, model, K, K_priv):
 
 
 def measure(job, problem, stride: int) -> dict:
-    axes = job.grids["svm_plus"]
     points = []
-    with single_threaded():
-        for i in range(0, grid_size(axes), stride):
-            point = grid_point(axes, i)
-            K = problem.kernels[point["log2_kernel_scale"]].K
-            K_priv = problem.priv_kernels[point["log2_priv_gamma"]]
-            model = fit_svm_plus(K, K_priv, problem.y, 2.0 ** point["log2_C"], 2.0 ** point["log2_gamma_plus"],
-                                 check_input=False)
-            loo, cpu = {}, {}
-            for route in (ROUTES if len(points) % 2 == 0 else ROUTES[::-1]):  # taking turns
-                c0 = time.process_time()
-                loo[route] = _loo(route, model, K, K_priv)
-                cpu[route] = time.process_time() - c0
-            f, b = loo["fresh"], loo["bordered"]
-            points.append({"index": i, "point": point, "solver": model.solver, "n_refits": int(f.points.size),
-                           **{f"cpu_s_{r}": cpu[r] for r in ROUTES},
-                           **{f"loo_error_{r}": loo[r].error for r in ROUTES},
-                           "max_abs_df": float(np.max(np.abs(f.decision_loo - b.decision_loo), initial=0.0)),
-                           "same_sets": bool(np.array_equal(f.sets_unchanged, b.sets_unchanged))})
-            print(f"  m{i} {point} ({model.solver}): fresh {cpu['fresh']:.3f} s, bordered {cpu['bordered']:.3f} s;"
-                  f" LOO error {f.error:.4f} / {b.error:.4f}", flush=True)
+    for i, point, K, K_priv, model in bench_lupi_cost.svm_plus_models(job, problem, stride):
+        loo, cpu = {}, {}
+        for route in (ROUTES if len(points) % 2 == 0 else ROUTES[::-1]):  # taking turns
+            c0 = time.process_time()
+            loo[route] = _loo(route, model, K, K_priv)
+            cpu[route] = time.process_time() - c0
+        f, b = loo["fresh"], loo["bordered"]
+        points.append({"index": i, "point": point, "solver": model.solver, "n_refits": int(f.points.size),
+                       **{f"cpu_s_{r}": cpu[r] for r in ROUTES},
+                       **{f"loo_error_{r}": loo[r].error for r in ROUTES},
+                       "max_abs_df": float(np.max(np.abs(f.decision_loo - b.decision_loo), initial=0.0)),
+                       "same_sets": bool(np.array_equal(f.sets_unchanged, b.sets_unchanged))})
+        print(f"  m{i} {point} ({model.solver}): fresh {cpu['fresh']:.3f} s, bordered {cpu['bordered']:.3f} s;"
+              f" LOO error {f.error:.4f} / {b.error:.4f}", flush=True)
     total = {r: sum(p[f"cpu_s_{r}"] for p in points) for r in ROUTES}
     exact = [p for p in points if p["solver"].endswith("active-set")]
     summary = {"slot": job.slot, "l": job.n_train, "models": len(points), "cpu_s": total,

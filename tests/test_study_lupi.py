@@ -484,25 +484,31 @@ def test_test_error_figure_per_data_set_and_ratio_by_hand(tmp_path, drawn):
     assert len(axes) == 3 * 3
 
 
-def test_the_cost_benchmark_measures_a_job_model_by_model(tmp_path):
-    """benchmarks/bench_lupi_cost.py (which bench_svm_plus_cv.py and bench_svm_plus_polish.py build on) runs a
-    tiny job through the job's own model evaluation and records every sampled model: it broke once, unnoticed,
-    when that evaluation's result gained a field."""
+def _run_benchmark(tmp_path, name: str, *args: str) -> dict:
+    """benchmarks/<name>.py's command on a tiny job (w_mixture 1:40, fraction 0.3, seed 0, the 2-point GRID);
+    the JSON it writes."""
     import importlib.util
     import json
 
     import yaml
 
-    spec = importlib.util.spec_from_file_location("bench_lupi_cost", REPO_ROOT / "benchmarks" / "bench_lupi_cost.py")
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "benchmarks" / f"{name}.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     config = {"data": {"dir": str(tmp_path / "data")}, "experiments": {"exp8": {
         "datasets": ["w_mixture"], "ratios": ["1:40"], "train_fractions": [0.3], "seeds": [0], "grid": GRID,
         "learn": {"max_iter": 5}, "loo_max_train_size": 40}}}
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
-    assert bench.main(["--config", str(tmp_path / "c.yaml"), "--job", "w_mixture", "1:40", "0.3", "0",
-                       "--methods", "svm", "learned", "--output", str(tmp_path / "out.json")]) == 0
-    out = json.loads((tmp_path / "out.json").read_text())
+    assert bench.main(["--config", str(tmp_path / "c.yaml"), "--job", "w_mixture", "1:40", "0.3", "0", *args,
+                       "--output", str(tmp_path / "out.json")]) == 0
+    return json.loads((tmp_path / "out.json").read_text())
+
+
+def test_the_cost_benchmark_measures_a_job_model_by_model(tmp_path):
+    """benchmarks/bench_lupi_cost.py (which bench_svm_plus_cv.py and bench_svm_plus_polish.py build on) runs a
+    tiny job through the job's own model evaluation and records every sampled model: it broke once, unnoticed,
+    when that evaluation's result gained a field."""
+    out = _run_benchmark(tmp_path, "bench_lupi_cost", "--methods", "svm", "learned")
     assert out["complete"] and set(out["methods"]) == {"svm", "learned"}
     for method, measured in out["methods"].items():
         assert measured["measured"] == measured["grid_size"] == 2  # stride 1: both C of the tiny grid
@@ -515,21 +521,6 @@ def test_the_svm_plus_loo_benchmark_compares_both_routes_on_a_job(tmp_path):
     """benchmarks/bench_svm_plus_loo.py times SVM+'s exact LOO with and without the bordering on a tiny job's
     SVM+ grid points, and finds the same LOO errors (its baseline patches the library: a rename would break
     it unnoticed)."""
-    import importlib.util
-    import json
-
-    import yaml
-
-    path = REPO_ROOT / "benchmarks" / "bench_svm_plus_loo.py"
-    spec = importlib.util.spec_from_file_location("bench_svm_plus_loo", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    config = {"data": {"dir": str(tmp_path / "data")}, "experiments": {"exp8": {
-        "datasets": ["w_mixture"], "ratios": ["1:40"], "train_fractions": [0.3], "seeds": [0], "grid": GRID,
-        "learn": {"max_iter": 5}, "loo_max_train_size": 40}}}
-    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
-    assert bench.main(["--config", str(tmp_path / "c.yaml"), "--job", "w_mixture", "1:40", "0.3", "0",
-                       "--stride", "1", "--output", str(tmp_path / "out.json")]) == 0
-    summary = json.loads((tmp_path / "out.json").read_text())["summary"]
+    summary = _run_benchmark(tmp_path, "bench_svm_plus_loo", "--stride", "1")["summary"]
     assert summary["models"] == 2 and summary["same_loo_error"] == 2 and summary["max_abs_df"] < 1e-6
     assert summary["cpu_s"]["fresh"] > 0 and summary["cpu_s"]["bordered"] > 0
