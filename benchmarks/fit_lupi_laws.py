@@ -68,21 +68,34 @@ def model_seconds(parts: list[str] | None) -> pd.DataFrame:
         base=("base", "mean"), loo=("loo", "mean"), n=("base", "size"))
 
 
+def _law(sub: pd.DataFrame) -> tuple[tuple[float, float], tuple[float, float]]:
+    """((a, b) of everything but the exact LOO, (a, b) of the exact LOO) of these groups: least squares in log-log."""
+    pair = []
+    for part in ("base", "loo"):
+        y = sub.dropna(subset=[part])
+        y = y[y[part] > 0]
+        A = np.c_[np.ones(len(y)), np.log(y["l"] / 100.0)]
+        (log_a, b), *_ = np.linalg.lstsq(A, np.log(y[part].to_numpy()), rcond=None)
+        pair.append((float(np.exp(log_a)), float(b)))
+    return tuple(pair)
+
+
 def fit(groups: pd.DataFrame) -> dict[str, tuple[tuple[float, float], tuple[float, float]]]:
-    """Per method ((a, b) of everything but the exact LOO, (a, b) of the exact LOO): least squares in log-log."""
+    """Per method, its law over every data set without a law of its own (``lupi.DATASET_METHOD_LAWS``)."""
     own = set(lupi.DATASET_METHOD_LAWS)
-    laws = {}
-    for method, sub in groups.groupby("method"):
-        sub = sub[[(d, method) not in own for d in sub["dataset"]]]
-        pair = []
-        for part in ("base", "loo"):
-            y = sub.dropna(subset=[part])
-            y = y[y[part] > 0]
-            A = np.c_[np.ones(len(y)), np.log(y["l"] / 100.0)]
-            (log_a, b), *_ = np.linalg.lstsq(A, np.log(y[part].to_numpy()), rcond=None)
-            pair.append((float(np.exp(log_a)), float(b)))
-        laws[method] = tuple(pair)
-    return laws
+    return {method: _law(sub[[(d, method) not in own for d in sub["dataset"]]])
+            for method, sub in groups.groupby("method")}
+
+
+def fit_own(groups: pd.DataFrame) -> dict[tuple[str, str], tuple[tuple[float, float], tuple[float, float]]]:
+    """Per (data set, method) of ``lupi.DATASET_METHOD_LAWS``, its law over that data set's groups (those the
+    parts have)."""
+    out = {}
+    for dataset, method in lupi.DATASET_METHOD_LAWS:
+        sub = groups[(groups["dataset"] == dataset) & (groups["method"] == method)]
+        if len(sub):
+            out[(dataset, method)] = _law(sub)
+    return out
 
 
 def priced(groups: pd.DataFrame, laws) -> pd.DataFrame:
@@ -113,6 +126,11 @@ def main(argv=None) -> int:
         if method in laws:
             (a, b), (a_loo, b_loo) = laws[method]
             print(f'    "{method}": (({a:.4f}, {b:.2f}), ({a_loo:.4f}, {b_loo:.2f})),')
+    print("}")
+    own = fit_own(groups)
+    print("DATASET_METHOD_LAWS = {")
+    for (dataset, method), ((a, b), (a_loo, b_loo)) in own.items():
+        print(f'    ("{dataset}", "{method}"): (({a:.4f}, {b:.2f}), ({a_loo:.4f}, {b_loo:.2f})),')
     print("}")
     for ours, label in ((laws, "these laws"), (lupi.METHOD_LAWS, "lupi.METHOD_LAWS as shipped")):
         table = priced(groups, ours)
