@@ -943,6 +943,39 @@ def test_unpolished_solutions_are_counted_and_warned_about_once(monkeypatch):
         assert m.kkt_violation <= svm_plus_solver.QP_KKT_TOL
 
 
+def test_a_polish_that_failed_from_some_sets_is_not_run_again_from_them(monkeypatch):
+    """The polish is a function of its start sets: a second polish of the same problem from the same rounded sets
+    (the dense interior point after the factored one) fails with the same message without iterating; other start
+    sets, and a successful polish, are run as before."""
+    from wsvm_span.svm_plus import solver as svm_plus_solver
+
+    K, K_priv, y, C, gamma = degenerate_problem()
+    problem = SVMPlusProblem.build(K, K_priv, y, C, gamma)
+    raw = problem.interior_point("auto")
+    runs = []
+    active_set = SVMPlusProblem.active_set
+
+    def counting(self, *args, **kwargs):
+        runs.append(args[:2])
+        return active_set(self, *args, **kwargs)
+
+    monkeypatch.setattr(SVMPlusProblem, "active_set", counting)
+    monkeypatch.setattr(svm_plus_solver, "POLISH_MAX_ITER", 0)  # unpolishable: no second try
+    with pytest.raises(ActiveSetFailure) as first:
+        problem.polished(raw, "x")
+    assert len(runs) == 2  # block pivots, then the (empty) second try
+    with pytest.raises(ActiveSetFailure) as again:
+        problem.polished(raw, "x")
+    assert len(runs) == 2 and str(again.value) == str(first.value)
+    fresh = SVMPlusProblem.build(K, K_priv, y, C, gamma)  # another problem remembers nothing
+    with pytest.raises(ActiveSetFailure):
+        fresh.polished(raw, "x")
+    assert len(runs) == 4
+    monkeypatch.setattr(svm_plus_solver, "POLISH_MAX_ITER", 300)
+    polished = SVMPlusProblem.build(K, K_priv, y, C, gamma)
+    assert polished.polished(raw, "x").kkt_violation <= KKT_TOL and not polished.failed_polishes
+
+
 def test_when_the_dense_qp_fails_the_factored_solution_is_kept_only_as_a_kkt_point(monkeypatch):
     """Clarabel stopped with InsufficientProgress on the dense QP of one W-toy problem (l = 200, C = 1024) whose
     factored QP it solved. Simulated here (the dense interior point raises, the polish of the factored solution
