@@ -404,8 +404,9 @@ class SVMPlusProblem:
         Z = raw.alpha / C < np.maximum(raw.margin_slack, 0.0)
         B = raw.beta / C < np.maximum(raw.correcting_train, 0.0)
         # The polish is a function of its start sets alone: where the dense interior point rounds to the sets whose
-        # polish already failed from the factored one (23 of 24 such refits of an unpolished bank_marketing model,
-        # 17% of their CPU), it fails again, iteration for iteration; so it is not run again.
+        # polish already failed from the factored one (most refits of an unpolished model's exact LOO), it would
+        # fail again, iteration for iteration; so it is not run again (two such bank_marketing models' exact LOO:
+        # 1.19x and 1.38x cheaper, every refit the same, docs/experiments.md).
         start = np.packbits(Z).tobytes() + np.packbits(B).tobytes()
         if start in self.failed_polishes:
             raise ActiveSetFailure(self.failed_polishes[start])
