@@ -181,7 +181,16 @@ def _count_unpolished() -> bool:
 
 class ActiveSetFailure(RuntimeError):
     """The active-set method of ``fit_svm_plus`` cycled or ran out of iterations, or the sets it converged to
-    give a solution that violates the KKT conditions (``round_off``: the solves' round-off, not the method).
+    give a solution that violates the KKT conditions.
+
+    Parameters
+    ----------
+    message : str
+        What failed.
+    round_off : bool, default=False
+        True where the sets converged but their solution failed the KKT check: the round-off of a faster solve
+        (the exact LOO's bordering), which a fresh reduced system may not have; False where the method cycled or
+        ran out of iterations.
 
     Examples
     --------
