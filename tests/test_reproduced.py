@@ -5,6 +5,7 @@ Markdown and LaTeX files byte for byte (no model is retrained: a table is a view
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -49,3 +50,24 @@ def test_table_rebuilds_from_committed_rows(tmp_path, part, name, rows):
     for ext, path in out.items():
         committed = REPO / "reproduced" / part / "tables" / f"{name}.{ext}"
         assert path.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8"), f"{committed} differs"
+
+
+README = REPO / "reproduced" / "README.md"
+
+
+def test_readme_names_every_folder():
+    listed = README.read_text(encoding="utf-8")
+    missing = [p.name for p in sorted(REPO.glob("reproduced/*/")) if f"`{p.name}`" not in listed and f"`{p.name}/`" not in listed]
+    assert not missing, f"reproduced/README.md does not name {missing}"
+
+
+def test_experiment8_table_gives_each_parts_code_versions():
+    """Each Experiment 8 part's lines in *Experiment 8, part by part* name every code version its jobs ran at
+    (its provenance.json), so the table cannot drift from what ran."""
+    table = [line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("| ")]
+    for provenance in sorted(REPO.glob("reproduced/paper-exp8-*/provenance.json")):
+        part = provenance.parent.name
+        lines = [line for line in table if f"| `{part}` |" in line]
+        assert lines, f"no line of reproduced/README.md's Experiment 8 table names {part}"
+        for version in json.loads(provenance.read_text(encoding="utf-8"))["code_versions"]:
+            assert all(version[:7] in line for line in lines), f"{part}: code version {version[:7]} not in its lines"
