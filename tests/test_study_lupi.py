@@ -524,3 +524,24 @@ def test_the_svm_plus_loo_benchmark_compares_both_routes_on_a_job(tmp_path):
     summary = _run_benchmark(tmp_path, "bench_svm_plus_loo", "--stride", "1")["summary"]
     assert summary["models"] == 2 and summary["same_loo_error"] == 2 and summary["max_abs_df"] < 1e-6
     assert summary["cpu_s"]["fresh"] > 0 and summary["cpu_s"]["bordered"] > 0
+
+
+def test_svm_plus_loo_table_gives_the_weights_fixed_rmse_without_unpolished_models():
+    """Hand-computed: four SVM+ models with exact LOO, one kept at the QP solver's unpolished solution (engine
+    svm+:clarabel, its weights-fixed LOO 1.0 as in the study's degenerate models); a weighted SVM's row and an SVM+
+    row without exact LOO are not counted."""
+    svm_plus = dict(dataset="toy", ratio="1:2", l=10, method="svm_plus", loo_rule=0.2, n_inbound=1, n_zero_weight=0)
+    rows = pd.DataFrame([
+        {**svm_plus, "engine": "svm+:active-set", "span_rule": 0.3, "loo_error": 0.2, "loo_converted": 0.2},
+        {**svm_plus, "engine": "svm+:active-set->clarabel-low-rank+active-set", "span_rule": 0.2, "loo_error": 0.2,
+         "loo_converted": 0.4},
+        {**svm_plus, "engine": "svm+:clarabel+active-set", "span_rule": 0.1, "loo_error": 0.2, "loo_converted": 0.1},
+        {**svm_plus, "engine": "svm+:clarabel", "span_rule": 0.2, "loo_error": 0.2, "loo_converted": 1.0},
+        {**svm_plus, "engine": "svm+:clarabel", "span_rule": 0.2, "loo_error": math.nan, "loo_converted": math.nan},
+        {**svm_plus, "method": "svm", "engine": "smo", "span_rule": 0.9, "loo_error": 0.1, "loo_converted": math.nan},
+    ])
+    row = build_table("exp8_svm_plus_loo", rows).data.iloc[0]
+    assert row["n_models"] == 4
+    assert row["rmse_span_converted"] == pytest.approx(100 * math.sqrt((0.01 + 0.04 + 0.0 + 0.64) / 4))
+    assert row["rmse_span_converted_polished"] == pytest.approx(100 * math.sqrt((0.01 + 0.04 + 0.0) / 3))
+    assert row["unpolished_pct"] == pytest.approx(25.0)

@@ -18,6 +18,7 @@ from wsvm_span.svm_plus import (
     evaluate_svm_plus,
     evaluate_weighted,
     fit_svm_plus,
+    kept_unpolished,
     learn_weights,
     leave_one_out,
     loo_rule,
@@ -109,7 +110,8 @@ def test_active_set_matches_clarabel_qp():
 def test_qp_route_is_polished_to_exact_sets():
     _, _, y, K, K_priv = privileged_problem(7)
     m = fit_svm_plus(K, K_priv, y, 4.0, 1.0, solver="qp")
-    assert m.solver == "clarabel+active-set"
+    assert m.solver == "clarabel+active-set" and not kept_unpolished(m.solver)
+    assert not kept_unpolished(fit_svm_plus(K, K_priv, y, 4.0, 1.0, solver="active-set").solver)
     assert_kkt_from_kernels(m, K, K_priv, 10 * KKT_TOL)
     # exact bounds: in the polished SVM+ solution itself (no snapping) a_i = C + a~_i to the rounding of that
     # sum (4 ulp; an interior point leaves ~1e-8 C) for the points with beta_i = 0, which the equivalent weighted
@@ -936,6 +938,7 @@ def test_unpolished_solutions_are_counted_and_warned_about_once(monkeypatch):
         warnings.simplefilter("default")
         models = [fit_svm_plus(K, K_priv, y, C, gamma) for _ in range(3)]
     assert [m.solver for m in models] == ["clarabel"] * 3  # the QP route's raw solution, kept
+    assert all(kept_unpolished(m.solver) for m in models)
     assert unpolished_solutions() == before + 3
     unpolished = [w for w in caught if "keeping it unpolished" in str(w.message)]
     assert len(unpolished) == (1 if before == 0 else 0)
@@ -1002,7 +1005,7 @@ def test_when_the_dense_qp_fails_the_factored_solution_is_kept_only_as_a_kkt_poi
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         m = fit_svm_plus(K, K_priv, y, 2.0, 1.0, solver="qp")
-    assert m.solver == "clarabel-low-rank" and unpolished_solutions() == before + 1
+    assert m.solver == "clarabel-low-rank" and unpolished_solutions() == before + 1 and kept_unpolished(m.solver)
     assert_kkt_from_kernels(m, K, K_priv, solver_module.QP_KKT_TOL)
     monkeypatch.setattr(solver_module, "QP_KKT_TOL", 1e-14)  # a solution that fails the check is not kept
     with warnings.catch_warnings():

@@ -243,8 +243,10 @@ TABLES: tuple[Table, ...] = (
           "Over the SVM+ models with exact LOO (SVM+ retrained without each point): RMSE and mean signed difference "
           "(percentage points) of the span-rule of the equivalent weighted SVM and of SVM+'s LOO rule against SVM+'s "
           "exact LOO error; RMSE of the span-rule against the exact LOO of the equivalent weighted SVM with its "
-          "weights held fixed (what the span-rule estimates: leaving a point out of SVM+ moves every weight); the "
-          "share (%) of models with no in-bound SV (n* = 0) and of zero weights.",
+          "weights held fixed (what the span-rule estimates: leaving a point out of SVM+ moves every weight), over "
+          "all of them and over those not kept at the QP solver's unpolished solution (in the study degenerate "
+          "models, whose weights-fixed LOO read 1.0); the share (%) of models with no in-bound SV (n* = 0), of zero "
+          "weights and of unpolished models.",
           headline="Experiment 8: what estimates SVM+'s leave-one-out error?"),
     Table("exp7_path", "reference_path.table_exp7", ("exp7",), "exp7",
           "Four Gaussians, cost-weighted path (group D1's weight from ~0 to 10, D2 at 10), per size l = n: medians "

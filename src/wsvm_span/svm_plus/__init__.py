@@ -11,8 +11,8 @@
 from .equivalence import rho, svm_plus_weights, to_weighted_svm, weighted_to_svm_plus, zero_weight_errors
 from .loo import SVMPlusLeaveOneOut, leave_one_out, loo_rule
 from .model import SVMPlus
-from .selection import SelectionEvaluation, evaluate_svm_plus, evaluate_weighted, kfold_cv_error
-from .solver import ActiveSetFailure, fit_svm_plus, unpolished_solutions
+from .selection import SVM_PLUS_ENGINE_PREFIX, SelectionEvaluation, evaluate_svm_plus, evaluate_weighted, kfold_cv_error
+from .solver import ActiveSetFailure, fit_svm_plus, kept_unpolished, unpolished_solutions
 from .weight_schemes import (
     LearnedWeights,
     NWEstimate,
@@ -24,8 +24,9 @@ from .weight_schemes import (
 )
 
 __all__ = [
-    "ActiveSetFailure", "LearnedWeights", "NWEstimate", "SVMPlus", "SVMPlusLeaveOneOut", "SelectionEvaluation",
-    "evaluate_svm_plus", "evaluate_weighted", "fit_svm_plus", "kfold_cv_error", "learn_weights", "leave_one_out",
-    "loo_rule", "nadaraya_watson", "probability_weights", "rho", "smooth_hinge", "svm_plus_weights",
-    "to_weighted_svm", "unpolished_solutions", "validation_loss", "weighted_to_svm_plus", "zero_weight_errors",
+    "ActiveSetFailure", "LearnedWeights", "NWEstimate", "SVMPlus", "SVMPlusLeaveOneOut", "SVM_PLUS_ENGINE_PREFIX",
+    "SelectionEvaluation", "evaluate_svm_plus", "evaluate_weighted", "fit_svm_plus", "kept_unpolished",
+    "kfold_cv_error", "learn_weights", "leave_one_out", "loo_rule", "nadaraya_watson", "probability_weights", "rho",
+    "smooth_hinge", "svm_plus_weights", "to_weighted_svm", "unpolished_solutions", "validation_loss",
+    "weighted_to_svm_plus", "zero_weight_errors",
 ]

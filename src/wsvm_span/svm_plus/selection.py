@@ -39,6 +39,9 @@ from .loo import leave_one_out, loo_rule
 from .model import SVMPlus
 from .solver import ACTIVE_SET, fit_svm_plus
 
+#: An SVM+ row's ``engine``: this prefix, then the ``SVMPlus.solver`` that trained it (``kept_unpolished`` reads it).
+SVM_PLUS_ENGINE_PREFIX = "svm+:"
+
 
 @dataclass(frozen=True)
 class SelectionEvaluation:
@@ -266,7 +269,7 @@ def evaluate_svm_plus(
         n_inbound=spans.n_inbound, n_bounded=spans.n_bounded,
         n_zero_weight=int(np.count_nonzero(svm_plus_weights(model) == 0.0)), t_train=t_train, t_val=t_val,
         t_cv=t_cv, t_span_rule=spans.t_span_rule, t_span_bound=spans.t_span_bound, t_loo_rule=t_loo_rule,
-        t_loo=t_loo, engine=f"svm+:{model.solver}", qp_solver=spans.qp_solver,
+        t_loo=t_loo, engine=f"{SVM_PLUS_ENGINE_PREFIX}{model.solver}", qp_solver=spans.qp_solver,
     )
 
 

@@ -149,6 +149,29 @@ _unpolished = 0
 _unpolished_lock = threading.Lock()
 
 
+def kept_unpolished(solver: str) -> bool:
+    """Whether an ``SVMPlus.solver`` name is that of a QP route's solution kept unpolished: neither the active-set
+    method's own ("active-set") nor a polished one ("...+active-set").
+
+    Parameters
+    ----------
+    solver : str
+        ``SVMPlus.solver`` (an Experiment 8 row's ``engine`` less its ``SVM_PLUS_ENGINE_PREFIX``).
+
+    Returns
+    -------
+    bool
+        True for an unpolished solution ("clarabel", "clarabel-low-rank", ...).
+
+    Examples
+    --------
+    >>> from wsvm_span.svm_plus import kept_unpolished
+    >>> kept_unpolished("clarabel"), kept_unpolished("active-set->clarabel-low-rank+active-set")
+    (True, False)
+    """
+    return solver != ACTIVE_SET and not solver.endswith(f"+{ACTIVE_SET}")
+
+
 def unpolished_solutions() -> int:
     """How many SVM+ solutions this process has kept unpolished: the QP route's solutions whose active sets
     the active-set method could not confirm (its CV folds' and LOO retrainings' included).
