@@ -69,6 +69,19 @@ def test_packed_jobs_get_short_limits_and_lone_jobs_the_configured_ones(paper):
     assert sched.job_limits(cfg, tiny, attempt=2) == {k: 2 * v for k, v in packed.items()}
 
 
+def test_experiment8_jobs_get_time_for_what_they_measured(paper):
+    """A lone Experiment 8 job's time limit comes from its kind's own price, not the grid jobs' time model (which
+    knows nothing of SVM+ or the exact LOO): the costliest job measured at paper size, bank_marketing at 2:1,
+    l = 200, seed 0 (reproduced/paper-exp8-bank_marketing-2to1-l200-s0-1: 2,579 s of wall on a shared core, 1,886 s
+    of CPU), fits its first attempt's limit twice over; before, the config's 60-minute minimum was its limit."""
+    cfg, jobs = paper
+    job = next(j for j in jobs if j.experiment == "exp8" and (j.dataset, j.ratio, j.n_train, j.seed)
+               == ("bank_marketing", "2:1", 200, 0))
+    limits = sched.job_limits(cfg, job)
+    assert sched.job_group(job) is None and limits["runtime"] * 60 >= 2 * 2579
+    assert sc.job_resources(cfg, job)["runtime"] == cfg["resources"]["runtime_min"] < limits["runtime"]
+
+
 def test_limits_double_on_every_attempt():
     base = {"mem_mb": 1500, "runtime": 7}
     assert sched.scaled_for_attempt(base, 1) == base
