@@ -1,5 +1,6 @@
-"""What an SVM+ model kept at Clarabel's unpolished solution (an Experiment 8 row with engine ``svm+:clarabel``) is,
-and why its exact LOO with the weights fixed (``loo_converted``) reads 1.0 (docs/experiments.md, *Findings*).
+"""What an SVM+ model kept at the QP solver's unpolished solution is (an Experiment 8 row whose engine
+``svm_plus.kept_unpolished`` flags: ``svm+:clarabel`` in the study), and why its exact LOO with the weights fixed
+(``loo_converted``) reads 1.0 (docs/experiments.md, *Findings*).
 
 For every ``--stride``-th such row of a job in a committed rows file (at most ``--limit``) it trains SVM+ again as the
 job does (the job's own ``prepare``) and records: the solver that kept the solution, SVM+'s largest |f| on the
@@ -29,35 +30,35 @@ import bench_lupi_cost  # noqa: E402
 from wsvm_span.resampling import leave_one_out  # noqa: E402
 from wsvm_span.study import config as sc  # noqa: E402
 from wsvm_span.study.experiments import lupi  # noqa: E402
-from wsvm_span.svm_plus import fit_svm_plus, svm_plus_weights, to_weighted_svm  # noqa: E402
+from wsvm_span.svm_plus import (  # noqa: E402
+    SVM_PLUS_ENGINE_PREFIX, fit_svm_plus, kept_unpolished, svm_plus_weights, to_weighted_svm,
+)
 from wsvm_span.utils.environment import single_threaded  # noqa: E402
-
-UNPOLISHED = "svm+:clarabel"
-
 
 def unpolished_rows(rows: str, job) -> pd.DataFrame:
     """The job's SVM+ rows kept unpolished, with exact LOO (its seed and training size)."""
     df = pd.read_parquet(rows)
-    keep = ((df.method == "svm_plus") & (df.engine == UNPOLISHED) & df.loo_converted.notna() & (df.seed == job.seed)
+    keep = ((df.method == "svm_plus") & df.loo_converted.notna() & (df.seed == job.seed)
             & (df.dataset == job.dataset) & (df.ratio == job.ratio) & (df.l == job.n_train))
-    return df[keep]
+    df = df[keep]
+    return df[df.engine.map(lambda e: kept_unpolished(e.removeprefix(SVM_PLUS_ENGINE_PREFIX))).to_numpy(bool)]
 
 
 def probe(job, problem, row) -> dict:
     k = problem.kernels[row.log2_kernel_scale]
     model = fit_svm_plus(k.K, problem.priv_kernels[row.log2_priv_gamma], problem.y, 2.0 ** row.log2_C,
-                         2.0 ** row.log2_gamma_plus, check_input=False)
+                         2.0 ** row.log2_gamma_plus, qp_solver=job.qp_solver, check_input=False)
     c = svm_plus_weights(model)
     out = {"point": {a: float(getattr(row, a)) for a in ("log2_kernel_scale", "log2_C", "log2_gamma_plus",
                                                           "log2_priv_gamma")},
            "solver": model.solver, "max_abs_f": float(np.abs(model.decision_train).max()), "abs_b": abs(model.b),
            "max_beta_over_c": float(np.max((c - model.alpha)[c > 0] / c[c > 0])),
-           "row_loo_converted": float(row.loo_converted), "row_span_rule": float(row.span_rule)}
+           "row_loo_converted": float(row.loo_converted), "row_span_rule": float(row.span_rule),
+           "n_inbound": int(to_weighted_svm(model, k.K).inbound.size)}
     for engine in ("auto", "smo"):
         weighted = to_weighted_svm(model, k.K, engine=engine)
         loo = leave_one_out(weighted, k.K, check_input=False)
         yf = model.y[loo.support] * loo.decision_loo
-        out["n_inbound"] = int(weighted.inbound.size)
         out[engine] = {"loo_converted": loo.loo_error, "yf_loo_min": float(yf.min()), "yf_loo_max": float(yf.max())}
     return out
 
@@ -71,12 +72,12 @@ def main(argv=None) -> int:
     cfg, job = bench_lupi_cost.load_job(args.config, args.job)
     rows = unpolished_rows(args.rows, job)
     if rows.empty:
-        raise SystemExit(f"no {UNPOLISHED} SVM+ row with exact LOO of {job.slot} in {args.rows}")
+        raise SystemExit(f"no unpolished SVM+ row with exact LOO of {job.slot} in {args.rows}")
     problem = lupi.prepare(job, sc.runtime_settings(cfg, bench_lupi_cost.ROOT))
     with single_threaded():
         models = [probe(job, problem, row) for row in rows.iloc[::args.stride].head(args.limit).itertuples()]
     summary = {"unpolished_rows": len(rows), "probed": len(models),
-               "still_unpolished": sum(m["solver"] == "clarabel" for m in models),
+               "still_unpolished": sum(kept_unpolished(m["solver"]) for m in models),
                "max_abs_f": max(m["max_abs_f"] for m in models),
                "n_inbound": [m["n_inbound"] for m in models],
                "loo_converted": {e: [m[e]["loo_converted"] for m in models] for e in ("auto", "smo")}}

@@ -539,9 +539,15 @@ def test_svm_plus_loo_table_gives_the_weights_fixed_rmse_without_unpolished_mode
         {**svm_plus, "engine": "svm+:clarabel", "span_rule": 0.2, "loo_error": 0.2, "loo_converted": 1.0},
         {**svm_plus, "engine": "svm+:clarabel", "span_rule": 0.2, "loo_error": math.nan, "loo_converted": math.nan},
         {**svm_plus, "method": "svm", "engine": "smo", "span_rule": 0.9, "loo_error": 0.1, "loo_converted": math.nan},
+        {**svm_plus, "l": 20, "engine": "svm+:clarabel-low-rank", "span_rule": 0.1, "loo_error": 0.2,
+         "loo_converted": 1.0},  # a group of unpolished models only: no RMSE over polished ones
     ])
-    row = build_table("exp8_svm_plus_loo", rows).data.iloc[0]
+    table = build_table("exp8_svm_plus_loo", rows).data
+    row = table.iloc[0]
     assert row["n_models"] == 4
     assert row["rmse_span_converted"] == pytest.approx(100 * math.sqrt((0.01 + 0.04 + 0.0 + 0.64) / 4))
     assert row["rmse_span_converted_polished"] == pytest.approx(100 * math.sqrt((0.01 + 0.04 + 0.0) / 3))
     assert row["unpolished_pct"] == pytest.approx(25.0)
+    low_rank = table.iloc[1]
+    assert low_rank["l"] == 20 and low_rank["unpolished_pct"] == 100.0
+    assert low_rank["rmse_span_converted"] == pytest.approx(90.0) and math.isnan(low_rank["rmse_span_converted_polished"])

@@ -112,6 +112,8 @@ def test_qp_route_is_polished_to_exact_sets():
     m = fit_svm_plus(K, K_priv, y, 4.0, 1.0, solver="qp")
     assert m.solver == "clarabel+active-set" and not kept_unpolished(m.solver)
     assert not kept_unpolished(fit_svm_plus(K, K_priv, y, 4.0, 1.0, solver="active-set").solver)
+    with pytest.raises(ValueError, match="weighted_to_svm_plus"):
+        kept_unpolished("weighted-svm")
     assert_kkt_from_kernels(m, K, K_priv, 10 * KKT_TOL)
     # exact bounds: in the polished SVM+ solution itself (no snapping) a_i = C + a~_i to the rounding of that
     # sum (4 ulp; an interior point leaves ~1e-8 C) for the points with beta_i = 0, which the equivalent weighted

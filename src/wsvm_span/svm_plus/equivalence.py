@@ -22,6 +22,7 @@ import numpy as np
 from ..engines import AUTO, engine_for
 from ..model import WeightedSVM, make_model
 from .model import SVMPlus
+from .solver import WEIGHTED_SVM
 
 #: LIBSVM tolerance recorded in the converted model; ``resampling.leave_one_out`` retrains the
 #: weighted SVM with it, so it must be tight (method.md section 1).
@@ -255,6 +256,6 @@ def weighted_to_svm_plus(model: WeightedSVM, xi=None) -> tuple[SVMPlus, np.ndarr
     plus = SVMPlus(
         alpha=model.alpha.copy(), alpha_tilde=c - C_plus, b=model.b, b_tilde=b_tilde, y=model.y,
         C=C_plus, gamma=value, decision_train=model.decision_train.copy(), correcting_train=xi,
-        ridge=0.0, solver="weighted-svm", iterations=0,
+        ridge=0.0, solver=WEIGHTED_SVM, iterations=0,
     )
     return plus, x_priv

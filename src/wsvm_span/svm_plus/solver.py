@@ -56,10 +56,13 @@ from ..utils.validation import check_kernel, check_labels
 from .model import SVMPlus
 
 #: The active-set route's name: a solver to ask for, and ``SVMPlus.solver`` of a model it solved alone (the
-#: QP route's names are the QP solver's, then "+active-set" where polished, or "active-set->" before them when
-#: the active-set method failed first).
+#: QP route's names are the QP solver's, "-low-rank" where it solved the factored QP, then "+active-set" where
+#: polished; a polished name starts with "active-set->" when the active-set method failed first, an unpolished
+#: one never does: ``kept_unpolished``).
 ACTIVE_SET = "active-set"
 SOLVERS = ("auto", ACTIVE_SET, "qp")
+#: ``SVMPlus.solver`` of an SVM+ that ``equivalence.weighted_to_svm_plus`` built from a weighted SVM
+WEIGHTED_SVM = "weighted-svm"
 
 #: Ridge added to the privileged kernel, relative to its mean diagonal. With fewer
 #: distinct privileged points than training points (parkinson_speech: 16 UPDRS values for
@@ -150,8 +153,8 @@ _unpolished_lock = threading.Lock()
 
 
 def kept_unpolished(solver: str) -> bool:
-    """Whether an ``SVMPlus.solver`` name is that of a QP route's solution kept unpolished: neither the active-set
-    method's own ("active-set") nor a polished one ("...+active-set").
+    """Whether an ``SVMPlus.solver`` name of ``fit_svm_plus`` is that of a QP route's solution kept unpolished:
+    neither the active-set method's own ("active-set") nor a polished one ("...+active-set").
 
     Parameters
     ----------
@@ -169,6 +172,9 @@ def kept_unpolished(solver: str) -> bool:
     >>> kept_unpolished("clarabel"), kept_unpolished("active-set->clarabel-low-rank+active-set")
     (True, False)
     """
+    if solver == WEIGHTED_SVM:
+        raise ValueError(f"{WEIGHTED_SVM!r} names an SVM+ built from a weighted SVM (weighted_to_svm_plus), "
+                         "not a solution of fit_svm_plus")
     return solver != ACTIVE_SET and not solver.endswith(f"+{ACTIVE_SET}")
 
 

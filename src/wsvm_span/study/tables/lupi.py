@@ -153,8 +153,8 @@ def table_exp8_svm_plus_loo(df: pd.DataFrame, name: str = "exp8_svm_plus_loo") -
                    rmse_loo_rule=_rmse(rule, loo), mean_diff_loo_rule=100 * float(np.mean(rule - loo)),
                    rmse_span_converted=_rmse(span, sub["loo_converted"].to_numpy(dtype=float)))
         # A model kept at the QP solver's unpolished solution is degenerate (f ~ 0 on every training point, every
-        # point at its bound in the exact converted model): its weights-fixed LOO reads 1.0 and would make the
-        # column (docs/experiments.md, Findings), so the column is given without those models too.
+        # point at its bound in the exact converted model): its weights-fixed LOO reads 1.0 and would dominate
+        # the column (docs/experiments.md, Findings), so the column is given without those models too.
         unpolished = sub["engine"].map(lambda e: kept_unpolished(e.removeprefix(SVM_PLUS_ENGINE_PREFIX))).to_numpy(bool)
         row["rmse_span_converted_polished"] = _rmse(span[~unpolished],
                                                     sub["loo_converted"].to_numpy(dtype=float)[~unpolished])
