@@ -1,5 +1,5 @@
 """What an SVM+ model kept at the QP solver's unpolished solution is (an Experiment 8 row whose engine
-``svm_plus.kept_unpolished`` flags: ``svm+:clarabel`` in the study), and why its exact LOO with the weights fixed
+``svm_plus.engine_kept_unpolished`` flags: ``svm+:clarabel`` in the study), and why its exact LOO with the weights fixed
 (``loo_converted``) reads 1.0 (docs/experiments.md, *Findings*).
 
 For every ``--stride``-th such row of a job in a committed rows file (at most ``--limit``) it trains SVM+ again as the
@@ -31,7 +31,7 @@ from wsvm_span.resampling import leave_one_out  # noqa: E402
 from wsvm_span.study import config as sc  # noqa: E402
 from wsvm_span.study.experiments import lupi  # noqa: E402
 from wsvm_span.svm_plus import (  # noqa: E402
-    SVM_PLUS_ENGINE_PREFIX, fit_svm_plus, kept_unpolished, svm_plus_weights, to_weighted_svm,
+    engine_kept_unpolished, fit_svm_plus, kept_unpolished, svm_plus_weights, to_weighted_svm,
 )
 from wsvm_span.utils.environment import single_threaded  # noqa: E402
 
@@ -41,7 +41,7 @@ def unpolished_rows(rows: str, job) -> pd.DataFrame:
     keep = ((df.method == "svm_plus") & df.loo_converted.notna() & (df.seed == job.seed)
             & (df.dataset == job.dataset) & (df.ratio == job.ratio) & (df.l == job.n_train))
     df = df[keep]
-    return df[df.engine.map(lambda e: kept_unpolished(e.removeprefix(SVM_PLUS_ENGINE_PREFIX))).to_numpy(bool)]
+    return df[df.engine.map(engine_kept_unpolished).to_numpy(bool)]
 
 
 def probe(job, problem, row) -> dict:

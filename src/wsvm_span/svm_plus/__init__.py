@@ -11,7 +11,13 @@
 from .equivalence import rho, svm_plus_weights, to_weighted_svm, weighted_to_svm_plus, zero_weight_errors
 from .loo import SVMPlusLeaveOneOut, leave_one_out, loo_rule
 from .model import SVMPlus
-from .selection import SVM_PLUS_ENGINE_PREFIX, SelectionEvaluation, evaluate_svm_plus, evaluate_weighted, kfold_cv_error
+from .selection import (
+    SelectionEvaluation,
+    engine_kept_unpolished,
+    evaluate_svm_plus,
+    evaluate_weighted,
+    kfold_cv_error,
+)
 from .solver import ActiveSetFailure, fit_svm_plus, kept_unpolished, unpolished_solutions
 from .weight_schemes import (
     LearnedWeights,
@@ -24,8 +30,8 @@ from .weight_schemes import (
 )
 
 __all__ = [
-    "ActiveSetFailure", "LearnedWeights", "NWEstimate", "SVMPlus", "SVMPlusLeaveOneOut", "SVM_PLUS_ENGINE_PREFIX",
-    "SelectionEvaluation", "evaluate_svm_plus", "evaluate_weighted", "fit_svm_plus", "kept_unpolished",
+    "ActiveSetFailure", "LearnedWeights", "NWEstimate", "SVMPlus", "SVMPlusLeaveOneOut", "SelectionEvaluation",
+    "engine_kept_unpolished", "evaluate_svm_plus", "evaluate_weighted", "fit_svm_plus", "kept_unpolished",
     "kfold_cv_error", "learn_weights", "leave_one_out", "loo_rule", "nadaraya_watson", "probability_weights", "rho",
     "smooth_hinge", "svm_plus_weights", "to_weighted_svm", "unpolished_solutions", "validation_loss",
     "weighted_to_svm_plus", "zero_weight_errors",

@@ -37,10 +37,34 @@ from ..span.estimates import analyse_spans
 from .equivalence import ZERO_WEIGHT, svm_plus_weights, to_weighted_svm, zero_weight_errors
 from .loo import leave_one_out, loo_rule
 from .model import SVMPlus
-from .solver import ACTIVE_SET, fit_svm_plus
+from .solver import ACTIVE_SET, fit_svm_plus, kept_unpolished
 
-#: An SVM+ row's ``engine``: this prefix, then the ``SVMPlus.solver`` that trained it (``kept_unpolished`` reads it).
+#: An SVM+ row's ``engine``: this prefix, then the ``SVMPlus.solver`` that trained it.
 SVM_PLUS_ENGINE_PREFIX = "svm+:"
+
+
+def engine_kept_unpolished(engine: str) -> bool:
+    """Whether a row's ``engine`` (``SelectionEvaluation.engine``) is an SVM+ model kept at the QP solver's
+    unpolished solution (``kept_unpolished`` of its solver); False for a weighted SVM's engine.
+
+    Parameters
+    ----------
+    engine : str
+        The row's engine.
+
+    Returns
+    -------
+    bool
+        True for "svm+:clarabel", "svm+:clarabel-low-rank", ...
+
+    Examples
+    --------
+    >>> from wsvm_span.svm_plus import engine_kept_unpolished
+    >>> [engine_kept_unpolished(e) for e in ("svm+:clarabel", "svm+:active-set", "smo")]
+    [True, False, False]
+    """
+    solver = engine.removeprefix(SVM_PLUS_ENGINE_PREFIX)
+    return solver != engine and kept_unpolished(solver)
 
 
 @dataclass(frozen=True)

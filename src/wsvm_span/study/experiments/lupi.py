@@ -415,8 +415,8 @@ def evaluate(job: LupiJob, problem: LupiProblem, on_row: Callable[[dict], None] 
     unpolished = unpolished_solutions() - unpolished
     if unpolished:
         log.warning("%s: %d SVM+ solutions (models, CV folds and LOO retrainings) kept unpolished: their in-bound / "
-                    "bounded split is only accurate to the QP solver's tolerance (svm_plus.kept_unpolished of a row's "
-                    "engine marks such models)", job.slot, unpolished)
+                    "bounded split is only accurate to the QP solver's tolerance (svm_plus.engine_kept_unpolished of "
+                    "a row's engine marks such models)", job.slot, unpolished)
     return rows
 
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...svm_plus import SVM_PLUS_ENGINE_PREFIX, kept_unpolished
+from ...svm_plus import engine_kept_unpolished
 from ...tie_rules import select_test_error
 from ..results_schema import parse_ratio
 from .common import NO_INBOUND, TableResult, _datasets, _mean_sd, _rmse
@@ -155,7 +155,7 @@ def table_exp8_svm_plus_loo(df: pd.DataFrame, name: str = "exp8_svm_plus_loo") -
         # A model kept at the QP solver's unpolished solution is degenerate (f ~ 0 on every training point, every
         # point at its bound in the exact converted model): its weights-fixed LOO reads 1.0 and would dominate
         # the column (docs/experiments.md, Findings), so the column is given without those models too.
-        unpolished = sub["engine"].map(lambda e: kept_unpolished(e.removeprefix(SVM_PLUS_ENGINE_PREFIX))).to_numpy(bool)
+        unpolished = sub["engine"].map(engine_kept_unpolished).to_numpy(bool)
         row["rmse_span_converted_polished"] = _rmse(span[~unpolished],
                                                     sub["loo_converted"].to_numpy(dtype=float)[~unpolished])
         row["unpolished_pct"] = 100 * float(np.mean(unpolished))
