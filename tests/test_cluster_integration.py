@@ -38,7 +38,8 @@ TIMING = re.compile(r"^t_|_over_")  # timings and their ratios differ from run t
 
 class Disruptor(threading.Thread):
     """Watches the cluster run: counts SLURM jobs in flight, kills the exp2 grid job (6 models) with
-    scancel once the server shows some but not all of its models, then restarts the tracking server."""
+    scancel once the server shows some but not all of its models and the job's log a progress line, then
+    restarts the tracking server."""
 
     def __init__(self, cluster, prefix: str, workdir: Path):
         super().__init__(daemon=True)
@@ -54,6 +55,11 @@ class Disruptor(threading.Thread):
     def _logs_naming(self, output: str) -> list[str]:
         return [p.stem for p in (self.workdir / "results" / "logs" / "slurm").rglob("*.log")
                 if output in p.read_text(errors="replace")]
+
+    def _logged_progress(self, slurm_job: str) -> bool:
+        log = self.workdir / "results" / "logs" / "exp2" / "parkinson_speech" / "sigmoid"
+        return any("progress" in p.read_text(errors="replace")
+                   for p in log.glob(f"chunk-0.attempt-*.slurm-{slurm_job}.log"))
 
     def run(self):
         try:
@@ -73,7 +79,9 @@ class Disruptor(threading.Thread):
                         ids = self._logs_naming("results/exp2/parkinson_speech/sigmoid/chunk-0.parquet")
                         live = {i for i, state in jobs if state == "RUNNING"}
                         target = [i for i in ids if i in live]
-                        if target:
+                        # a model run reaches the server just before the job logs its progress line: wait
+                        # for the line, so the killed attempt's log shows it was killed mid-way
+                        if target and self._logged_progress(target[0]):
                             subprocess.run(["scancel", target[0]], check=True)
                             self.killed_job, self.killed_slot = target[0], slot
                             self.models_logged_when_killed = len(models)
