@@ -11,9 +11,10 @@ setup(
     ext_modules=[
         Extension(
             "wsvm_span._native",
-            sources=["src/wsvm_span/_native.pyx", f"{CSRC}/smo.c", f"{CSRC}/expansion.c", f"{CSRC}/span.c"],
+            sources=["src/wsvm_span/_native.pyx", f"{CSRC}/smo.c", f"{CSRC}/expansion.c", f"{CSRC}/span.c",
+                     f"{CSRC}/svm_plus_smo.c"],
             include_dirs=[CSRC],
-            depends=[f"{CSRC}/smo.h", f"{CSRC}/expansion.h", f"{CSRC}/span.h"],
+            depends=[f"{CSRC}/smo.h", f"{CSRC}/expansion.h", f"{CSRC}/span.h", f"{CSRC}/svm_plus_smo.h"],
             # -O3: the solver's inner loops are plain streaming loops that gcc vectorises at -O3, not at -O2;
             # no -march: the extension must run on any x86-64 the wheel lands on
             extra_compile_args=["-O3"],

@@ -863,7 +863,7 @@ def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match="NaN"):
         fit_svm_plus(K, bad, y, 1.0, 1.0)
     with pytest.raises(ValueError, match="solver"):
-        fit_svm_plus(K, K_priv, y, 1.0, 1.0, solver="smo")
+        fit_svm_plus(K, K_priv, y, 1.0, 1.0, solver="simplex")
     weighted = ws.fit_svm(K, y, 1.0)
     with pytest.raises(ValueError, match="nonnegative slacks"):
         weighted_to_svm_plus(weighted, -np.ones(20))

@@ -5,7 +5,8 @@
 - ``add_expansion``, ``add_row_products``: kernel expansions read in place, along the terms' rows or along
   the rows of the points they are evaluated at (``csrc/expansion.c``), behind ``kernels.kernel_expansion``;
 - ``span2_unconstrained``: the span-rule's S_p^2 of one small machine's SVs (``csrc/span.c``), behind
-  ``span.geometry.unconstrained_span2``.
+  ``span.geometry.unconstrained_span2``;
+- ``svm_plus_solve``: the SMO solver of the SVM+ dual (``csrc/svm_plus_smo.c``) behind ``svm_plus.solver``.
 
 A leaf module (it imports nothing from the package), so that every layer can use it. It checks shapes and
 index ranges; its callers check the problem.
@@ -50,6 +51,32 @@ cdef extern from "span.h":
                                                      int64_t n_in, const int64_t *others, int64_t n_out,
                                                      double coincident_rtol, double min_rcond, double *s2_in,
                                                      double *s2_out) nogil
+
+
+cdef extern from "svm_plus_smo.h":
+    ctypedef struct SvmPlusKernel:
+        const double *K
+        Py_ssize_t ld
+        const double *X
+        int64_t d
+        const double *sqnorm
+        double rbf_gamma
+        double scale
+        double diag_add
+
+    ctypedef struct SvmPlusResult:
+        double b
+        double b_tilde
+        int64_t n_iter
+        int converged
+        double violation
+        double objective
+        int64_t rows_computed
+
+    int c_svm_plus_solve "svm_plus_solve" (const SvmPlusKernel *K, const SvmPlusKernel *T, const int64_t *idx,
+                                           int64_t n, const double *y, double C, double *alpha, double *beta,
+                                           double *w, double *z, int have_grad, double eps, int64_t max_iter,
+                                           double cache_mb, SvmPlusResult *result) nogil
 
 
 # The solver's row cache, one per thread and kept between calls: a fresh buffer costs a page fault per 4 KB
@@ -212,3 +239,77 @@ def span2_unconstrained(const double[:, ::1] K, const int64_t[::1] inbound, cons
     if rc < 0:
         raise MemoryError(f"the span-rule could not allocate its work arrays (n* = {n_in})")
     return (s2_in, s2_out) if rc == 0 else None
+
+
+cdef class _KernelSource:
+    """One kernel of ``svm_plus_solve``, holding its arrays while the solver reads them."""
+    cdef SvmPlusKernel spec
+    cdef const double[:, ::1] K
+    cdef const double[:, ::1] X
+    cdef const double[::1] sqnorm
+
+    def __init__(self, source, int64_t n_points, double scale, double diag_add):
+        kind = source[0]
+        self.spec.scale = scale
+        self.spec.diag_add = diag_add
+        self.spec.K = NULL
+        self.spec.X = NULL
+        self.spec.sqnorm = NULL
+        self.spec.ld = 0
+        self.spec.d = 0
+        self.spec.rbf_gamma = 0.0
+        if kind == "precomputed":
+            self.K = source[1]
+            if self.K.shape[0] != n_points or self.K.shape[1] != n_points:
+                raise ValueError(f"a precomputed kernel must be {n_points} x {n_points}")
+            self.spec.K = &self.K[0, 0]
+            self.spec.ld = self.K.shape[1]
+        elif kind == "rbf":
+            self.X = source[1]
+            if self.X.shape[0] != n_points or self.X.shape[1] == 0:
+                raise ValueError(f"the features must have {n_points} rows and at least one column")
+            self.sqnorm = np.einsum("ij,ij->i", np.asarray(self.X), np.asarray(self.X))
+            self.spec.X = &self.X[0, 0]
+            self.spec.d = self.X.shape[1]
+            self.spec.sqnorm = &self.sqnorm[0]
+            self.spec.rbf_gamma = float(source[2])
+        else:
+            raise ValueError(f"unknown kernel source {kind!r}")
+
+
+def svm_plus_solve(kernel, privileged_kernel, int64_t n_points, const int64_t[::1] idx, const double[::1] y,
+                   double C, double priv_scale, double priv_diag_add, double[::1] alpha, double[::1] beta,
+                   double[::1] w, double[::1] z, bint have_grad, double eps, int64_t max_iter, double cache_mb):
+    """Solve the SVM+ dual in place (``csrc/svm_plus_smo.h``): ``alpha``, ``beta`` (a feasible start) become the
+    solution, ``w`` = Q alpha and ``z`` = T u.
+
+    kernel, privileged_kernel : ("precomputed", K) with K (n_points, n_points) C-contiguous, or ("rbf", X, gamma)
+    with X (n_points, d) C-contiguous; the privileged one enters as priv_scale * K~ + priv_diag_add I;
+    idx : (n,) the problem's points, each in [0, n_points) (None: all n_points);
+    y, alpha, beta, w, z : (n,); have_grad : w and z hold the start's values.
+    Returns (b, b_tilde, n_iter, converged, violation, objective, rows_computed).
+    """
+    cdef int64_t n = y.shape[0]
+    if alpha.shape[0] != n or beta.shape[0] != n or w.shape[0] != n or z.shape[0] != n:
+        raise ValueError("y, alpha, beta, w and z must have the same length")
+    if n == 0:
+        raise ValueError("empty problem")
+    cdef const int64_t *idx_ptr = NULL
+    if idx is not None:
+        if idx.shape[0] != n:
+            raise ValueError("idx must have the length of y")
+        if not _rows_in_range(idx, n_points):
+            raise ValueError(f"idx must hold points 0..{n_points - 1}")
+        idx_ptr = &idx[0]
+    elif n != n_points:
+        raise ValueError("without idx, y must have one entry per point")
+    cdef _KernelSource K = _KernelSource(kernel, n_points, 1.0, 0.0)
+    cdef _KernelSource T = _KernelSource(privileged_kernel, n_points, priv_scale, priv_diag_add)
+    cdef SvmPlusResult res
+    cdef int rc
+    with nogil:
+        rc = c_svm_plus_solve(&K.spec, &T.spec, idx_ptr, n, &y[0], C, &alpha[0], &beta[0], &w[0], &z[0],
+                              1 if have_grad else 0, eps, max_iter, cache_mb, &res)
+    if rc != 0:
+        raise MemoryError(f"the SVM+ SMO solver could not allocate its work arrays and row cache (n = {n})")
+    return res.b, res.b_tilde, res.n_iter, bool(res.converged), res.violation, res.objective, res.rows_computed

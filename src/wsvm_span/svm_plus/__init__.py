@@ -1,6 +1,8 @@
 """SVM+ (learning using privileged information) and its weighted-SVM equivalent (svm-plus.md).
 
-- ``fit_svm_plus``: the SVM+ dual (active-set solver, or the project's QP switch)
+- ``SVMPlusClassifier``: SVM+ as a scikit-learn classifier (features in, privileged features as fit metadata)
+- ``fit_svm_plus``: the SVM+ dual on precomputed kernels (active-set solver, the project's QP switch, or the
+  decomposition solver); ``fit_svm_plus_rbf_rows``: the decomposition solver on RBF rows computed on demand
 - ``svm_plus_weights`` / ``to_weighted_svm`` / ``weighted_to_svm_plus``: the equivalence
 - ``leave_one_out`` / ``loo_rule``: LOO of SVM+ by retraining / from one factorization
 - ``nadaraya_watson`` / ``probability_weights`` / ``learn_weights``: weights without
@@ -18,7 +20,8 @@ from .selection import (
     evaluate_weighted,
     kfold_cv_error,
 )
-from .solver import ActiveSetFailure, fit_svm_plus, kept_unpolished, unpolished_solutions
+from .estimator import SVMPlusClassifier
+from .solver import ActiveSetFailure, fit_svm_plus, fit_svm_plus_rbf_rows, kept_unpolished, unpolished_solutions
 from .weight_schemes import (
     LearnedWeights,
     NWEstimate,
@@ -30,8 +33,10 @@ from .weight_schemes import (
 )
 
 __all__ = [
-    "ActiveSetFailure", "LearnedWeights", "NWEstimate", "SVMPlus", "SVMPlusLeaveOneOut", "SelectionEvaluation",
-    "engine_kept_unpolished", "evaluate_svm_plus", "evaluate_weighted", "fit_svm_plus", "kept_unpolished",
+    "ActiveSetFailure", "LearnedWeights", "NWEstimate", "SVMPlus", "SVMPlusClassifier", "SVMPlusLeaveOneOut",
+    "SelectionEvaluation",
+    "engine_kept_unpolished", "evaluate_svm_plus", "evaluate_weighted", "fit_svm_plus", "fit_svm_plus_rbf_rows",
+    "kept_unpolished",
     "kfold_cv_error", "learn_weights", "leave_one_out", "loo_rule", "nadaraya_watson", "probability_weights", "rho",
     "smooth_hinge", "svm_plus_weights", "to_weighted_svm", "unpolished_solutions", "validation_loss",
     "weighted_to_svm_plus", "zero_weight_errors",

@@ -44,9 +44,10 @@ class SVMPlus:
     solver : str
         Which solver produced the solution ("active-set", "clarabel", "mosek", "clarabel+active-set" when the
         interior-point solution was polished, "clarabel-low-rank+active-set" when the interior point solved
-        the QP in the kernels' low-rank factors, "active-set->..." after the active-set method failed).
+        the QP in the kernels' low-rank factors, "active-set->..." after the active-set method failed; "smo" for
+        the decomposition solver's solution at its tolerance, "smo+active-set" where it was polished).
     iterations : int, default=0
-        Active-set iterations (0 for a pure QP solve).
+        Active-set iterations (0 for a pure QP solve; the decomposition solver's steps for a "smo" solution).
     fit_time : float, default=0.0
         Seconds spent solving (the kernels are precomputed and not counted).
 

@@ -2,7 +2,7 @@
 
     min 1/2 a'YKYa - 1'a + 1/(2 gamma) a~'K~a~   s.t.  y'a = 0,  1'a~ = 0,  0 <= a_i <= C + a~_i,
 
-by one of two solvers of the same QP:
+by one of three solvers of the same QP:
 
 - ``"qp"``: the project's QP switch (``solve_qp``: MOSEK when licensed, Clarabel otherwise).
   b and b~ are the multipliers of the two equality constraints: in the Lagrangian
@@ -39,6 +39,15 @@ by one of two solvers of the same QP:
   small gamma and large C on random problems: ~1 in 6); a repeated state or
   ``MAX_ACTIVE_SET_ITER`` without convergence falls back to the "qp" route under
   ``solver="auto"`` (recorded in ``SVMPlus.solver``) and raises under "active-set".
+- ``"smo"``: the compiled decomposition solver (``csrc/svm_plus_smo.c``): steps of two or three variables that keep
+  both equality constraints (the alternating SMO of Pechyony, Izmailov, Vashist and Vapnik, 2010), second-order
+  working sets, conjugate directions between unclipped steps (Pechyony and Vapnik's caSMO, 2011), stopped when the
+  largest KKT violation is at most ``tol`` in margin units (LIBSVM's rule; ``SMO_TOL``). It reads kernel rows, so
+  a fold or a leave-one-out problem is solved on the full kernels, and it can start from any feasible point. Its
+  solution is then polished as the "qp" route's is ("smo+active-set"), or kept at ``tol`` where the polish fails
+  ("smo"). Not the default: on the study's problems it is slower than the active-set route
+  (``benchmarks/bench_svm_plus_smo.py``): K~ of a 1-D privileged feature is numerically of low rank, so with the
+  ridge below the dual is ill-conditioned, and a first-order method needs 10^4-10^6 steps at large C.
 """
 from __future__ import annotations
 
@@ -50,6 +59,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.linalg as sla
 
+from .. import _native
 from ..engines import fit_svm
 from ..solvers.qp import solve_qp
 from ..utils.validation import check_kernel, check_labels
@@ -60,7 +70,9 @@ from .model import SVMPlus
 #: polished; a polished name starts with "active-set->" when the active-set method failed first, an unpolished
 #: one never does: ``kept_unpolished``).
 ACTIVE_SET = "active-set"
-SOLVERS = ("auto", ACTIVE_SET, "qp")
+#: The decomposition solver's name (``SVMPlus.solver`` "smo", or "smo+active-set" where polished).
+SMO = "smo"
+SOLVERS = ("auto", ACTIVE_SET, "qp", SMO)
 #: ``SVMPlus.solver`` of an SVM+ that ``equivalence.weighted_to_svm_plus`` built from a weighted SVM
 WEIGHTED_SVM = "weighted-svm"
 
@@ -138,6 +150,25 @@ LOW_RANK_MAX_SHARE = 0.5
 #: --baseline LOW_RANK_MAX_SHARE=0, w_mixture 1:40 fraction 0.5, 14 models), where the few QP solves are cheap anyway.
 LOW_RANK_MIN_L = 100
 
+
+#: Stopping tolerance of the "smo" route: the largest KKT violation in margin units (LIBSVM's -e; the same rule
+#: as its m(a) - M(a) <= eps). The polish makes a solution exact where it lands in the right active sets.
+SMO_TOL = 1e-3
+
+#: Step limit of the "smo" route, per training point (the solver stops there unconverged, and says so).
+SMO_MAX_ITER_PER_POINT = 10_000
+
+#: The "smo" route makes its solution exact up to this l: the active-set methods' dense solves cost O(l^3) each, and
+#: at l = 2,000 (bank_marketing, C = gamma = 1, benchmarks/bench_svm_plus_large.py --l 2000) the primal one took 708
+#: iterations, 13.5 s of CPU.
+SMO_POLISH_MAX_L = 1000
+
+#: Iterations of the primal active-set method per training point (each adds or drops one bound; from the
+#: decomposition solver's point at tol 0.1 on bank_marketing's 86 sampled problems (l = 200) it took 11-350).
+PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT = 5
+
+#: Kernel rows the "smo" route keeps per kernel, in MB, where it reads rows of a subset (``idx``) of the kernels.
+SMO_CACHE_MB = 100.0
 
 #: LIBSVM tolerance of the plain SVM that gives the first active-set guess (only the
 #: guess depends on it, not the solution).
@@ -235,7 +266,7 @@ class ActiveSetFailure(RuntimeError):
 
 def fit_svm_plus(
     K, K_priv, y, C: float, gamma: float, *, solver: str = "auto", qp_solver: str = "auto",
-    polish: bool = True, check_input: bool = True,
+    polish: bool = True, check_input: bool = True, tol: float = SMO_TOL,
 ) -> SVMPlus:
     """Train SVM+ on precomputed kernels.
 
@@ -251,16 +282,19 @@ def fit_svm_plus(
         The SVM+ C, > 0.
     gamma : float
         The SVM+ gamma (weight of the correcting function's norm), > 0.
-    solver : {"auto", "active-set", "qp"}, default="auto"
+    solver : {"auto", "active-set", "qp", "smo"}, default="auto"
         "active-set" (exact; raises ``ActiveSetFailure`` if it cycles), "qp" (the project's QP switch, then
-        polished) or "auto" (active-set, falling back to "qp").
+        polished), "smo" (the decomposition solver to ``tol``, then polished) or "auto" (active-set, falling back
+        to "qp").
     qp_solver : str, default="auto"
         For the "qp" route: "auto", "clarabel" or "mosek" (``solvers.qp.qp_solver_name``).
     polish : bool, default=True
-        Refine a "qp" solution to exact active sets (False keeps the raw interior-point solution: a reference
-        for tests).
+        Refine a "qp" or "smo" solution to exact active sets (False keeps the raw solution: a reference for
+        tests).
     check_input : bool, default=True
         Validate K, K_priv, y, C, gamma; internal callers training on slices of a validated problem skip it.
+    tol : float, default=SMO_TOL
+        The "smo" route's stopping tolerance (the largest KKT violation, margin units).
 
     Returns
     -------
@@ -274,7 +308,7 @@ def fit_svm_plus(
     ActiveSetFailure
         Under ``solver="active-set"``, if the method cycles.
     RuntimeError
-        If the QP route fails.
+        If the QP route fails, or the "smo" route stops at its step limit.
 
     Examples
     --------
@@ -291,6 +325,8 @@ def fit_svm_plus(
     """
     K, K_priv, y = _check_inputs(K, K_priv, y, C, gamma, solver, check_input)
     C, gamma = float(C), float(gamma)
+    if solver == SMO and not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a positive finite number, got {tol!r}")
     problem = SVMPlusProblem.build(K, K_priv, y, C, gamma)
     t0 = time.perf_counter()
     if solver in ("auto", ACTIVE_SET):
@@ -308,9 +344,105 @@ def fit_svm_plus(
             if solver == ACTIVE_SET:
                 raise
             model = problem.qp(qp_solver, polish, prefix=f"{ACTIVE_SET}->")
+    elif solver == SMO:
+        model = problem.smo(tol, polish)
     else:
         model = problem.qp(qp_solver, polish)
     return with_fit_time(model, time.perf_counter() - t0)
+
+
+def fit_svm_plus_rbf_rows(X, X_priv, y, C: float, gamma: float, kernel_gamma: float, priv_kernel_gamma: float, *,
+                          tol: float = SMO_TOL, cache_mb: float = SMO_CACHE_MB) -> SVMPlus:
+    """Train SVM+ with RBF kernels in both spaces by the decomposition solver, its kernel rows computed from the
+    features on demand and kept in a cache of ``cache_mb`` per kernel: no l x l array, for training sets whose
+    kernels do not fit in memory. The solution is the "smo" route's at ``tol``, not polished (the polish's dense
+    solves are O(l^3)).
+
+    Parameters
+    ----------
+    X : array-like of shape (l, d)
+        Ordinary features.
+    X_priv : array-like of shape (l, d~)
+        Privileged features.
+    y : array-like of shape (l,)
+        Labels in {-1, +1}.
+    C, gamma : float
+        The SVM+ C and gamma, > 0.
+    kernel_gamma, priv_kernel_gamma : float
+        The RBF parameters of the two kernels, > 0.
+    tol : float, default=SMO_TOL
+        Stopping tolerance (the largest KKT violation, margin units).
+    cache_mb : float, default=SMO_CACHE_MB
+        Kernel rows kept, per kernel.
+
+    Returns
+    -------
+    SVMPlus
+        The model (``solver`` "smo"; ``iterations`` the solver's steps).
+
+    Raises
+    ------
+    ValueError
+        If the inputs are invalid.
+    RuntimeError
+        If the solver stops at its step limit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> model = svm_plus.fit_svm_plus_rbf_rows(X, X[:, :1] * y[:, None], y, 1.0, 1.0, 0.5, 1.0)
+    >>> model.solver, bool(model.kkt_violation < 1e-2)
+    ('smo', True)
+    """
+    X = _check_features(X, "X")
+    X_priv = _check_features(X_priv, "X_priv")
+    l = X.shape[0]
+    if X_priv.shape[0] != l:
+        raise ValueError(f"X_priv has {X_priv.shape[0]} rows but X has {l}: privileged features are needed for every"
+                         " training point")
+    y = check_labels(y, l)
+    for name, value in (("C", C), ("gamma", gamma), ("kernel_gamma", kernel_gamma),
+                        ("priv_kernel_gamma", priv_kernel_gamma), ("tol", tol), ("cache_mb", cache_mb)):
+        if not (np.ndim(value) == 0 and np.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a positive finite scalar, got {value!r}")
+    C, gamma = float(C), float(gamma)
+    ridge = PRIV_RIDGE  # the RBF kernel's diagonal is 1
+    t0 = time.perf_counter()
+    model, _ = _smo_solution(("rbf", X, float(kernel_gamma)), ("rbf", X_priv, float(priv_kernel_gamma)), y, C,
+                             gamma, 1.0 / gamma, ridge / gamma, ridge, float(tol), float(cache_mb))
+    return with_fit_time(model, time.perf_counter() - t0)
+
+
+def _smo_solution(kernel, priv_kernel, y, C: float, gamma: float, priv_scale: float, priv_diag_add: float,
+                  ridge: float, tol: float, cache_mb: float) -> tuple[SVMPlus, np.ndarray]:
+    """(model, beta): the decomposition solver from a = 0, beta = C (a~ = 0: feasible for every problem) to ``tol``,
+    on the kernels ``_native.svm_plus_solve`` takes (the privileged one entering as priv_scale K~ + priv_diag_add I,
+    which is T); RuntimeError at its step limit. beta as the solver left it: a bound it reached is an exact 0, which
+    C + a~ - a (``SVMPlus.beta``) need not give back."""
+    l = y.size
+    alpha, beta, w, z = np.zeros(l), np.full(l, C), np.zeros(l), np.zeros(l)  # w = Q a, z = T a~ at that start
+    b, b_tilde, n_iter, converged, violation, _, _ = _native.svm_plus_solve(
+        kernel, priv_kernel, l, None, y, C, priv_scale, priv_diag_add, alpha, beta, w, z, True, tol,
+        SMO_MAX_ITER_PER_POINT * l, cache_mb)
+    if not converged:
+        raise RuntimeError(f"the SVM+ SMO solver stopped at its step limit ({n_iter} steps) with a KKT violation "
+                           f"of {violation:.3g} (tol {tol:g})")
+    return SVMPlus(alpha=alpha, alpha_tilde=alpha + beta - C, b=float(b), b_tilde=float(b_tilde), y=y, C=C,
+                   gamma=gamma, decision_train=y * w + b, correcting_train=z + b_tilde, ridge=ridge, solver=SMO,
+                   iterations=int(n_iter)), beta
+
+
+def _check_features(X, name: str) -> np.ndarray:
+    X = np.ascontiguousarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[1] == 0:
+        raise ValueError(f"{name} must be a 2-D array of features (l, d) with d >= 1, got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise ValueError(f"{name} contains NaN or inf")
+    return X
 
 
 @dataclass(frozen=True)
@@ -388,6 +520,71 @@ class SVMPlusProblem:
             )
         return raw
 
+    # --- the "smo" route ----------------------------------------------------------
+    def smo(self, tol: float, polish: bool) -> SVMPlus:
+        """The decomposition solver from a = 0, beta = C (a~ = 0: feasible for every problem) to ``tol``; then, where
+        ``polish`` and l <= ``SMO_POLISH_MAX_L``, made exact from its point: the primal-dual active-set method from
+        its active sets (exact zeros: a step that a bound clips sets the variable to 0), and where that fails, the
+        primal active-set method (``primal_active_set``). A solution neither makes exact is kept at ``tol``."""
+        l, C, y = self.y.size, self.C, self.y
+        raw, beta = _smo_solution(("precomputed", np.ascontiguousarray(self.K)),
+                                  ("precomputed", np.ascontiguousarray(self.T)), y, C, self.gamma, 1.0, 0.0, self.ridge,
+                                  tol, SMO_CACHE_MB)
+        alpha = raw.alpha
+        name = f"{SMO}+{ACTIVE_SET}"
+        if polish and l <= SMO_POLISH_MAX_L:
+            try:
+                return self.active_set(alpha == 0.0, beta == 0.0, name)
+            except ActiveSetFailure:
+                exact = self.primal_active_set(alpha.copy(), beta.copy(), name, PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT * l)
+                if exact is not None:
+                    return exact
+        return raw
+
+    def primal_active_set(self, alpha, beta, name: str, max_iter: int) -> SVMPlus | None:
+        """The primal active-set method (Nocedal and Wright, Numerical Optimization, 2nd ed., Algorithm 16.3) in
+        (a, beta) from a feasible point: the working set holds the bounds at which the point sits (a_i = 0,
+        beta_i = 0); each iteration minimises the dual on that face (``solve_on_sets``) and steps towards the
+        minimiser as far as feasibility allows, adding the bound that stops it; at the face's minimiser it drops
+        the bound with the most negative multiplier (mu_i for a_i = 0, xi_i for beta_i = 0), or stops where none is
+        below -``KKT_TOL``. F never increases, and one bound changes per iteration, so unlike the primal-dual
+        method it does not cycle on degenerate problems (a_i and mu_i both ~0: bank_marketing's, where that method
+        failed on nearly every model from the QP's rounded sets and from the decomposition solver's). None where
+        ``max_iter`` runs out or the end point fails the KKT check."""
+        C, y, l = self.C, self.y, self.y.size
+        Z, B = alpha == 0.0, beta == 0.0
+        for iteration in range(1, max_iter + 1):
+            a, a_tilde, b, b_tilde = self.solve_on_sets(Z, B)
+            a = np.where(Z, 0.0, a)
+            beta_face = np.where(B, 0.0, C + a_tilde - a)
+            da, db = a - alpha, beta_face - beta
+            with np.errstate(divide="ignore", invalid="ignore"):
+                room_a = np.where(da < 0, alpha / -da, np.inf)
+                room_b = np.where(db < 0, beta / -db, np.inf)
+            ia, ib = int(np.argmin(room_a)), int(np.argmin(room_b))
+            if min(room_a[ia], room_b[ib]) < 1.0:
+                t = min(room_a[ia], room_b[ib])
+                alpha = np.maximum(alpha + t * da, 0.0)
+                beta = np.maximum(beta + t * db, 0.0)
+                if room_a[ia] <= room_b[ib]:
+                    alpha[ia], Z[ia] = 0.0, True
+                else:
+                    beta[ib], B[ib] = 0.0, True
+                continue
+            alpha, beta = a, beta_face
+            xi = self.T @ (alpha + beta - C) + b_tilde
+            mu = self.Q @ alpha + b * y - 1.0 + xi
+            multipliers = np.concatenate([np.where(Z, mu, np.inf), np.where(B, xi, np.inf)])
+            k = int(np.argmin(multipliers))
+            if multipliers[k] >= -KKT_TOL:
+                model = self.model(alpha, alpha + beta - C, b, b_tilde, name, iteration)
+                return model if model.kkt_violation <= KKT_TOL else None
+            if k < l:
+                Z[k] = False
+            else:
+                B[k - l] = False
+        return None
+
     def interior_point(self, qp_solver: str, factors=(None, None)) -> SVMPlus:
         """The QP switch's solution of the dual (RuntimeError if it was not solved). ``factors`` = (L, L~), each
         None or a factor (YKY = YLL'Y, T - ridge I / gamma = L~L~'): a factored block's quadratic term is
@@ -441,6 +638,10 @@ class SVMPlusProblem:
         C = self.C
         Z = raw.alpha / C < np.maximum(raw.margin_slack, 0.0)
         B = raw.beta / C < np.maximum(raw.correcting_train, 0.0)
+        return self.polished_from_sets(Z, B, name)
+
+    def polished_from_sets(self, Z, B, name: str) -> SVMPlus:
+        """The active-set method from the sets Z (a_i = 0), B (beta_i = 0), with block pivots, then single ones."""
         # The polish is a function of its start sets alone: where the dense interior point rounds to the sets whose
         # polish already failed from the factored one (most refits of an unpolished model's exact LOO), it would
         # fail again, iteration for iteration; so it is not run again (two such bank_marketing models' exact LOO:

@@ -1,0 +1,477 @@
+/* SMO for the SVM+ dual: see svm_plus_smo.h for the problem and the sources.
+ *
+ * Notation: w = Q alpha and z = T u are kept up to date; the negative gradients are
+ *   va_t = -dF/dalpha_t = 1 - w_t - z_t,    vb_t = -dF/dbeta_t = -z_t.
+ * With b, b~ the multipliers of the two equality constraints (the model's biases), the KKT conditions are
+ *   va_t <= y_t b + b~ =: s_c (t in class c), with equality where alpha_t > 0  (mu_t >= 0, alpha_t mu_t = 0),
+ *   vb_t <= b~, with equality where beta_t > 0                                 (xi_t >= 0, beta_t xi_t = 0),
+ * so s_+ lies in [max_+ va, min_{+, alpha > 0} va], s_- likewise, b~ in [max vb, min_{beta > 0} vb], and
+ * b~ = (s_+ + s_-) / 2. Each way these intervals can fail to meet is a direction of descent:
+ *   type I    beta_i up, beta_k down                      (max vb > min_{beta>0} vb),
+ *   type II   alpha_i up, alpha_j down, one class          (max_c va > min_{c, alpha>0} va),
+ *   type III  alpha_i (+) and alpha_j (-) up, beta_k down by twice as much, or the opposite
+ *             ((max_+ va + max_- va) / 2 > min_{beta>0} vb, or max vb > (min_+ va + min_- va) / 2).
+ * The violation of each is measured in margin units (type III's halved), and the largest is the stopping rule's.
+ */
+#include "svm_plus_smo.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* max(x, 0) without libm's fmax (a call through the PLT: NaN rules the solver's values never need) */
+static inline double positive_part(double x) { return x > 0.0 ? x : 0.0; }
+
+/* the curvature used when d'Hd <= 0 (duplicate points without the ridge; LIBSVM's TAU) */
+#define TAU 1e-12
+/* rows kept per kernel whatever cache_mb says: a step reads at most three rows of each kernel, fetched in turn */
+#define MIN_SLOTS 8
+
+enum { BETA_PAIR, ALPHA_PAIR, TRIPLE_UP, TRIPLE_DOWN };
+
+typedef struct {
+    const SvmPlusKernel *spec;
+    const int64_t *idx;
+    int64_t n;
+    int direct;           /* the problem's rows are K's own rows: read in place */
+    double *slots;        /* n_slots rows of n entries */
+    int64_t n_slots, clock, computed;
+    int64_t *slot_of;     /* per position: its slot or -1 */
+    int64_t *owner;       /* per slot: the position whose row it holds or -1 */
+    int64_t *last_used;   /* per slot */
+    double *diag;         /* the problem's diagonal */
+} Rows;
+
+static inline int64_t point_of(const Rows *r, int64_t p) { return r->idx ? r->idx[p] : p; }
+
+static void fill_row(const Rows *r, int64_t p, double *dst) {
+    const SvmPlusKernel *k = r->spec;
+    const int64_t n = r->n, ip = point_of(r, p);
+    if (k->K) {
+        const double *Kp = k->K + ip * k->ld;
+        for (int64_t t = 0; t < n; ++t) dst[t] = k->scale * Kp[point_of(r, t)];
+    } else {
+        const int64_t d = k->d;
+        const double *xp = k->X + ip * d;
+        const double sp = k->sqnorm[ip], g = k->rbf_gamma;
+        for (int64_t t = 0; t < n; ++t) {
+            const int64_t it = point_of(r, t);
+            const double *xt = k->X + it * d;
+            double dot = 0.0;
+            for (int64_t q = 0; q < d; ++q) dot += xp[q] * xt[q];
+            const double d2 = sp + k->sqnorm[it] - 2.0 * dot;
+            dst[t] = k->scale * exp(-g * (d2 > 0.0 ? d2 : 0.0));
+        }
+    }
+    dst[p] += k->diag_add;
+}
+
+/* row p of the problem's kernel: in place, from the cache, or computed into the least recently used slot */
+static const double *row(Rows *r, int64_t p) {
+    if (r->direct) return r->spec->K + p * r->spec->ld;
+    int64_t s = r->slot_of[p];
+    if (s >= 0) {
+        r->last_used[s] = ++r->clock;
+        return r->slots + s * r->n;
+    }
+    s = 0;
+    for (int64_t q = 1; q < r->n_slots; ++q)
+        if (r->last_used[q] < r->last_used[s]) s = q;
+    if (r->owner[s] >= 0) r->slot_of[r->owner[s]] = -1;
+    r->owner[s] = p;
+    r->slot_of[p] = s;
+    r->last_used[s] = ++r->clock;
+    double *dst = r->slots + s * r->n;
+    fill_row(r, p, dst);
+    ++r->computed;
+    return dst;
+}
+
+static int rows_init(Rows *r, const SvmPlusKernel *spec, const int64_t *idx, int64_t n, double cache_mb) {
+    memset(r, 0, sizeof *r);
+    r->spec = spec;
+    r->idx = idx;
+    r->n = n;
+    r->direct = spec->K && !idx && spec->scale == 1.0 && spec->diag_add == 0.0;
+    r->diag = malloc((size_t)n * sizeof(double));
+    if (!r->diag) return -1;
+    for (int64_t p = 0; p < n; ++p) {
+        const int64_t ip = point_of(r, p);
+        r->diag[p] = spec->scale * (spec->K ? spec->K[ip * spec->ld + ip] : 1.0) + spec->diag_add;
+    }
+    if (r->direct) return 0;
+    int64_t slots = (int64_t)(cache_mb * 1048576.0 / (8.0 * (double)n));
+    if (slots < MIN_SLOTS) slots = MIN_SLOTS;
+    if (slots > n) slots = n;
+    r->n_slots = slots;
+    r->slots = malloc((size_t)slots * (size_t)n * sizeof(double));
+    r->slot_of = malloc((size_t)n * sizeof(int64_t));
+    r->owner = malloc((size_t)slots * sizeof(int64_t));
+    r->last_used = malloc((size_t)slots * sizeof(int64_t));
+    if (!r->slots || !r->slot_of || !r->owner || !r->last_used) return -1;
+    for (int64_t p = 0; p < n; ++p) r->slot_of[p] = -1;
+    for (int64_t s = 0; s < slots; ++s) {
+        r->owner[s] = -1;
+        r->last_used[s] = -1;
+    }
+    return 0;
+}
+
+static void rows_free(Rows *r) {
+    free(r->diag);
+    free(r->slots);
+    free(r->slot_of);
+    free(r->owner);
+    free(r->last_used);
+}
+
+typedef struct {
+    int type, cls;   /* cls: the class of a type II step (0: +1, 1: -1) */
+    int64_t i, j, k;
+    double v, a;     /* -g'd and d'Hd of the direction */
+    double t_max;    /* the room along it */
+    double gain;     /* the decrease of F by the clipped step */
+} Step;
+
+static void finish(Step *st) {
+    double a = st->a > 0 ? st->a : TAU;
+    st->a = a;
+    double t = st->v / a;
+    if (t > st->t_max) t = st->t_max;
+    st->gain = st->v * t - 0.5 * a * t * t;
+}
+
+/* the first-order extremes of one pass */
+typedef struct {
+    double amax[2], amin[2], bmax, bmin;
+    int64_t iamax[2], iamin[2], ibmax, ibmin;
+} Extremes;
+
+static void extremes(const double *y, const double *alpha, const double *beta, const double *w, const double *z,
+                     int64_t n, Extremes *e) {
+    for (int c = 0; c < 2; ++c) {
+        e->amax[c] = -INFINITY;
+        e->amin[c] = INFINITY;
+        e->iamax[c] = e->iamin[c] = -1;
+    }
+    e->bmax = -INFINITY;
+    e->bmin = INFINITY;
+    e->ibmax = e->ibmin = -1;
+    for (int64_t t = 0; t < n; ++t) {
+        const int c = y[t] > 0 ? 0 : 1;
+        const double va = 1.0 - w[t] - z[t], vb = -z[t];
+        if (va > e->amax[c]) { e->amax[c] = va; e->iamax[c] = t; }
+        if (alpha[t] > 0 && va < e->amin[c]) { e->amin[c] = va; e->iamin[c] = t; }
+        if (vb > e->bmax) { e->bmax = vb; e->ibmax = t; }
+        if (beta[t] > 0 && vb < e->bmin) { e->bmin = vb; e->ibmin = t; }
+    }
+}
+
+static double violation_of(const Extremes *e) {
+    double v = e->bmax - e->bmin;
+    for (int c = 0; c < 2; ++c) {
+        const double vc = e->amax[c] - e->amin[c];
+        if (vc > v) v = vc;
+    }
+    const double up = 0.5 * (e->amax[0] + e->amax[1]) - e->bmin;
+    const double down = e->bmax - 0.5 * (e->amin[0] + e->amin[1]);
+    if (up > v) v = up;
+    if (down > v) v = down;
+    return v;
+}
+
+/* The middle of [lo, hi], or its finite end, or 0 (the KKT conditions leave the bias anywhere there). */
+static double pick(double lo, double hi) {
+    if (isfinite(lo) && isfinite(hi)) return 0.5 * (lo + hi);
+    if (isfinite(lo)) return lo;
+    if (isfinite(hi)) return hi;
+    return 0.0;
+}
+
+/* b and b~: the mean of the free variables' levels (s_c from the free alphas of class c, b~ from the free betas),
+ * and where a level has no free variable, the middle of the interval the others leave it. */
+static void biases(const double *y, const double *alpha, const double *beta, const double *w, const double *z,
+                   int64_t n, double *b, double *b_tilde) {
+    Extremes e;
+    extremes(y, alpha, beta, w, z, n, &e);
+    double sum_s[2] = {0.0, 0.0}, sum_b = 0.0;
+    int64_t n_s[2] = {0, 0}, n_b = 0;
+    for (int64_t t = 0; t < n; ++t) {
+        const int c = y[t] > 0 ? 0 : 1;
+        if (alpha[t] > 0) { sum_s[c] += 1.0 - w[t] - z[t]; ++n_s[c]; }
+        if (beta[t] > 0) { sum_b += -z[t]; ++n_b; }
+    }
+    double s[2];
+    double bt = n_b ? sum_b / (double)n_b : NAN;
+    for (int c = 0; c < 2; ++c) s[c] = n_s[c] ? sum_s[c] / (double)n_s[c] : NAN;
+    if (n_s[0] && n_s[1]) {
+        if (!n_b) bt = 0.5 * (s[0] + s[1]);
+        *b = 0.5 * (s[0] - s[1]);
+    } else if (n_s[0] || n_s[1]) {
+        const int c = n_s[0] ? 0 : 1, o = 1 - c;
+        if (!n_b) {
+            /* b~ = (s_c + s_o) / 2 with s_o in [amax_o, amin_o], and b~ in [bmax, bmin] */
+            const double lo = fmax(e.bmax, 0.5 * (s[c] + e.amax[o])), hi = fmin(e.bmin, 0.5 * (s[c] + e.amin[o]));
+            bt = pick(lo, hi);
+        }
+        /* s_+ = b~ + b, s_- = b~ - b */
+        *b = c == 0 ? s[0] - bt : bt - s[1];
+    } else {
+        if (!n_b) bt = pick(e.bmax, e.bmin);
+        /* b in [amax_+ - b~, amin_+ - b~] and in [b~ - amin_-, b~ - amax_-] */
+        *b = pick(fmax(e.amax[0] - bt, bt - e.amin[1]), fmin(e.amin[0] - bt, bt - e.amax[1]));
+    }
+    *b_tilde = bt;
+}
+
+int svm_plus_solve(const SvmPlusKernel *Kspec, const SvmPlusKernel *Tspec, const int64_t *idx, int64_t n,
+                   const double *y, double C, double *alpha, double *beta, double *w, double *z, int have_grad,
+                   double eps, int64_t max_iter, double cache_mb, SvmPlusResult *result) {
+    Rows K, T;
+    int rc = 0;
+    double *u = NULL, *qu = NULL, *tu = NULL, *qd = NULL, *td = NULL, *dx = NULL;
+    int chain = 0;
+    double dHd = 0.0;
+    if (rows_init(&K, Kspec, idx, n, cache_mb) || rows_init(&T, Tspec, idx, n, cache_mb)) {
+        rc = -1;
+        goto done;
+    }
+    u = malloc((size_t)n * sizeof(double));
+    qu = malloc((size_t)n * sizeof(double));
+    tu = malloc((size_t)n * sizeof(double));
+    qd = malloc((size_t)n * sizeof(double));
+    td = malloc((size_t)n * sizeof(double));
+    dx = malloc(2 * (size_t)n * sizeof(double));
+    if (!u || !qu || !tu || !qd || !td || !dx) {
+        rc = -1;
+        goto done;
+    }
+    if (!have_grad) {
+        /* w = Q alpha over the support vectors' rows, z = T u over the rows where u != 0 */
+        memset(w, 0, (size_t)n * sizeof(double));
+        memset(z, 0, (size_t)n * sizeof(double));
+        for (int64_t p = 0; p < n; ++p) {
+            if (alpha[p] != 0.0) {
+                const double *Kp = row(&K, p);
+                const double c = alpha[p] * y[p];
+                for (int64_t t = 0; t < n; ++t) w[t] += c * y[t] * Kp[t];
+            }
+            const double up = alpha[p] + beta[p] - C;
+            if (up != 0.0) {
+                const double *Tp = row(&T, p);
+                for (int64_t t = 0; t < n; ++t) z[t] += up * Tp[t];
+            }
+        }
+    }
+
+    int64_t iter = 0;
+    int converged = 0;
+    Extremes e;
+    while (1) {
+        extremes(y, alpha, beta, w, z, n, &e);
+        if (violation_of(&e) <= eps) { converged = 1; break; }
+        if (iter >= max_iter) break;
+        Step best = {.gain = 0.0, .type = -1};
+        Step st;
+        /* type I: beta_i (the largest vb) up, beta_k down, k by the largest second-order decrease */
+        if (e.bmax - e.bmin > 0) {
+            const int64_t i = e.ibmax;
+            const double *Ti = row(&T, i);
+            const double vi = -z[i], Tii = T.diag[i];
+            double best_v2 = 0.0, best_a = 1.0;
+            int64_t kk = -1;
+            for (int64_t k = 0; k < n; ++k) {
+                if (!(beta[k] > 0) || k == i) continue;
+                const double v = vi + z[k];
+                if (v <= 0) continue;
+                double a = Tii + T.diag[k] - 2.0 * Ti[k];
+                if (a <= 0) a = TAU;
+                if (v * v * best_a >= best_v2 * a) { best_v2 = v * v; best_a = a; kk = k; }
+            }
+            if (kk >= 0) {
+                st = (Step){.type = BETA_PAIR, .i = i, .k = kk, .v = vi + z[kk], .a = Tii + T.diag[kk] - 2.0 * Ti[kk],
+                            .t_max = beta[kk]};
+                finish(&st);
+                if (st.gain > best.gain) best = st;
+            }
+        }
+        /* type II: alpha_i (the largest va of class c) up, alpha_j of the same class down */
+        for (int c = 0; c < 2; ++c) {
+            if (!(e.amax[c] - e.amin[c] > 0)) continue;
+            const int64_t i = e.iamax[c];
+            const double *Ki = row(&K, i), *Ti = row(&T, i);
+            const double vi = 1.0 - w[i] - z[i], Hii = K.diag[i] + T.diag[i];
+            const double yc = c == 0 ? 1.0 : -1.0;
+            double best_v2 = 0.0, best_a = 1.0;
+            int64_t jj = -1;
+            for (int64_t j = 0; j < n; ++j) {
+                if (y[j] != yc || !(alpha[j] > 0) || j == i) continue;
+                const double v = vi - (1.0 - w[j] - z[j]);
+                if (v <= 0) continue;
+                double a = Hii + K.diag[j] + T.diag[j] - 2.0 * (Ki[j] + Ti[j]);
+                if (a <= 0) a = TAU;
+                if (v * v * best_a >= best_v2 * a) { best_v2 = v * v; best_a = a; jj = j; }
+            }
+            if (jj >= 0) {
+                st = (Step){.type = ALPHA_PAIR, .cls = c, .i = i, .j = jj, .v = vi - (1.0 - w[jj] - z[jj]),
+                            .a = Hii + K.diag[jj] + T.diag[jj] - 2.0 * (Ki[jj] + Ti[jj]), .t_max = alpha[jj]};
+                finish(&st);
+                if (st.gain > best.gain) best = st;
+            }
+        }
+        /* type III: alpha_i (+) and alpha_j (-) at their first-order extremes, beta_k by second order; up
+         * (both alphas up, beta_k down by twice as much) or down */
+        for (int down = 0; down < 2; ++down) {
+            const double viol = down ? e.bmax - 0.5 * (e.amin[0] + e.amin[1])
+                                     : 0.5 * (e.amax[0] + e.amax[1]) - e.bmin;
+            if (!(viol > 0)) continue;
+            const int64_t i = down ? e.iamin[0] : e.iamax[0], j = down ? e.iamin[1] : e.iamax[1];
+            const double *Ki = row(&K, i), *Ti = row(&T, i), *Tj = row(&T, j);
+            const double sgn = down ? -1.0 : 1.0;
+            /* -g'd = sgn (va_i + va_j - 2 vb_k);  d'Hd = A0 + 4 T_kk - 4 (T_ik + T_jk) */
+            const double vij = (1.0 - w[i] - z[i]) + (1.0 - w[j] - z[j]);
+            const double A0 = K.diag[i] + K.diag[j] - 2.0 * Ki[j] + T.diag[i] + T.diag[j] + 2.0 * Ti[j];
+            double best_v2 = 0.0, best_a = 1.0;
+            int64_t kk = -1;
+            for (int64_t k = 0; k < n; ++k) {
+                if (!down && !(beta[k] > 0)) continue;
+                const double v = sgn * (vij + 2.0 * z[k]);
+                if (v <= 0) continue;
+                double a = A0 + 4.0 * (T.diag[k] - Ti[k] - Tj[k]);
+                if (a <= 0) a = TAU;
+                if (v * v * best_a >= best_v2 * a) { best_v2 = v * v; best_a = a; kk = k; }
+            }
+            if (kk >= 0) {
+                st = (Step){.type = down ? TRIPLE_DOWN : TRIPLE_UP, .i = i, .j = j, .k = kk,
+                            .v = sgn * (vij + 2.0 * z[kk]), .a = A0 + 4.0 * (T.diag[kk] - Ti[kk] - Tj[kk]),
+                            .t_max = down ? fmin(alpha[i], alpha[j]) : 0.5 * beta[kk]};
+                finish(&st);
+                if (st.gain > best.gain) best = st;
+            }
+        }
+        if (best.type < 0) break;  /* no direction decreases F at the working precision */
+        ++iter;
+
+        /* the working set's direction u as (variable, coefficient) pairs: alphas at 0..n-1, betas at n..2n-1 */
+        int64_t var[3];
+        double coef[3];
+        int m = 0;
+        const int64_t i = best.i, j = best.j, k = best.k;
+        if (best.type == BETA_PAIR) {
+            var[0] = n + i; coef[0] = 1.0;
+            var[1] = n + k; coef[1] = -1.0;
+            m = 2;
+        } else if (best.type == ALPHA_PAIR) {
+            var[0] = i; coef[0] = 1.0;
+            var[1] = j; coef[1] = -1.0;
+            m = 2;
+        } else {
+            const double sgn = best.type == TRIPLE_DOWN ? -1.0 : 1.0;
+            var[0] = i; coef[0] = sgn;
+            var[1] = j; coef[1] = sgn;
+            var[2] = n + k; coef[2] = -2.0 * sgn;
+            m = 3;
+        }
+        /* Q u_alpha and T u_u (u_u = u_alpha + u_beta) from the rows of the variables u moves */
+        memset(qu, 0, (size_t)n * sizeof(double));
+        memset(tu, 0, (size_t)n * sizeof(double));
+        for (int e = 0; e < m; ++e) {
+            const int64_t p = var[e] < n ? var[e] : var[e] - n;
+            if (var[e] < n) {
+                const double *Kp = row(&K, p);
+                const double c = coef[e] * y[p];
+                for (int64_t s = 0; s < n; ++s) qu[s] += c * y[s] * Kp[s];
+            }
+            const double *Tp = row(&T, p);
+            for (int64_t s = 0; s < n; ++s) tu[s] += coef[e] * Tp[s];
+        }
+        double uHu = 0.0, uHd = 0.0, gu = 0.0;
+        for (int e = 0; e < m; ++e) {
+            const int64_t p = var[e] < n ? var[e] : var[e] - n;
+            /* H = [[Q + T, T], [T, T]]: (Hu)_alpha = Qu_alpha + Tu_u, (Hu)_beta = Tu_u */
+            uHu += coef[e] * ((var[e] < n ? qu[p] : 0.0) + tu[p]);
+            if (chain) uHd += coef[e] * ((var[e] < n ? qd[p] : 0.0) + td[p]);
+            gu += coef[e] * (var[e] < n ? 1.0 - w[p] - z[p] : -z[p]);
+        }
+        /* Conjugate SMO (Torres-Barran and Dorronsoro; Pechyony and Vapnik's caSMO for SVM+): the step goes along
+         * d = u + lambda d_prev with d'H d_prev = 0, so that a run of unclipped steps minimises F over the span
+         * of their directions, as conjugate gradients do, instead of zigzagging across an ill-conditioned face
+         * (small gamma, large C: K~ / gamma dominates). d is dense over the variables moved since the chain
+         * began; a step that a bound clips starts a new chain. Measured on bank_marketing (l = 2,000 and 5,000, RBF
+         * rows from the features, tol 1e-3): 2.6x and 1.5x fewer steps than the plain second-order steps. */
+        double lambda = 0.0;
+        if (chain && dHd > 0) {
+            lambda = -uHd / dHd;
+            double gd = 0.0;
+            for (int64_t s = 0; s < n; ++s) gd += (1.0 - w[s] - z[s]) * dx[s] - z[s] * dx[n + s];
+            /* -g'd of the combined direction; where it is not a descent direction the chain starts over */
+            if (gu + lambda * gd <= 0) lambda = 0.0, chain = 0;
+        } else {
+            chain = 0;
+        }
+        if (chain) {
+            for (int64_t s = 0; s < 2 * n; ++s) dx[s] *= lambda;
+            for (int64_t s = 0; s < n; ++s) {
+                qd[s] = qu[s] + lambda * qd[s];
+                td[s] = tu[s] + lambda * td[s];
+            }
+            dHd = uHu + lambda * uHd;
+        } else {
+            memset(dx, 0, 2 * (size_t)n * sizeof(double));
+            memcpy(qd, qu, (size_t)n * sizeof(double));
+            memcpy(td, tu, (size_t)n * sizeof(double));
+            dHd = uHu;
+        }
+        for (int e = 0; e < m; ++e) dx[var[e]] += coef[e];
+        if (!(dHd > 0)) dHd = TAU;
+        double v = 0.0, t_max = INFINITY;
+        int64_t blocking = -1;
+        for (int64_t s = 0; s < 2 * n; ++s) {
+            const double ds = dx[s];
+            if (ds == 0.0) continue;
+            const double xs = s < n ? alpha[s] : beta[s - n];
+            v += ds * (s < n ? 1.0 - w[s] - z[s] : -z[s - n]);
+            if (ds < 0 && xs < -ds * t_max) { t_max = xs / -ds; blocking = s; }
+        }
+        double t = v / dHd;
+        const int clipped = t >= t_max;
+        if (clipped) t = t_max;
+        for (int64_t s = 0; s < n; ++s) {
+            if (dx[s] != 0.0) alpha[s] = positive_part(alpha[s] + t * dx[s]);
+            if (dx[n + s] != 0.0) beta[s] = positive_part(beta[s] + t * dx[n + s]);
+            w[s] += t * qd[s];
+            z[s] += t * td[s];
+        }
+        /* the variable that limited the step lands exactly on its bound, and the chain starts over */
+        if (clipped && blocking >= 0) {
+            if (blocking < n) alpha[blocking] = 0.0;
+            else beta[blocking - n] = 0.0;
+        }
+        chain = !clipped;
+    }
+
+    double b, b_tilde;
+    biases(y, alpha, beta, w, z, n, &b, &b_tilde);
+    double F = 0.0;
+    for (int64_t t = 0; t < n; ++t) {
+        u[t] = alpha[t] + beta[t] - C;
+        F += 0.5 * alpha[t] * w[t] - alpha[t] + 0.5 * u[t] * z[t];
+    }
+    result->b = b;
+    result->b_tilde = b_tilde;
+    result->n_iter = iter;
+    result->converged = converged;
+    result->violation = violation_of(&e);
+    result->objective = F;
+    result->rows_computed = K.computed + T.computed;
+done:
+    rows_free(&K);
+    rows_free(&T);
+    free(u);
+    free(qu);
+    free(tu);
+    free(qd);
+    free(td);
+    free(dx);
+    return rc;
+}

@@ -1,0 +1,254 @@
+"""SVM+ as a scikit-learn classifier: ``SVMPlusClassifier`` (svm-plus.md).
+
+The privileged features are known for the training points only, so they are a fit parameter,
+``fit(X, y, X_privileged=...)``, and a per-sample one: scikit-learn's meta-estimators (``GridSearchCV``,
+``cross_validate``) split them with X where metadata routing asks for them
+(``SVMPlusClassifier().set_fit_request(X_privileged=True)`` under ``sklearn.set_config(enable_metadata_routing=
+True)``). Prediction needs the ordinary features alone.
+
+Parameter names follow ``sklearn.svm.SVC`` where the quantity is SVC's (``C``, ``kernel``, ``gamma``: the kernel's
+width, ``tol``, ``cache_size``); SVM+'s own weight of the correcting function's norm (svm-plus.md's gamma) is
+``gamma_plus``, and the privileged space's kernel is ``priv_kernel`` / ``priv_gamma``.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..kernels import rbf_expansion, rbf_kernel
+from ..utils.validation import check_kernel
+from .model import SVMPlus
+from .solver import SMO, SMO_POLISH_MAX_L, SMO_TOL, SOLVERS, fit_svm_plus, fit_svm_plus_rbf_rows
+
+KERNELS = ("rbf", "linear", "precomputed")
+
+
+def _resolve_gamma(gamma, X, name: str) -> float:
+    """SVC's rules: "scale" is 1 / (d var(X)), "auto" is 1 / d."""
+    if gamma == "scale":
+        var = float(X.var())
+        return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+    if gamma == "auto":
+        return 1.0 / X.shape[1]
+    if not (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool) and np.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"{name} must be a positive number, 'scale' or 'auto', got {gamma!r}")
+    return float(gamma)
+
+
+def _gram(kernel: str, gamma: float, A, B=None) -> np.ndarray:
+    if kernel == "rbf":
+        return rbf_kernel(A, B, gamma)
+    B = A if B is None else B
+    return A @ B.T
+
+
+class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
+    """SVM+ (learning using privileged information): a binary classifier whose slacks are modelled by a
+    correcting function of privileged features, known at training time only.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        The SVM+ C (weight of the correcting function's values), > 0.
+    gamma_plus : float, default=1.0
+        The SVM+ gamma (weight of the correcting function's norm), > 0.
+    kernel : {"rbf", "linear", "precomputed"}, default="rbf"
+        Kernel of the ordinary features. "precomputed": ``fit`` takes the (l, l) training kernel as X, and
+        ``decision_function`` the (m, l) kernel between new points and the training points.
+    gamma : float or {"scale", "auto"}, default="scale"
+        The RBF kernel's parameter (SVC's rules for "scale" and "auto").
+    priv_kernel : {"rbf", "linear", "precomputed"}, default="rbf"
+        Kernel of the privileged features ("precomputed": ``X_privileged`` is the (l, l) privileged kernel).
+    priv_gamma : float or {"scale", "auto"}, default="scale"
+        The privileged RBF kernel's parameter.
+    solver : {"auto", "active-set", "qp", "smo"}, default="auto"
+        The route of ``fit_svm_plus``. With RBF kernels in both spaces and more than ``SMO_POLISH_MAX_L`` training
+        points, "smo" trains on kernel rows computed on demand (``fit_svm_plus_rbf_rows``: no l x l array).
+    tol : float, default=1e-3
+        Stopping tolerance of the "smo" route.
+    cache_size : float, default=200
+        Kernel rows (MB per kernel) kept by the "smo" route on rows computed on demand.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two class labels; ``classes_[1]`` is the positive class (decision value > 0).
+    support_ : ndarray of int
+        Indices of the support vectors (alpha_i > 0).
+    support_vectors_ : ndarray of shape (n_SV, d)
+        Their features (empty with ``kernel="precomputed"``).
+    dual_coef_ : ndarray of shape (1, n_SV)
+        alpha_i y_i of the support vectors.
+    intercept_ : ndarray of shape (1,)
+        b of f(x) = sum_i alpha_i y_i K(x_i, x) + b.
+    alpha_tilde_ : ndarray of shape (l,)
+        The correcting function's coefficients a~ (times 1 / gamma_plus).
+    intercept_tilde_ : float
+        b~ of the correcting function.
+    model_ : SVMPlus
+        The trained model (its KKT residuals, training decision and correcting values).
+    solver_ : str
+        The route that solved it (``SVMPlus.solver``).
+    n_features_in_ : int
+        Number of ordinary features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.svm_plus import SVMPlusClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=60) > 0, "yes", "no")
+    >>> X_priv = X[:, :1] + 0.1 * rng.normal(size=(60, 1))   # known when training only
+    >>> clf = SVMPlusClassifier(C=1.0, gamma_plus=1.0).fit(X, y, X_privileged=X_priv)
+    >>> clf.predict(X[:3]).tolist(), bool(clf.score(X, y) > 0.8)
+    (['yes', 'yes', 'no'], True)
+    """
+
+    def __init__(self, C=1.0, gamma_plus=1.0, *, kernel="rbf", gamma="scale", priv_kernel="rbf", priv_gamma="scale",
+                 solver="auto", tol=SMO_TOL, cache_size=200.0):
+        self.C = C
+        self.gamma_plus = gamma_plus
+        self.kernel = kernel
+        self.gamma = gamma
+        self.priv_kernel = priv_kernel
+        self.priv_gamma = priv_gamma
+        self.solver = solver
+        self.tol = tol
+        self.cache_size = cache_size
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _check_params(self):
+        for name in ("C", "gamma_plus", "tol", "cache_size"):
+            value = getattr(self, name)
+            if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
+                    and value > 0):
+                raise ValueError(f"{name} must be a positive number, got {value!r}")
+        for name in ("kernel", "priv_kernel"):
+            if getattr(self, name) not in KERNELS:
+                raise ValueError(f"{name} must be one of {KERNELS}, got {getattr(self, name)!r}")
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+
+    def fit(self, X, y, X_privileged=None):
+        """Train on (X, y) with the privileged features ``X_privileged``.
+
+        Parameters
+        ----------
+        X : array-like of shape (l, d), or (l, l) with ``kernel="precomputed"``
+            Training points.
+        y : array-like of shape (l,)
+            Labels of exactly two classes.
+        X_privileged : array-like of shape (l, d~), or (l, l) with ``priv_kernel="precomputed"``
+            Privileged features of the same points (required: SVM+ without them is not defined).
+
+        Returns
+        -------
+        SVMPlusClassifier
+            This estimator, fitted.
+
+        Raises
+        ------
+        ValueError
+            If a parameter or input is invalid, y has other than two classes, or X_privileged is missing.
+        """
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        check_classification_targets(y)
+        if X_privileged is None:
+            raise ValueError("SVMPlusClassifier.fit needs X_privileged, the privileged features of the training "
+                             "points (for a model without them use sklearn.svm.SVC)")
+        X_priv = np.asarray(X_privileged, dtype=np.float64)
+        if X_priv.ndim == 1:
+            X_priv = X_priv[:, None]
+        if X_priv.ndim != 2 or X_priv.shape[0] != X.shape[0]:
+            raise ValueError(f"X_privileged must have one row per training point ({X.shape[0]}), got shape "
+                             f"{X_priv.shape}")
+        if not np.isfinite(X_priv).all():
+            raise ValueError("X_privileged contains NaN or inf")
+        self.classes_, index = np.unique(y, return_inverse=True)
+        if self.classes_.size != 2:
+            raise ValueError(f"Only binary classification is supported by SVM+: y must hold exactly two classes, "
+                             f"got {self.classes_.size} ({self.classes_[:5].tolist()})")
+        labels = np.where(index == 1, 1.0, -1.0)
+        l = X.shape[0]
+        if self.kernel == "precomputed" and X.shape[1] != l:
+            raise ValueError(f"with kernel='precomputed', X must be the (l, l) training kernel, got shape {X.shape}")
+        if self.priv_kernel == "precomputed" and X_priv.shape[1] != l:
+            raise ValueError("with priv_kernel='precomputed', X_privileged must be the (l, l) privileged kernel, got "
+                             f"shape {X_priv.shape}")
+        self._gamma = None if self.kernel != "rbf" else _resolve_gamma(self.gamma, X, "gamma")
+        self._priv_gamma = None if self.priv_kernel != "rbf" else _resolve_gamma(self.priv_gamma, X_priv,
+                                                                                 "priv_gamma")
+        if (self.solver == SMO and self.kernel == "rbf" and self.priv_kernel == "rbf" and l > SMO_POLISH_MAX_L):
+            model = fit_svm_plus_rbf_rows(X, X_priv, labels, self.C, self.gamma_plus, self._gamma, self._priv_gamma,
+                                          tol=self.tol, cache_mb=self.cache_size)
+        else:
+            K = check_kernel(X) if self.kernel == "precomputed" else _gram(self.kernel, self._gamma, X)
+            K_priv = (check_kernel(X_priv, name="X_privileged") if self.priv_kernel == "precomputed"
+                      else _gram(self.priv_kernel, self._priv_gamma, X_priv))
+            model = fit_svm_plus(K, K_priv, labels, self.C, self.gamma_plus, solver=self.solver, tol=self.tol,
+                                 check_input=False)
+        self._set_fitted(model, X)
+        return self
+
+    def _set_fitted(self, model: SVMPlus, X) -> None:
+        self.model_ = model
+        self.solver_ = model.solver
+        self.support_ = np.flatnonzero(model.alpha > 0)
+        self.dual_coef_ = (model.alpha * model.y)[self.support_][None, :]
+        self.intercept_ = np.array([model.b])
+        self.alpha_tilde_ = model.alpha_tilde
+        self.intercept_tilde_ = model.b_tilde
+        self.support_vectors_ = X[self.support_] if self.kernel != "precomputed" else np.empty((0, X.shape[1]))
+        self.shape_fit_ = X.shape
+
+    def decision_function(self, X) -> np.ndarray:
+        """f(x) = sum_i alpha_i y_i K(x_i, x) + b; positive for ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, d), or (m, l) with ``kernel="precomputed"``
+            Points (ordinary features only).
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The decision values.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        coef = self.dual_coef_[0]
+        if self.kernel == "precomputed":
+            if X.shape[1] != self.shape_fit_[0]:
+                raise ValueError(f"with kernel='precomputed', X must be (m, {self.shape_fit_[0]}): the kernel "
+                                 f"between the points and the training points, got shape {X.shape}")
+            return X[:, self.support_] @ coef + self.intercept_[0]
+        if self.kernel == "rbf":
+            return rbf_expansion(self.support_vectors_, coef, X, self._gamma) + self.intercept_[0]
+        return X @ (self.support_vectors_.T @ coef) + self.intercept_[0]
+
+    def predict(self, X) -> np.ndarray:
+        """The class of each point: ``classes_[1]`` where f(x) > 0, else ``classes_[0]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, d), or (m, l) with ``kernel="precomputed"``
+            Points.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            Predicted labels.
+        """
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
