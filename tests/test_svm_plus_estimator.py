@@ -134,3 +134,12 @@ def test_bad_input_is_refused(params, fit_kwargs, match):
     y = kwargs.pop("y", y)
     with pytest.raises(ValueError, match=match):
         SVMPlusClassifier(**params).fit(X, y, **kwargs)
+
+
+def test_a_precomputed_matrix_that_is_no_kernel_is_refused():
+    X, y, X_priv = data(6)
+    distance = -np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    with pytest.raises(ValueError, match="precomputed kernel\\) is not positive semidefinite"):
+        SVMPlusClassifier(kernel="precomputed").fit(distance, y, X_privileged=X_priv)
+    with pytest.raises(ValueError, match="X_privileged \\(a precomputed kernel\\) is not positive semidefinite"):
+        SVMPlusClassifier(priv_kernel="precomputed").fit(X, y, X_privileged=distance)

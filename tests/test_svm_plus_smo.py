@@ -247,3 +247,20 @@ def test_primal_active_set_is_exact_where_the_primal_dual_method_fails(seed):
     routed = svm_plus.fit_svm_plus(K, K_priv, y, C, gamma, solver=SMO)
     assert routed.solver == f"{SMO}+active-set"
     np.testing.assert_allclose(routed.decision_train, model.decision_train, atol=1e-9)
+
+
+def test_a_matrix_that_is_no_kernel_is_refused():
+    """A symmetric similarity with negative eigenvalues (here -||x - x'||, a distance) is refused before any solver
+    runs; an exact Gram matrix of rank 1 (all ones) or of low rank passes, round-off and all."""
+    K, K_priv, y, C, gamma = problem(0)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(y.size, 2))
+    distance = -np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    for solver in ("auto", SMO):
+        with pytest.raises(ValueError, match="K is not positive semidefinite"):
+            svm_plus.fit_svm_plus(distance, K_priv, y, C, gamma, solver=solver)
+        with pytest.raises(ValueError, match="K_priv is not positive semidefinite"):
+            svm_plus.fit_svm_plus(K, distance, y, C, gamma, solver=solver)
+    low_rank = X[:, :1] @ X[:, :1].T
+    svm_plus.fit_svm_plus(K, np.ones_like(K), y, C, gamma, solver=SMO)
+    svm_plus.fit_svm_plus(low_rank + 1e-3 * K, low_rank, y, C, gamma, solver=SMO)

@@ -20,7 +20,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernels import rbf_expansion, rbf_kernel
-from ..utils.validation import check_kernel
+from ..utils.validation import check_kernel, check_positive_semidefinite
 from .model import SVMPlus
 from .solver import SMO, SMO_POLISH_MAX_L, SMO_TOL, SOLVERS, fit_svm_plus, fit_svm_plus_rbf_rows
 
@@ -196,6 +196,10 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
             K = check_kernel(X) if self.kernel == "precomputed" else _gram(self.kernel, self._gamma, X)
             K_priv = (check_kernel(X_priv, name="X_privileged") if self.priv_kernel == "precomputed"
                       else _gram(self.priv_kernel, self._priv_gamma, X_priv))
+            if self.kernel == "precomputed":
+                check_positive_semidefinite(K, name="X (a precomputed kernel)")
+            if self.priv_kernel == "precomputed":
+                check_positive_semidefinite(K_priv, name="X_privileged (a precomputed kernel)")
             model = fit_svm_plus(K, K_priv, labels, self.C, self.gamma_plus, solver=self.solver, tol=self.tol,
                                  check_input=False)
         self._set_fitted(model, X)

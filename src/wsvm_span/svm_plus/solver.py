@@ -62,7 +62,7 @@ import scipy.linalg as sla
 from .. import _native
 from ..engines import fit_svm
 from ..solvers.qp import solve_qp
-from ..utils.validation import check_kernel, check_labels
+from ..utils.validation import check_kernel, check_labels, check_positive_semidefinite
 from .model import SVMPlus
 
 #: The active-set route's name: a solver to ask for, and ``SVMPlus.solver`` of a model it solved alone (the
@@ -819,4 +819,8 @@ def _check_inputs(K, K_priv, y, C, gamma, solver, check_input):
             f"K_priv has shape {K_priv.shape} but K has {K.shape}: both are kernels of the same"
             " l training points (privileged features are needed for every training point)"
         )
-    return K, K_priv, check_labels(y, K.shape[0])
+    y = check_labels(y, K.shape[0])
+    # the dual is convex only for kernels: the solvers would otherwise stop anywhere, or at their limits
+    check_positive_semidefinite(K)
+    check_positive_semidefinite(K_priv, name="K_priv")
+    return K, K_priv, y

@@ -11,6 +11,11 @@ import numpy as np
 #: triangles differ by rounding (~1e-16), a kernel of the wrong points by far more
 SYMMETRY_RTOL = 1e-10
 
+#: a kernel counts as positive semidefinite when K + PSD_RTOL * l * max |K_ii| I has a Cholesky factor: rounding
+#: leaves an exact Gram matrix's smallest eigenvalue within ~l eps max |K_ii| of its true value (>= 0), while a matrix
+#: that is no kernel (a similarity of the wrong kind, a sign error) has negative eigenvalues of the size of its entries
+PSD_RTOL = 1e-12
+
 
 def check_labels(y, n: int | None = None, *, name: str = "y") -> np.ndarray:
     """Return ``y`` as a float64 vector in {-1, +1} holding both classes.
@@ -84,6 +89,23 @@ def check_kernel(K, *, name: str = "K", square: bool = True, symmetric: bool = T
                 " the Gram matrix K_ij = K(x_i, x_j) of the training set"
             )
     return K
+
+
+def check_positive_semidefinite(K, *, name: str = "K") -> None:
+    """Raise ``ValueError`` unless the symmetric matrix ``K`` is positive semidefinite to round-off
+    (``PSD_RTOL``): one Cholesky factorization of a shifted copy, O(l^3 / 3)."""
+    import scipy.linalg as sla
+
+    l = K.shape[0]
+    shift = PSD_RTOL * l * max(1.0, float(np.abs(np.diag(K)).max(initial=0.0)))
+    try:
+        sla.cholesky(K + shift * np.eye(l), lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        smallest = float(sla.eigh(K, eigvals_only=True, subset_by_index=[0, 0], check_finite=False)[0])
+        raise ValueError(
+            f"{name} is not positive semidefinite (smallest eigenvalue {smallest:.3g}): a kernel matrix is the Gram "
+            "matrix of a feature map; check the kernel function (a sigmoid or a distance is not one)"
+        ) from None
 
 
 def check_weights(C, n: int, *, name: str = "C") -> np.ndarray:
