@@ -12,7 +12,8 @@ from sklearn.metrics.pairwise import rbf_kernel as sk_rbf
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from wsvm_span.svm_plus import SVMPlusClassifier, fit_svm_plus
+from wsvm_span.model_selection import WholeTrainingSet
+from wsvm_span.svm_plus import SVMPlusClassifier, fit_svm_plus, make_loo_scorer
 from wsvm_span.svm_plus import estimator as estimator_module
 
 
@@ -124,6 +125,7 @@ def test_rows_computed_on_demand_beyond_the_polish_size(monkeypatch):
     ({"kernel": "poly"}, {}, "kernel must be one of"),
     ({"priv_gamma": "wide"}, {}, "priv_gamma must be a positive number"),
     ({"solver": "simplex"}, {}, "solver must be one of"),
+    ({"loo": "span"}, {}, "loo must be None or one of"),
     ({}, {"X_privileged": np.ones((5, 1))}, "one row per training point"),
     ({}, {"X_privileged": np.full((80, 1), np.nan)}, "NaN"),
     ({}, {"y": np.repeat(["a", "b", "c", "d"], 20)}, "Only binary classification"),
@@ -143,3 +145,41 @@ def test_a_precomputed_matrix_that_is_no_kernel_is_refused():
         SVMPlusClassifier(kernel="precomputed").fit(distance, y, X_privileged=X_priv)
     with pytest.raises(ValueError, match="X_privileged \\(a precomputed kernel\\) is not positive semidefinite"):
         SVMPlusClassifier(priv_kernel="precomputed").fit(X, y, X_privileged=distance)
+
+
+def brute_force_loo_error(K, K_priv, labels, C, gamma):
+    """Retrain SVM+ from scratch without each point in turn (no warm start, no shortcut) and count the errors."""
+    l = labels.size
+    errors = 0
+    for p in range(l):
+        keep = np.delete(np.arange(l), p)
+        cut = np.ix_(keep, keep)
+        model = fit_svm_plus(K[cut], K_priv[cut], labels[keep], C, gamma)
+        errors += int(labels[p] * (K[p, keep] @ (model.alpha * labels[keep]) + model.b) <= 0)
+    return errors / l
+
+
+def test_loo_estimates_against_retraining_and_the_scorer_in_a_grid_search():
+    X, y, X_priv = data(7, l=40)
+    labels = np.where(y == "pos", 1.0, -1.0)
+    K, K_priv = sk_rbf(X, gamma=0.5), sk_rbf(X_priv, gamma=1.0)
+    exact = SVMPlusClassifier(C=2.0, gamma_plus=0.5, gamma=0.5, priv_gamma=1.0, loo="exact").fit(
+        X, y, X_privileged=X_priv)
+    assert exact.loo_error_ == brute_force_loo_error(K, K_priv, labels, 2.0, 0.5)
+    rule = SVMPlusClassifier(C=2.0, gamma_plus=0.5, gamma=0.5, priv_gamma=1.0, loo="rule").fit(
+        X, y, X_privileged=X_priv)
+    assert abs(rule.loo_error_ - exact.loo_error_) <= 2 / 40  # the rule assumes the active sets do not change
+    scorer = make_loo_scorer()
+    assert scorer(rule, X, y) == 1.0 - rule.loo_error_
+    with pytest.raises(ValueError, match="own training set"):
+        scorer(rule, X[:10], y[:10])
+    with pytest.raises(ValueError, match="fit it with loo set"):
+        scorer(SVMPlusClassifier().fit(X, y, X_privileged=X_priv), X, y)
+    grid = {"C": [0.5, 2.0, 8.0], "gamma_plus": [0.5, 4.0]}
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(SVMPlusClassifier(gamma=0.5, priv_gamma=1.0, loo="exact").set_fit_request(
+            X_privileged=True), grid, scoring=scorer, cv=WholeTrainingSet()).fit(X, y, X_privileged=X_priv)
+    by_hand = [1.0 - brute_force_loo_error(K, K_priv, labels, p["C"], p["gamma_plus"])
+               for p in search.cv_results_["params"]]
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], by_hand)
+    assert search.best_score_ == max(by_hand)

@@ -20,7 +20,7 @@ from .selection import (
     evaluate_weighted,
     kfold_cv_error,
 )
-from .estimator import SVMPlusClassifier
+from .estimator import SVMPlusClassifier, make_loo_scorer
 from .solver import ActiveSetFailure, fit_svm_plus, fit_svm_plus_rbf_rows, kept_unpolished, unpolished_solutions
 from .weight_schemes import (
     LearnedWeights,
@@ -36,7 +36,7 @@ __all__ = [
     "ActiveSetFailure", "LearnedWeights", "NWEstimate", "SVMPlus", "SVMPlusClassifier", "SVMPlusLeaveOneOut",
     "SelectionEvaluation",
     "engine_kept_unpolished", "evaluate_svm_plus", "evaluate_weighted", "fit_svm_plus", "fit_svm_plus_rbf_rows",
-    "kept_unpolished",
+    "kept_unpolished", "make_loo_scorer",
     "kfold_cv_error", "learn_weights", "leave_one_out", "loo_rule", "nadaraya_watson", "probability_weights", "rho",
     "smooth_hinge", "svm_plus_weights", "to_weighted_svm", "unpolished_solutions", "validation_loss",
     "weighted_to_svm_plus", "zero_weight_errors",

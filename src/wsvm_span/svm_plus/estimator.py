@@ -21,10 +21,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernels import rbf_expansion, rbf_kernel
 from ..utils.validation import check_kernel, check_positive_semidefinite
+from .loo import leave_one_out, loo_rule
 from .model import SVMPlus
 from .solver import SMO, SMO_POLISH_MAX_L, SMO_TOL, SOLVERS, fit_svm_plus, fit_svm_plus_rbf_rows
 
 KERNELS = ("rbf", "linear", "precomputed")
+#: ``loo``: how ``fit`` estimates the model's leave-one-out error (``loo_error_``)
+LOO_ESTIMATES = {"rule": loo_rule, "exact": leave_one_out}
 
 
 def _resolve_gamma(gamma, X, name: str) -> float:
@@ -72,6 +75,10 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         Stopping tolerance of the "smo" route.
     cache_size : float, default=200
         Kernel rows (MB per kernel) kept by the "smo" route on rows computed on demand.
+    loo : {None, "rule", "exact"}, default=None
+        Also estimate the model's leave-one-out error at fit (``loo_error_``): "rule" is SVM+'s LOO rule (from the
+        one model's active-set system, ``loo_rule``), "exact" retrains without every point that can change the
+        model (``leave_one_out``). ``make_loo_scorer`` turns it into a selection criterion for ``GridSearchCV``.
 
     Attributes
     ----------
@@ -95,6 +102,8 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         The route that solved it (``SVMPlus.solver``).
     n_features_in_ : int
         Number of ordinary features.
+    loo_error_ : float
+        The leave-one-out error estimated at fit (only with ``loo`` set).
 
     Examples
     --------
@@ -110,7 +119,7 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, C=1.0, gamma_plus=1.0, *, kernel="rbf", gamma="scale", priv_kernel="rbf", priv_gamma="scale",
-                 solver="auto", tol=SMO_TOL, cache_size=200.0):
+                 solver="auto", tol=SMO_TOL, cache_size=200.0, loo=None):
         self.C = C
         self.gamma_plus = gamma_plus
         self.kernel = kernel
@@ -120,6 +129,7 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.tol = tol
         self.cache_size = cache_size
+        self.loo = loo
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -138,6 +148,8 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"{name} must be one of {KERNELS}, got {getattr(self, name)!r}")
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if self.loo is not None and self.loo not in LOO_ESTIMATES:
+            raise ValueError(f"loo must be None or one of {tuple(LOO_ESTIMATES)}, got {self.loo!r}")
 
     def fit(self, X, y, X_privileged=None):
         """Train on (X, y) with the privileged features ``X_privileged``.
@@ -190,6 +202,9 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         self._priv_gamma = None if self.priv_kernel != "rbf" else _resolve_gamma(self.priv_gamma, X_priv,
                                                                                  "priv_gamma")
         if (self.solver == SMO and self.kernel == "rbf" and self.priv_kernel == "rbf" and l > SMO_POLISH_MAX_L):
+            if self.loo is not None:
+                raise ValueError(f"loo={self.loo!r} needs the l x l kernels, which the rows computed on demand "
+                                 f"(solver='smo', l = {l} > {SMO_POLISH_MAX_L}) avoid: leave loo=None")
             model = fit_svm_plus_rbf_rows(X, X_priv, labels, self.C, self.gamma_plus, self._gamma, self._priv_gamma,
                                           tol=self.tol, cache_mb=self.cache_size)
         else:
@@ -202,6 +217,8 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
                 check_positive_semidefinite(K_priv, name="X_privileged (a precomputed kernel)")
             model = fit_svm_plus(K, K_priv, labels, self.C, self.gamma_plus, solver=self.solver, tol=self.tol,
                                  check_input=False)
+            if self.loo is not None:
+                self.loo_error_ = float(LOO_ESTIMATES[self.loo](model, K, K_priv).error)
         self._set_fitted(model, X)
         return self
 
@@ -256,3 +273,45 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         """
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]
+
+
+def make_loo_scorer():
+    """A scorer ``f(estimator, X, y) -> 1 - loo_error_`` of a fitted ``SVMPlusClassifier`` with ``loo`` set, on its
+    own training set: with ``GridSearchCV(..., cv=WholeTrainingSet())`` every grid point is trained once on all the
+    data and scored by its leave-one-out estimate (SVM+'s LOO rule, or its exact LOO).
+
+    Returns
+    -------
+    callable
+        The scorer. Called, it raises a ValueError for an estimator fitted without ``loo``, or for data that are not
+        its training set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sklearn
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from wsvm_span.model_selection import WholeTrainingSet
+    >>> from wsvm_span.svm_plus import SVMPlusClassifier, make_loo_scorer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=60) > 0, 1, 0)
+    >>> X_priv = X[:, :1] + 0.1 * rng.normal(size=(60, 1))
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     search = GridSearchCV(SVMPlusClassifier(loo="rule").set_fit_request(X_privileged=True),
+    ...                           {"C": [0.25, 4.0], "gamma_plus": [0.25, 4.0]}, scoring=make_loo_scorer(),
+    ...                           cv=WholeTrainingSet()).fit(X, y, X_privileged=X_priv)
+    >>> sorted(search.best_params_), bool(0.5 < search.best_score_ <= 1.0)
+    (['C', 'gamma_plus'], True)
+    """
+
+    def loo_scorer(estimator, X, y, **kwargs):
+        check_is_fitted(estimator)
+        if not hasattr(estimator, "loo_error_"):
+            raise ValueError("make_loo_scorer scores SVMPlusClassifier(loo='rule' or 'exact'): fit it with loo set")
+        if np.shape(X)[0] != estimator.shape_fit_[0]:
+            raise ValueError(f"the LOO scorer scores a model on its own training set ({estimator.shape_fit_[0]} "
+                             f"points), got {np.shape(X)[0]}: use cv=WholeTrainingSet()")
+        return 1.0 - estimator.loo_error_
+
+    return loo_scorer
