@@ -183,3 +183,10 @@ def test_loo_estimates_against_retraining_and_the_scorer_in_a_grid_search():
                for p in search.cv_results_["params"]]
     np.testing.assert_allclose(search.cv_results_["mean_test_score"], by_hand)
     assert search.best_score_ == max(by_hand)
+    again = pickle.loads(pickle.dumps(search))  # the scorer is no closure
+    assert again.best_params_ == search.best_params_
+    refit = clone(exact).set_params(loo=None).fit(X, y, X_privileged=X_priv)
+    assert not hasattr(refit, "loo_error_")
+    exact.set_params(loo=None).fit(X, y, X_privileged=X_priv)
+    with pytest.raises(ValueError, match="fit it with loo set"):  # the last fit's estimate is gone
+        scorer(exact, X, y)

@@ -294,6 +294,9 @@ def svm_plus_solve(kernel, privileged_kernel, int64_t n_points, const int64_t[::
         raise ValueError("y, alpha, beta, w and z must have the same length")
     if n == 0:
         raise ValueError("empty problem")
+    if not (np.isfinite(eps) and eps > 0 and np.isfinite(cache_mb) and cache_mb >= 0 and np.isfinite(C) and C > 0):
+        raise ValueError(f"eps and C must be positive and finite, cache_mb finite and >= 0 (got {eps!r}, {C!r}, "
+                         f"{cache_mb!r})")
     cdef const int64_t *idx_ptr = NULL
     if idx is not None:
         if idx.shape[0] != n:

@@ -100,8 +100,11 @@ static int rows_init(Rows *r, const SvmPlusKernel *spec, const int64_t *idx, int
         r->diag[p] = spec->scale * (spec->K ? spec->K[ip * spec->ld + ip] : 1.0) + spec->diag_add;
     }
     if (r->direct) return 0;
-    int64_t slots = (int64_t)(cache_mb * 1048576.0 / (8.0 * (double)n));
-    if (slots < MIN_SLOTS) slots = MIN_SLOTS;
+    /* clamped while a double: a cast of a value beyond int64_t is undefined */
+    double wanted = cache_mb * 1048576.0 / (8.0 * (double)n);
+    if (!(wanted >= MIN_SLOTS)) wanted = MIN_SLOTS;
+    if (wanted > (double)n) wanted = (double)n;
+    int64_t slots = (int64_t)wanted;
     if (slots > n) slots = n;
     r->n_slots = slots;
     r->slots = malloc((size_t)slots * (size_t)n * sizeof(double));
@@ -227,7 +230,8 @@ static void biases(const double *y, const double *alpha, const double *beta, con
 int svm_plus_solve(const SvmPlusKernel *Kspec, const SvmPlusKernel *Tspec, const int64_t *idx, int64_t n,
                    const double *y, double C, double *alpha, double *beta, double *w, double *z, int have_grad,
                    double eps, int64_t max_iter, double cache_mb, SvmPlusResult *result) {
-    Rows K, T;
+    /* zeroed: where the first init fails, the second is never run, and both are freed */
+    Rows K = {0}, T = {0};
     int rc = 0;
     double *u = NULL, *qu = NULL, *tu = NULL, *qd = NULL, *td = NULL, *dx = NULL;
     int chain = 0;
@@ -375,23 +379,23 @@ int svm_plus_solve(const SvmPlusKernel *Kspec, const SvmPlusKernel *Tspec, const
         /* Q u_alpha and T u_u (u_u = u_alpha + u_beta) from the rows of the variables u moves */
         memset(qu, 0, (size_t)n * sizeof(double));
         memset(tu, 0, (size_t)n * sizeof(double));
-        for (int e = 0; e < m; ++e) {
-            const int64_t p = var[e] < n ? var[e] : var[e] - n;
-            if (var[e] < n) {
+        for (int q = 0; q < m; ++q) {
+            const int64_t p = var[q] < n ? var[q] : var[q] - n;
+            if (var[q] < n) {
                 const double *Kp = row(&K, p);
-                const double c = coef[e] * y[p];
+                const double c = coef[q] * y[p];
                 for (int64_t s = 0; s < n; ++s) qu[s] += c * y[s] * Kp[s];
             }
             const double *Tp = row(&T, p);
-            for (int64_t s = 0; s < n; ++s) tu[s] += coef[e] * Tp[s];
+            for (int64_t s = 0; s < n; ++s) tu[s] += coef[q] * Tp[s];
         }
         double uHu = 0.0, uHd = 0.0, gu = 0.0;
-        for (int e = 0; e < m; ++e) {
-            const int64_t p = var[e] < n ? var[e] : var[e] - n;
+        for (int q = 0; q < m; ++q) {
+            const int64_t p = var[q] < n ? var[q] : var[q] - n;
             /* H = [[Q + T, T], [T, T]]: (Hu)_alpha = Qu_alpha + Tu_u, (Hu)_beta = Tu_u */
-            uHu += coef[e] * ((var[e] < n ? qu[p] : 0.0) + tu[p]);
-            if (chain) uHd += coef[e] * ((var[e] < n ? qd[p] : 0.0) + td[p]);
-            gu += coef[e] * (var[e] < n ? 1.0 - w[p] - z[p] : -z[p]);
+            uHu += coef[q] * ((var[q] < n ? qu[p] : 0.0) + tu[p]);
+            if (chain) uHd += coef[q] * ((var[q] < n ? qd[p] : 0.0) + td[p]);
+            gu += coef[q] * (var[q] < n ? 1.0 - w[p] - z[p] : -z[p]);
         }
         /* Conjugate SMO (Torres-Barran and Dorronsoro; Pechyony and Vapnik's caSMO for SVM+): the step goes along
          * d = u + lambda d_prev with d'H d_prev = 0, so that a run of unclipped steps minimises F over the span
@@ -422,7 +426,7 @@ int svm_plus_solve(const SvmPlusKernel *Kspec, const SvmPlusKernel *Tspec, const
             memcpy(td, tu, (size_t)n * sizeof(double));
             dHd = uHu;
         }
-        for (int e = 0; e < m; ++e) dx[var[e]] += coef[e];
+        for (int q = 0; q < m; ++q) dx[var[q]] += coef[q];
         if (!(dHd > 0)) dHd = TAU;
         double v = 0.0, t_max = INFINITY;
         int64_t blocking = -1;

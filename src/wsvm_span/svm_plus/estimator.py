@@ -174,6 +174,7 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
             If a parameter or input is invalid, y has other than two classes, or X_privileged is missing.
         """
         self._check_params()
+        self.__dict__.pop("loo_error_", None)  # a refit without loo must not keep the last fit's estimate
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
         if X_privileged is None:
@@ -193,6 +194,10 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
                              f"got {self.classes_.size} ({self.classes_[:5].tolist()})")
         labels = np.where(index == 1, 1.0, -1.0)
         l = X.shape[0]
+        on_rows = self.solver == SMO and self.kernel == "rbf" and self.priv_kernel == "rbf" and l > SMO_POLISH_MAX_L
+        if on_rows and self.loo is not None:
+            raise ValueError(f"loo={self.loo!r} needs the l x l kernels, which the rows computed on demand "
+                             f"(solver='smo', l = {l} > {SMO_POLISH_MAX_L}) avoid: leave loo=None")
         if self.kernel == "precomputed" and X.shape[1] != l:
             raise ValueError(f"with kernel='precomputed', X must be the (l, l) training kernel, got shape {X.shape}")
         if self.priv_kernel == "precomputed" and X_priv.shape[1] != l:
@@ -201,10 +206,7 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         self._gamma = None if self.kernel != "rbf" else _resolve_gamma(self.gamma, X, "gamma")
         self._priv_gamma = None if self.priv_kernel != "rbf" else _resolve_gamma(self.priv_gamma, X_priv,
                                                                                  "priv_gamma")
-        if (self.solver == SMO and self.kernel == "rbf" and self.priv_kernel == "rbf" and l > SMO_POLISH_MAX_L):
-            if self.loo is not None:
-                raise ValueError(f"loo={self.loo!r} needs the l x l kernels, which the rows computed on demand "
-                                 f"(solver='smo', l = {l} > {SMO_POLISH_MAX_L}) avoid: leave loo=None")
+        if on_rows:
             model = fit_svm_plus_rbf_rows(X, X_priv, labels, self.C, self.gamma_plus, self._gamma, self._priv_gamma,
                                           tol=self.tol, cache_mb=self.cache_size)
         else:
@@ -305,7 +307,13 @@ def make_loo_scorer():
     (['C', 'gamma_plus'], True)
     """
 
-    def loo_scorer(estimator, X, y, **kwargs):
+    return _LOOScorer()
+
+
+class _LOOScorer:
+    """``make_loo_scorer``'s scorer: a class, not a closure, so that a search holding it pickles."""
+
+    def __call__(self, estimator, X, y, **kwargs):
         check_is_fitted(estimator)
         if not hasattr(estimator, "loo_error_"):
             raise ValueError("make_loo_scorer scores SVMPlusClassifier(loo='rule' or 'exact'): fit it with loo set")
@@ -314,4 +322,5 @@ def make_loo_scorer():
                              f"points), got {np.shape(X)[0]}: use cv=WholeTrainingSet()")
         return 1.0 - estimator.loo_error_
 
-    return loo_scorer
+    def __repr__(self) -> str:
+        return "make_loo_scorer()"

@@ -534,6 +534,8 @@ class SVMPlusProblem:
         name = f"{SMO}+{ACTIVE_SET}"
         if polish and l <= SMO_POLISH_MAX_L:
             try:
+                # block pivots only: where they fail, the primal method is what converges, not the single pivots of
+                # polished_from_sets (up to POLISH_MAX_ITER dense solves, failing on the degenerate problems)
                 return self.active_set(alpha == 0.0, beta == 0.0, name)
             except ActiveSetFailure:
                 exact = self.primal_active_set(alpha.copy(), beta.copy(), name, PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT * l)
@@ -553,6 +555,7 @@ class SVMPlusProblem:
         ``max_iter`` runs out or the end point fails the KKT check."""
         C, y, l = self.C, self.y, self.y.size
         Z, B = alpha == 0.0, beta == 0.0
+        dropped = -1  # the bound dropped last: re-added at once by a zero step, the method would go round
         for iteration in range(1, max_iter + 1):
             a, a_tilde, b, b_tilde = self.solve_on_sets(Z, B)
             a = np.where(Z, 0.0, a)
@@ -564,9 +567,14 @@ class SVMPlusProblem:
             ia, ib = int(np.argmin(room_a)), int(np.argmin(room_b))
             if min(room_a[ia], room_b[ib]) < 1.0:
                 t = min(room_a[ia], room_b[ib])
+                blocking = ia if room_a[ia] <= room_b[ib] else l + ib
+                if t == 0.0 and blocking == dropped:
+                    # the face minimiser is no descent along the dropped bound (a singular face, whose least-squares
+                    # solution is not a minimiser): give up rather than cycle
+                    return None
                 alpha = np.maximum(alpha + t * da, 0.0)
                 beta = np.maximum(beta + t * db, 0.0)
-                if room_a[ia] <= room_b[ib]:
+                if blocking < l:
                     alpha[ia], Z[ia] = 0.0, True
                 else:
                     beta[ib], B[ib] = 0.0, True
@@ -583,6 +591,7 @@ class SVMPlusProblem:
                 Z[k] = False
             else:
                 B[k - l] = False
+            dropped = k
         return None
 
     def interior_point(self, qp_solver: str, factors=(None, None)) -> SVMPlus:
