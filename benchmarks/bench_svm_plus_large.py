@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -55,7 +56,8 @@ def main(argv=None) -> int:
     ap.add_argument("--priv-gamma", type=float, default=1.0)
     ap.add_argument("--tol", type=float, default=1e-3)
     ap.add_argument("--cache-mb", type=float, default=600.0, help="kernel rows kept, MB per kernel")
-    ap.add_argument("--mirror", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--mirror", default=os.environ.get("WSVM_DATA_MIRROR") or str(ROOT.parent / "shared" / "data"),
+                    help="the data mirror (default $WSVM_DATA_MIRROR, else shared/data beside the repository)")
     ap.add_argument("--output", default=None)
     args = ap.parse_args(argv)
     X, y, X_priv, X_test, y_test = bank_split(args.l, args.seed, args.mirror)

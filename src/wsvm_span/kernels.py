@@ -8,6 +8,7 @@ on demand, for a consumer that reads few of its rows (SMO, the span-rule: ``Span
 """
 from __future__ import annotations
 
+import numbers
 import threading
 from functools import cached_property
 
@@ -225,6 +226,47 @@ def rbf_kernel(X, Z=None, gamma: float = 1.0) -> np.ndarray:
     D2 *= -float(gamma)
     np.exp(D2, out=D2)
     return D2
+
+
+def resolve_rbf_gamma(gamma, X, name: str = "gamma") -> float:
+    """The RBF parameter a user asked for, by ``sklearn.svm.SVC``'s rules: "scale" is 1 / (d var(X)) (1 where X is
+    constant), "auto" is 1 / d, a number is taken as it is.
+
+    Parameters
+    ----------
+    gamma : float or {"scale", "auto"}
+        The parameter.
+    X : ndarray of shape (n, d)
+        The (training) features it is resolved on.
+    name : str, default="gamma"
+        Its name in the error message.
+
+    Returns
+    -------
+    float
+        The RBF parameter.
+
+    Raises
+    ------
+    ValueError
+        If gamma is neither a positive number nor "scale" or "auto".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.kernels import resolve_rbf_gamma
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0]])
+    >>> resolve_rbf_gamma("scale", X), resolve_rbf_gamma("auto", X), resolve_rbf_gamma(0.3, X)
+    (2.0, 0.5, 0.3)
+    """
+    if isinstance(gamma, str) and gamma == "scale":
+        var = float(np.var(X))
+        return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+    if isinstance(gamma, str) and gamma == "auto":
+        return 1.0 / X.shape[1]
+    if not (isinstance(gamma, numbers.Real) and gamma > 0):
+        raise ValueError(f"{name} must be a positive number, 'scale' or 'auto', got {gamma!r}")
+    return float(gamma)
 
 
 def kernel_expansion(K, coef, cols, rows=None, out=None) -> np.ndarray:

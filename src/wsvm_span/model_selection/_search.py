@@ -54,7 +54,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 import wsvm_span as ws
 from wsvm_span.engines import ENGINE_NAMES, get_engine
 from wsvm_span.engines.warm_start import Solved, rescaled_start
-from wsvm_span.kernels import RBFRows, rbf_from_squared_distances, squared_distances
+from wsvm_span.kernels import RBFRows, rbf_from_squared_distances, resolve_rbf_gamma, squared_distances
 from wsvm_span.model import make_model
 from wsvm_span.tie_rules import TIE_ATOL, TIE_RTOL, TIE_RULES
 from wsvm_span.utils.validation import check_kernel
@@ -708,16 +708,7 @@ class SpanSearchCV(BaseSearchCV):
             if "gamma" in svc_params:
                 raise ValueError("gamma has no meaning with kernel='precomputed': drop it from param_grid")
             return 0.0
-        gamma = svc_params.get("gamma", svc.gamma)
-        X = prob["X_dense"]
-        if gamma == "scale":  # SVC's rule (sklearn/svm/_base.py)
-            var = X.var()
-            return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
-        if gamma == "auto":
-            return 1.0 / X.shape[1]
-        if not (isinstance(gamma, numbers.Real) and gamma > 0):
-            raise ValueError(f"gamma must be positive, 'scale' or 'auto', got {gamma!r}")
-        return float(gamma)
+        return resolve_rbf_gamma(svc_params.get("gamma", svc.gamma), prob["X_dense"])
 
     @staticmethod
     def _kernels(prob, gamma, rbf: _RBFKernels | None, *, wanted, folds) -> _GammaKernels | OneVsOneKernels:

@@ -19,8 +19,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..kernels import rbf_expansion, rbf_kernel
-from ..utils.validation import check_kernel, check_positive_semidefinite
+from ..kernels import rbf_expansion, rbf_kernel, resolve_rbf_gamma
+from ..utils.validation import check_features, check_kernel, check_positive_semidefinite
 from .loo import leave_one_out, loo_rule
 from .model import SVMPlus
 from .solver import SMO, SMO_POLISH_MAX_L, SMO_TOL, SOLVERS, fit_svm_plus, fit_svm_plus_rbf_rows
@@ -28,18 +28,6 @@ from .solver import SMO, SMO_POLISH_MAX_L, SMO_TOL, SOLVERS, fit_svm_plus, fit_s
 KERNELS = ("rbf", "linear", "precomputed")
 #: ``loo``: how ``fit`` estimates the model's leave-one-out error (``loo_error_``)
 LOO_ESTIMATES = {"rule": loo_rule, "exact": leave_one_out}
-
-
-def _resolve_gamma(gamma, X, name: str) -> float:
-    """SVC's rules: "scale" is 1 / (d var(X)), "auto" is 1 / d."""
-    if gamma == "scale":
-        var = float(X.var())
-        return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
-    if gamma == "auto":
-        return 1.0 / X.shape[1]
-    if not (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool) and np.isfinite(gamma) and gamma > 0):
-        raise ValueError(f"{name} must be a positive number, 'scale' or 'auto', got {gamma!r}")
-    return float(gamma)
 
 
 def _gram(kernel: str, gamma: float, A, B=None) -> np.ndarray:
@@ -181,13 +169,10 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("SVMPlusClassifier.fit needs X_privileged, the privileged features of the training "
                              "points (for a model without them use sklearn.svm.SVC)")
         X_priv = np.asarray(X_privileged, dtype=np.float64)
-        if X_priv.ndim == 1:
-            X_priv = X_priv[:, None]
-        if X_priv.ndim != 2 or X_priv.shape[0] != X.shape[0]:
+        X_priv = check_features(X_priv[:, None] if X_priv.ndim == 1 else X_priv, name="X_privileged")
+        if X_priv.shape[0] != X.shape[0]:
             raise ValueError(f"X_privileged must have one row per training point ({X.shape[0]}), got shape "
                              f"{X_priv.shape}")
-        if not np.isfinite(X_priv).all():
-            raise ValueError("X_privileged contains NaN or inf")
         self.classes_, index = np.unique(y, return_inverse=True)
         if self.classes_.size != 2:
             raise ValueError(f"Only binary classification is supported by SVM+: y must hold exactly two classes, "
@@ -203,8 +188,8 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         if self.priv_kernel == "precomputed" and X_priv.shape[1] != l:
             raise ValueError("with priv_kernel='precomputed', X_privileged must be the (l, l) privileged kernel, got "
                              f"shape {X_priv.shape}")
-        self._gamma = None if self.kernel != "rbf" else _resolve_gamma(self.gamma, X, "gamma")
-        self._priv_gamma = None if self.priv_kernel != "rbf" else _resolve_gamma(self.priv_gamma, X_priv,
+        self._gamma = None if self.kernel != "rbf" else resolve_rbf_gamma(self.gamma, X, "gamma")
+        self._priv_gamma = None if self.priv_kernel != "rbf" else resolve_rbf_gamma(self.priv_gamma, X_priv,
                                                                                  "priv_gamma")
         if on_rows:
             model = fit_svm_plus_rbf_rows(X, X_priv, labels, self.C, self.gamma_plus, self._gamma, self._priv_gamma,

@@ -62,7 +62,7 @@ import scipy.linalg as sla
 from .. import _native
 from ..engines import fit_svm
 from ..solvers.qp import solve_qp
-from ..utils.validation import check_kernel, check_labels, check_positive_semidefinite
+from ..utils.validation import check_features, check_kernel, check_labels, check_positive_semidefinite
 from .model import SVMPlus
 
 #: The active-set route's name: a solver to ask for, and ``SVMPlus.solver`` of a model it solved alone (the
@@ -398,8 +398,8 @@ def fit_svm_plus_rbf_rows(X, X_priv, y, C: float, gamma: float, kernel_gamma: fl
     >>> model.solver, bool(model.kkt_violation < 1e-2)
     ('smo', True)
     """
-    X = _check_features(X, "X")
-    X_priv = _check_features(X_priv, "X_priv")
+    X = check_features(X)
+    X_priv = check_features(X_priv, name="X_priv")
     l = X.shape[0]
     if X_priv.shape[0] != l:
         raise ValueError(f"X_priv has {X_priv.shape[0]} rows but X has {l}: privileged features are needed for every"
@@ -434,15 +434,6 @@ def _smo_solution(kernel, priv_kernel, y, C: float, gamma: float, priv_scale: fl
     return SVMPlus(alpha=alpha, alpha_tilde=alpha + beta - C, b=float(b), b_tilde=float(b_tilde), y=y, C=C,
                    gamma=gamma, decision_train=y * w + b, correcting_train=z + b_tilde, ridge=ridge, solver=SMO,
                    iterations=int(n_iter)), beta
-
-
-def _check_features(X, name: str) -> np.ndarray:
-    X = np.ascontiguousarray(X, dtype=float)
-    if X.ndim != 2 or X.shape[1] == 0:
-        raise ValueError(f"{name} must be a 2-D array of features (l, d) with d >= 1, got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    return X
 
 
 @dataclass(frozen=True)
