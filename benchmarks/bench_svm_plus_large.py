@@ -5,7 +5,7 @@ thread. Reports CPU seconds (``time.process_time``), wall seconds, the process's
 KKT violation and the test error on the rest of the file, and what the QP route would need for the same problem
 (its dense quadratic term alone: (2l)^2 doubles).
 
-    python benchmarks/bench_svm_plus_large.py --l 20000 --C 1 --gamma-plus 1 --cache-mb 600
+    .venv/bin/python benchmarks/bench_svm_plus_large.py --l 20000 --C 1 --gamma-plus 1 --cache-mb 600
 
 Writes a JSON file (default ``benchmarks/out/svm-plus-large-bank_marketing-l<l>.json``).
 """

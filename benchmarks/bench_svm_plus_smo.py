@@ -9,8 +9,8 @@ objectives of both solutions (the lower is the better, both being feasible) and 
 training decision values. Summary: total and median CPU of each route, the ratio (baseline / smo), how many
 problems the polish made exact, and the objective differences.
 
-    python benchmarks/bench_svm_plus_smo.py --config config/paper.yaml --job bank_marketing 2:1 1.0 8 --stride 7
-    python benchmarks/bench_svm_plus_smo.py --config config/paper.yaml --job bank_marketing 2:1 1.0 8 --stride 7 \\
+    .venv/bin/python benchmarks/bench_svm_plus_smo.py --config config/paper.yaml --job bank_marketing 2:1 1.0 8 --stride 7
+    .venv/bin/python benchmarks/bench_svm_plus_smo.py --config config/paper.yaml --job bank_marketing 2:1 1.0 8 --stride 7 \\
         --tol 1e-2
 
 Writes a JSON file (default ``benchmarks/out/svm-plus-smo-<data set>-<ratio>-<fraction>-s<seed>.json``).
