@@ -38,8 +38,10 @@ $(STAMP): requirements.lock pyproject.toml $(NATIVE_SOURCES)
 lock: install
 	$(BIN)/uv pip compile --quiet pyproject.toml --all-extras --python-version 3.11 -o requirements.lock
 
+# wsvm-span run: Snakemake, holding a lock of its own so that a killed run's stale Snakemake lock is cleared
+# and a live run is named (study/local_run.py); the terminal gets a short log, results/logs/run-*.log all of it
 run: install
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
+	$(BIN)/wsvm-span run $(CONFIG) --cores $(CORES)
 
 report: install
 	$(BIN)/snakemake --cores 1 --configfile $(CONFIG) --report results/report.html

@@ -204,3 +204,43 @@ def test_wal_mode(tmp_path):
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     con.close()
     assert set_sqlite_wal("http://server:5000") == "n/a"
+
+
+def test_a_killed_jobs_runs_are_ended_as_killed_when_its_rerun_clears_the_slot(tmp_path):
+    """A job killed mid-run leaves its job run RUNNING; the rerun deletes the slot's runs, and the killed
+    attempt's run reads KILLED (a deleted run keeps its status), while its finished model runs stay FINISHED."""
+    from mlflow.entities import ViewType
+
+    tracker = Tracker(f"sqlite:///{tmp_path / 'mlflow.db'}", str(tmp_path / "artifacts"))
+    eid = tracker.experiment_id(EXPERIMENT)
+    slot = "exp1/set0/class/s0-r1/chunk-0"
+    killed = tracker.create_run(eid, slot, tags={KIND: "job", SLOT: slot, COMPLETE: "false"})
+    finished = tracker.create_run(eid, f"{slot}/m0", tags={KIND: "model", SLOT: slot, MODEL_INDEX: 0},
+                                  parent_id=killed, finished=True)
+    rerun = _log_job(tracker, eid, slot, 2)
+
+    client = tracker.client
+    assert client.get_run(killed).info.status == "KILLED"
+    assert client.get_run(killed).info.lifecycle_stage == "deleted"
+    assert client.get_run(finished).info.status == "FINISHED"
+    active = tracker.search(eid, f"tags.`{SLOT}` = '{slot}'")
+    assert {r.info.status for r in active} == {"FINISHED"} and rerun in {r.info.run_id for r in active}
+    deleted = client.search_runs([eid], run_view_type=ViewType.DELETED_ONLY)
+    assert {r.info.run_id for r in deleted} == {killed, finished}
+
+
+def test_ui_views_open_on_experiment_one_whichever_finished_first(tmp_path):
+    """`wsvm-span ui` lands on the first view: Experiment 1's, although Experiment 9's job logged first."""
+    from wsvm_span.study.mlflow_views import save_views
+    from wsvm_span.study.tracking import DATASET_SLOT
+
+    tracker = Tracker(f"sqlite:///{tmp_path / 'mlflow.db'}", str(tmp_path / "artifacts"))
+    for experiment, dataset in (("exp9", "skin_nonskin"), ("exp10", "usps"), ("exp1", "splice"), ("exp2", "ringnorm")):
+        eid = tracker.experiment_id(f"order-test/{experiment}")
+        parent = tracker.dataset_run(eid, f"{experiment}/{dataset}/class/s0-r1", params={"dataset": dataset})
+        tracker.create_run(eid, f"{dataset}/m0", tags={KIND: "model", "dataset": dataset, SLOT: "s"},
+                           params={"log2_C_plus": 1.0}, metrics={"test_error": 0.1}, parent_id=parent, finished=True)
+        assert tracker.search(eid, f"tags.`{DATASET_SLOT}` = '{experiment}/{dataset}/class/s0-r1'")
+    views = save_views(tracker, "order-test")
+    assert [v.experiment for v in views] == ["order-test/exp1", "order-test/exp2", "order-test/exp9",
+                                             "order-test/exp10"]

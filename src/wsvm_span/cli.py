@@ -13,6 +13,7 @@ Subcommands:
   export-results copy a finished study's rows, tables and figures, with their provenance, to a kept folder
   select         choose C and gamma for a data file by the span-rule (LIBSVM grid.py's job)
   ui             open the study's MLflow store in the MLflow UI on the models of a data set
+  run            run the workflow here (`make run`): one run per folder, a killed run's lock cleared, a short log
 """
 
 from __future__ import annotations
@@ -282,6 +283,13 @@ def cmd_summary(args) -> int:
     return 0
 
 
+def cmd_run(args) -> int:
+    from .study.local_run import run_workflow
+
+    extra = args.snakemake_args[1:] if args.snakemake_args[:1] == ["--"] else args.snakemake_args
+    return run_workflow(Path.cwd(), ["--cores", str(args.cores), "--configfile", args.config, *extra])
+
+
 def cmd_ui(args) -> int:
     import signal
     import time
@@ -524,6 +532,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--start-timeout", type=float, default=120.0, help="seconds the UI may take to start")
     p.add_argument("--no-browser", action="store_true", help="print the addresses only")
     p.set_defaults(func=cmd_ui)
+
+    p = sub.add_parser("run", help="run the study workflow in this folder (what `make run` does)")
+    p.add_argument("config", nargs="?", default="config/config.yaml", help="the study's config")
+    p.add_argument("--cores", type=int, default=os.cpu_count() or 1, help="cores for the jobs (default: all)")
+    p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
+                   help="further Snakemake options, after `--` (e.g. -- --dry-run)")
+    p.set_defaults(func=cmd_run)
 
     from .model_selection.select import configure_parser
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -104,14 +105,20 @@ class DatasetView:
 
 def save_views(tracker: Tracker, prefix: str) -> list[DatasetView]:
     """Write the view of every data set of every experiment ``<prefix>/...`` in the store (experiment tags;
-    idempotent) and return them, experiments and data sets in the order of their first runs."""
+    idempotent) and return them: experiments by number (Experiment 1 first, whichever job finished first),
+    data sets in the order of their first runs."""
     from mlflow.entities import ViewType
 
     client = tracker.client
     experiments = tracker.call(client.search_experiments, view_type=ViewType.ACTIVE_ONLY,
                                filter_string=f"name LIKE '{prefix}/%'")
+
+    def numbered(e) -> tuple:  # exp1 < exp2 < exp10 < summary (and any other name, by creation)
+        number = e.name.rpartition("/")[2].removeprefix("exp")
+        return (int(number) if number.isdigit() else math.inf, e.creation_time or 0, e.name)
+
     views = []
-    for exp in sorted(experiments, key=lambda e: (e.creation_time or 0, e.name)):
+    for exp in sorted(experiments, key=numbered):
         datasets: dict[str, None] = {}
         for run in sorted(tracker.search(exp.experiment_id, f"tags.`{KIND}` = 'dataset'"),
                           key=lambda r: r.info.start_time or 0):

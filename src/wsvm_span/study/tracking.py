@@ -376,10 +376,15 @@ class Tracker:
             if not token:
                 return runs
 
-    def delete_runs(self, runs: Iterable) -> int:
+    def delete_runs(self, runs: Iterable, end_running_as: str | None = None) -> int:
+        """Delete ``runs``; returns how many. With ``end_running_as`` (e.g. "KILLED"), a run still RUNNING is
+        ended with that status first: a deleted run keeps its status, and a job killed mid-run must not
+        read as running for ever in the store's trash or in ``mlflow gc``'s listing."""
         n = 0
         for run in runs:
             try:
+                if end_running_as and run.info.status in ("RUNNING", "SCHEDULED"):
+                    self.call(self.client.set_terminated, run.info.run_id, end_running_as)
                 self.call(self.client.delete_run, run.info.run_id)
                 n += 1
             except Exception as exc:  # already deleted by a concurrent cleanup
@@ -388,8 +393,9 @@ class Tracker:
         return n
 
     def delete_slot(self, experiment_id: str, slot: str) -> int:
-        """Delete every active run (parents and children) of a job slot; returns how many."""
-        return self.delete_runs(self.search(experiment_id, f"tags.`{SLOT}` = '{slot}'"))
+        """Delete every active run (parents and children) of a job slot, those of an attempt that died
+        mid-run ended as KILLED; returns how many."""
+        return self.delete_runs(self.search(experiment_id, f"tags.`{SLOT}` = '{slot}'"), end_running_as="KILLED")
 
     def dataset_run(self, experiment_id: str, slot: str, params: Mapping[str, Any],
                     tags: Mapping[str, Any] | None = None) -> str:
