@@ -6,6 +6,7 @@ terminal's log is short while the log file has every line."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -110,21 +111,28 @@ def test_the_terminal_gets_a_short_log_and_the_file_all_of_it(workdir):
     whole = log_file.read_text()
     assert str(log_file) in out
     assert "reason:" in whole and "reason:" not in out
-    assert "wildcards: i=1" in out and "4 of 4 steps (100%) done" in out
+    assert re.search(r"^\d\d:\d\d:\d\d step: i=1$", out, re.M) and "4 of 4 steps (100%) done" in out
     snakemakes = [line for line in out.splitlines() if not line.startswith("wsvm-span run:")]
     assert max(map(len, snakemakes)) <= TERMINAL_LINE_CHARS
     assert len(out.splitlines()) < len(whole.splitlines())
 
 
-def test_terminal_filter_keeps_errors_whole_and_cuts_long_lines():
+def test_terminal_filter_makes_a_job_one_line_keeps_errors_whole_and_cuts_long_lines():
     keep = TerminalFilter(width=60)
-    assert keep("    reason: Missing output files: a, b\n") is None
-    assert keep("    input: " + "f, " * 100) is None
-    assert keep("    wildcards: dataset=splice") == "    wildcards: dataset=splice"
+    job = ["[Sat Nov 28 18:34:34 2026]", "localrule grid_chunk:", "    input: " + "results/x.parquet, " * 100,
+           "    output: results/y.parquet", "    jobid: 44", "    reason: Missing output files: results/y.parquet",
+           "    wildcards: experiment=exp1, dataset=banana", "    resources: tmpdir=/tmp", "Select jobs to execute...",
+           '{"models": 30, "wall_s": 4.456}', "Finished jobid: 44 (Rule: grid_chunk)", "1 of 98 steps (1%) done", ""]
+    assert [shown for line in job for shown in keep(line)] == [
+        "18:34:34 grid_chunk: experiment=exp1, dataset=banana", "1 of 98 steps (1%) done"]
+    # a rule without wildcards is shown when the next line comes
+    assert keep("[Sat Nov 28 18:40:01 2026]") == [] and keep("localrule all:") == []
+    assert keep("    jobid: 0") == [] and keep("98 of 98 steps (100%) done") == ["18:40:01 all",
+                                                                             "98 of 98 steps (100%) done"]
     cut = keep("x" * 500)
-    assert len(cut) <= 60 and "500 characters" in cut
-    assert keep("Error in rule grid_chunk:") == "Error in rule grid_chunk:"
+    assert len(cut[0]) <= 60 and "500 characters" in cut[0]
+    assert keep("Error in rule grid_chunk:") == ["Error in rule grid_chunk:"]
     # inside an error block even the job's attributes are kept: they name the log to read
-    assert keep("    log: results/logs/chunk.log (check log file(s) for error details)") is not None
-    assert keep("") == ""
-    assert keep("    reason: after the block") is None
+    assert keep("    log: results/logs/chunk.log (check log file(s) for error details)") != []
+    assert keep("") == []
+    assert keep("    reason: after the block") == []

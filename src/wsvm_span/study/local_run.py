@@ -15,8 +15,8 @@ from a live run; this module can, because every run it starts holds an exclusive
 
 Snakemake prints, for every job, its inputs, outputs and the reason it runs, which for an aggregation step
 lists every chunk file (lines of thousands of characters, well over a thousand lines for the main job). The
-terminal gets the lines that say what happens (jobs with their wildcards, progress, warnings, errors in
-full); the whole output goes to ``results/logs/run-<start>.log``, named at the start and at the end.
+terminal gets one line per job (time, rule, wildcards), the progress lines, warnings and errors in full;
+the whole output goes to ``results/logs/run-<start>.log``, named at the start and at the end.
 """
 
 from __future__ import annotations
@@ -39,10 +39,14 @@ SNAKEMAKE_LOCKS = Path(".snakemake") / "locks"
 LOG_DIR = Path("results") / "logs"
 # a kept line is cut here on the terminal (the log file has it whole)
 TERMINAL_LINE_CHARS = 160
-# job attributes that Snakemake prints under each job and that the terminal does without: long file lists
-# and the scheduler's bookkeeping (the wildcards stay: they say which data set and chunk a job is)
-_DETAIL_KEYS = ("input", "output", "log", "benchmark", "reason", "resources", "jobid", "threads")
-_DETAIL_LINE = re.compile(r"^\s+(%s):" % "|".join(_DETAIL_KEYS))
+# what Snakemake prints under each job and the terminal does without: long file lists and the scheduler's
+# bookkeeping (the wildcards are kept, joined to the job's line: they say which data set and chunk it is)
+_DETAIL_LINE = re.compile(r"^\s+(input|output|log|benchmark|reason|resources|jobid|threads|priority):")
+_WILDCARDS = re.compile(r"^\s+wildcards: (.*)$")
+_TIMESTAMP = re.compile(r"^\[\w{3} \w{3} +\d+ (\d\d:\d\d:\d\d) \d{4}\]$")
+_JOB = re.compile(r"^(?:local)?rule (\S+):$")
+# scheduler chatter, and each job's JSON summary on stdout (in the log file)
+_DROPPED = re.compile(r"^(Select jobs to execute\.\.\.|Execute \d+ jobs\.\.\.|Finished jobid: .*|\{.*\}|\s*)$")
 # an error block (Snakemake's "Error in rule ...", a traceback) is kept whole up to the next blank line
 _ERROR_START = re.compile(r"^(Error in rule|Traceback|RuleException|WorkflowError|\w+Exception|\w+Error\b)")
 
@@ -117,24 +121,42 @@ def clear_stale_snakemake_lock(workdir: Path, snakemake: Sequence[str], out: IO[
 
 
 class TerminalFilter:
-    """Which of Snakemake's lines the terminal shows (see the module docstring); stateful across an error
-    block."""
+    """Which of Snakemake's lines the terminal shows, and how (see the module docstring): a job's block of
+    lines becomes one line (time, rule, wildcards); progress, warnings and anything unknown pass, cut to
+    ``width``; an error block passes whole. Stateful: call it on every line, in order, then :meth:`flush`."""
 
     def __init__(self, width: int = TERMINAL_LINE_CHARS):
         self.width = width
         self.in_error = False
+        self.time = ""
+        self.job: str | None = None  # a job's line waiting for its wildcards
 
-    def __call__(self, line: str) -> str | None:
+    def __call__(self, line: str) -> list[str]:
         line = line.rstrip("\n")
         if self.in_error:
             self.in_error = bool(line.strip())
-            return self._cut(line)
+            return [self._cut(line)] if self.in_error else []
         if _ERROR_START.match(line):
             self.in_error = True
-            return self._cut(line)
-        if _DETAIL_LINE.match(line):
-            return None
-        return self._cut(line)
+            return self.flush() + [self._cut(line)]
+        if m := _TIMESTAMP.match(line):
+            self.time = m.group(1)
+            return []
+        if m := _JOB.match(line):
+            shown = self.flush()
+            self.job = f"{self.time} {m.group(1)}".strip()
+            return shown
+        if m := _WILDCARDS.match(line):
+            shown, self.job = (f"{self.job or ''}: {m.group(1)}", None)
+            return [self._cut(shown)]
+        if _DETAIL_LINE.match(line) or _DROPPED.match(line):
+            return []
+        return self.flush() + [self._cut(line)]
+
+    def flush(self) -> list[str]:
+        """The job line still waiting for wildcards (a rule without any), if there is one."""
+        shown, self.job = ([self._cut(self.job)] if self.job else []), None
+        return shown
 
     def _cut(self, line: str) -> str:
         if len(line) <= self.width:
@@ -176,10 +198,11 @@ def run_workflow(workdir: Path, snakemake_args: Sequence[str], *, python: str = 
                 for line in _lines(proc.stdout):
                     log_file.write(line)
                     log_file.flush()
-                    shown = keep(line)
-                    if shown is not None:
+                    for shown in keep(line):
                         print(shown, file=out, flush=True)
             status = proc.wait()
+            for shown in keep.flush():
+                print(shown, file=out, flush=True)
         finally:
             signal.signal(signal.SIGINT, previous)
             signal.signal(signal.SIGTERM, forward)
