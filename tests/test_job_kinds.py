@@ -7,6 +7,7 @@ the recipe of docs/development.md ("Adding an experiment"): a kind written in th
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 import types
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -174,3 +175,20 @@ def test_a_kind_of_one_file_is_planned_run_priced_and_scheduled(registered, tmp_
     assert scheduling.expected_job_seconds(jobs[0]) == pytest.approx(0.3 + cal.process_start_s)
     limits = scheduling.job_limits({}, jobs[0])
     assert limits["mem_mb"] == 500 and limits["runtime"] <= 3
+
+
+def test_a_planned_job_numbers_its_models_as_its_json_spec_does():
+    """The workflow runs a job from its JSON spec (canonical JSON sorts the axes' names); a job planned in
+    Python (wsvm-span verify, the library) must give every model index the same hyperparameters, for every
+    job of the paper configuration, or a rerun of a committed chunk computes other models."""
+    from wsvm_span.study import config as sc
+    from wsvm_span.study.experiments import job_from_json, plan_jobs
+    from wsvm_span.study.grid import grid_point
+
+    cfg = sc.load_config(Path(__file__).resolve().parents[1] / "config" / "paper.yaml")
+    with_axes = [job for job in plan_jobs(cfg) if hasattr(job, "axes")]
+    assert {job.experiment for job in with_axes} >= {"exp1", "exp2", "exp10"}
+    for job in with_axes:
+        again = job_from_json(job.to_json())
+        assert [grid_point(job.axes, i) for i in range(job.model_start, job.model_stop)] == \
+               [grid_point(again.axes, i) for i in range(again.model_start, again.model_stop)], job.slot

@@ -13,6 +13,7 @@ Subcommands:
   export-results copy a finished study's rows, tables and figures, with their provenance, to a kept folder
   select         choose C and gamma for a data file by the span-rule (LIBSVM grid.py's job)
   ui             open the study's MLflow store in the MLflow UI on the models of a data set
+  verify         rerun sampled jobs of committed parts (reproduced/<part>) and compare their rows
   run            run the workflow here (`make run`): one run per folder, a killed run's lock cleared, a short log
 """
 
@@ -283,6 +284,26 @@ def cmd_summary(args) -> int:
     return 0
 
 
+def cmd_verify(args) -> int:
+    from .study.verify import stale_parts, verify_part
+
+    if not args.verbose:  # the jobs' own progress lines would bury the comparison
+        for name in ("wsvm_span.study.experiments", "wsvm_span.study.runner", "wsvm_span.study.verify"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+    stale = stale_parts(Path(args.parts[0]).resolve().parent / "README.md")
+    failed = []
+    for part in args.parts:
+        check = verify_part(part, sample=None if args.all else args.sample, seed=args.seed,
+                            max_job_seconds=args.max_job_seconds, slots=args.slot, stale=stale)
+        print(check.report(), flush=True)
+        if not check.ok and check.stale_reason is None:
+            failed.append(check.part)
+    if failed:
+        print(f"wsvm-span verify: the current code does not give the committed rows of {', '.join(failed)}: rerun "
+              "these parts, or mark them stale in reproduced/README.md with the reason", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def cmd_run(args) -> int:
     from .study.local_run import run_workflow
 
@@ -532,6 +553,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--start-timeout", type=float, default=120.0, help="seconds the UI may take to start")
     p.add_argument("--no-browser", action="store_true", help="print the addresses only")
     p.set_defaults(func=cmd_ui)
+
+    p = sub.add_parser("verify", help="rerun sampled jobs of committed parts and compare their rows")
+    p.add_argument("parts", nargs="+", help="committed parts (reproduced/<part>)")
+    p.add_argument("--sample", type=int, default=3, help="jobs to rerun per part (default 3)")
+    p.add_argument("--all", action="store_true", help="rerun every job of the part")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    p.add_argument("--max-job-seconds", type=float, default=None,
+                   help="draw only among jobs whose committed wall time is at most this")
+    p.add_argument("--slot", action="append", default=[], help="rerun the job at this slot (repeatable)")
+    p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("run", help="run the study workflow in this folder (what `make run` does)")
     p.add_argument("config", nargs="?", default="config/config.yaml", help="the study's config")

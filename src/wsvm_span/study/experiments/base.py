@@ -98,6 +98,14 @@ class JobIdentity:
     realization: int
     chunk: int
 
+    def __post_init__(self) -> None:
+        # A grid's axes number its models (the last axis varies fastest). A job reaches run-chunk as its JSON
+        # spec, whose keys canonical JSON sorts, so every workflow run has numbered the models with the axes in
+        # name order; a job built here must number them alike, and its spec hash cannot tell the orders apart.
+        axes = getattr(self, "axes", None)
+        if isinstance(axes, dict) and list(axes) != sorted(axes):
+            object.__setattr__(self, "axes", dict(sorted(axes.items())))
+
     @property
     def n_models(self) -> int:
         """The rows the job writes: models ``model_start .. model_stop - 1`` (a kind that counts its rows
