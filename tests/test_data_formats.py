@@ -83,6 +83,32 @@ def test_libsvm_malformed(text, line, match):
     assert str(info.value).startswith(f"<bytes>: not LIBSVM text, line {line}: ")
 
 
+def test_libsvm_sparse_is_the_same_matrix_as_csr():
+    text = b"+1 1:0.5 3:2\n-1 2:1.5\n"
+    X, y = parse_libsvm(text, n_features=5, sparse=True)
+    dense, y_dense = parse_libsvm(text, n_features=5)
+    assert X.format == "csr" and X.shape == (2, 5) and X.dtype == np.float64
+    assert X.indices.dtype == X.indptr.dtype == np.int32  # what SVC's sparse libsvm accepts
+    np.testing.assert_array_equal(X.toarray(), dense)
+    np.testing.assert_array_equal(y, y_dense)
+
+
+@pytest.mark.parametrize("text", [b"", b"# only a comment\n\n"])
+def test_libsvm_without_samples_is_an_error(text):
+    with pytest.raises(DataFormatError, match="<bytes>: no data lines"):
+        parse_libsvm(text)
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [(b"1 1:1\n-1 2:nan\n", 2), (b"1 1:inf\n", 1), (b"1 1:1\nnan 1:2\n", 2), (b"1 1:1e999\n", 1)],
+)
+def test_libsvm_non_finite_label_or_value(text, line):
+    with pytest.raises(DataFormatError, match="not finite") as info:
+        parse_libsvm(text)
+    assert str(info.value).startswith(f"<bytes>: not LIBSVM text, line {line}: ")
+
+
 def test_libsvm_index_beyond_n_features():
     with pytest.raises(DataFormatError, match="n_features was set to 3"):
         parse_libsvm(b"1 4:1\n", n_features=3)

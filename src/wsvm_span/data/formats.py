@@ -10,7 +10,8 @@ Formats
 -------
 * LIBSVM sparse text (:func:`parse_libsvm`): ``<label> <index>:<value> ...`` per line, 1-based
   indices; read by scikit-learn's compiled :func:`~sklearn.datasets.load_svmlight_file`, returned
-  as a dense ``(n, n_features)`` float64 matrix.
+  as a dense ``(n, n_features)`` float64 matrix (CSR with ``sparse=True``). The project's one LIBSVM
+  reader: ``wsvm-span select`` reads its data files through it too.
 * IDA benchmark ``.asc`` realization files (:func:`parse_ida_asc`): whitespace-separated ``%e``
   numbers, one row per line.
 * UCI numeric text tables (:func:`parse_table`): comma separated (waveform.data,
@@ -32,6 +33,7 @@ import zlib
 from typing import Union
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 from .errors import DataFormatError
@@ -156,9 +158,9 @@ def _to_float(tokens: list[bytes], data: bytes, what: str) -> np.ndarray:
 # LIBSVM
 # --------------------------------------------------------------------------------------------
 def parse_libsvm(
-    source: Source, n_features: int | None = None, *, zero_based: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
-    """Parse LIBSVM / svmlight sparse text into a dense matrix (:func:`sklearn.datasets.load_svmlight_file`).
+    source: Source, n_features: int | None = None, *, zero_based: bool = False, sparse: bool = False
+) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray]:
+    """Parse LIBSVM / svmlight sparse text into a matrix (:func:`sklearn.datasets.load_svmlight_file`).
 
     Parameters
     ----------
@@ -172,11 +174,13 @@ def parse_libsvm(
         ``n_features`` is an error.
     zero_based : bool
         Indices start at 0 instead of LIBSVM's 1.
+    sparse : bool
+        Return ``X`` as the CSR matrix sklearn reads (for files too wide to densify).
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_features), float64, C-contiguous
-        Absent entries are 0.
+        Absent entries are 0. With ``sparse=True`` a ``scipy.sparse.csr_matrix`` instead.
     y : ndarray of shape (n_samples,), float64
         The labels exactly as written (e.g. 1/2 for mushrooms, -1/+1 for splice).
 
@@ -184,8 +188,9 @@ def parse_libsvm(
     ------
     DataFormatError
         The text is not LIBSVM (a malformed token, a missing label, an index below 1 (0 with
-        ``zero_based``), indices not ascending, an index beyond ``n_features``) or a gzip stream
-        is corrupt or truncated; the message names the source and the first offending line.
+        ``zero_based``), indices not ascending, an index beyond ``n_features``, a label or value
+        that is nan or infinite), it holds no sample at all, or a gzip stream is corrupt or
+        truncated; the message names the source and the first offending line.
 
     Examples
     --------
@@ -201,7 +206,13 @@ def parse_libsvm(
         raise DataFormatError(
             f"{name}: not LIBSVM text, {_first_bad_line(data, n_features, zero_based)}{exc}"
         ) from None
-    return X.toarray(), np.asarray(y, dtype=np.float64)
+    if not y.size:
+        raise DataFormatError(f"{name}: no data lines (empty file?)")
+    if not sparse:
+        return X.toarray(), np.asarray(y, dtype=np.float64)
+    # the reader's index arrays are int64, which SVC's sparse libsvm refuses (predict): scipy's
+    # constructor takes int32 ones whenever the values fit
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape), np.asarray(y, dtype=np.float64)
 
 
 def _load_svmlight(data: bytes, n_features: int | None, zero_based: bool):
@@ -209,14 +220,18 @@ def _load_svmlight(data: bytes, n_features: int | None, zero_based: bool):
 
     The bytes (already gunzipped by :func:`as_bytes`) are handed over as a stream: sklearn would
     pick a decompressor by the file name, the project goes by the gzip magic. Its compiled parser
-    raises ``OverflowError`` for an index beyond a C int, reported like any other bad index.
+    raises ``OverflowError`` for an index beyond a C int, reported like any other bad index, and
+    reads ``nan`` and ``inf`` as numbers, which no SVM can train on: a ``ValueError`` here too.
     """
     try:
-        return load_svmlight_file(
+        X, y = load_svmlight_file(
             io.BytesIO(data), n_features=n_features, dtype=np.float64, zero_based=zero_based
         )
     except OverflowError as exc:
         raise ValueError(f"feature index out of range ({exc})") from None
+    if not (np.isfinite(X.data).all() and np.isfinite(y).all()):
+        raise ValueError("a label or value is not finite (nan or inf)")
+    return X, y
 
 
 def _first_bad_line(data: bytes, n_features: int | None, zero_based: bool) -> str:
