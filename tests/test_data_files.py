@@ -8,8 +8,10 @@ import gzip
 import hashlib
 import http.server
 import io
+import logging
 import os
 import shutil
+import sys
 import threading
 import warnings
 import zipfile
@@ -186,6 +188,28 @@ def test_local_directory_mirror_and_env_vars(tmp_path, monkeypatch):
         dataset_checksums("banana", realization=2)
     )
     assert resolve_data_dir() == data_dir.resolve()
+
+
+def test_a_fetch_writes_nothing_to_stderr_at_default_logging(tmp_path, capfd, monkeypatch, caplog):
+    """pooch logs "Downloading file ..." at INFO through a handler of its own; the data layer quiets it
+    (the project logs one line per fetch through its own logger, which the application configures)."""
+    import pooch
+
+    # pooch's handler holds the sys.stderr of import time (pytest's collection capture), which capfd
+    # does not see: point it at this test's stderr, or the check would pass whatever pooch logs
+    for handler in pooch.get_logger().handlers:
+        if isinstance(handler, logging.StreamHandler):
+            monkeypatch.setattr(handler, "stream", sys.stderr)
+    capfd.readouterr()
+    spec = FileSpec(BC, dataset_checksums("breast_cancer")[BC])
+    path = ensure_file(spec, tmp_path / "data", mirror=LOCAL, publishers=False)
+    assert path.read_bytes() == (LOCAL / BC).read_bytes()
+    assert capfd.readouterr() == ("", "")
+    with caplog.at_level(logging.INFO):  # an application that asks for INFO gets one line per fetch
+        ensure_file(spec, tmp_path / "data2", mirror=LOCAL, publishers=False)
+        ensure_file(spec, tmp_path / "data2", mirror=LOCAL, publishers=False)  # already there: no fetch
+    assert [r.getMessage() for r in caplog.records] == [f"{BC}: fetched from the mirror {LOCAL / BC}"]
+    assert capfd.readouterr() == ("", "")
 
 
 def test_default_data_dir_is_under_project_root(monkeypatch):

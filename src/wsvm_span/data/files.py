@@ -20,7 +20,8 @@ Sources, in order
 Every source is fetched by ``pooch``: its HTTP downloader (no
 progress bar) with :data:`DOWNLOAD_RETRIES` further attempts after a connection error, a
 timeout, a transfer cut short or an HTTP 5xx (an HTTP 4xx is final), its ``Unzip`` for zip
-members; a local mirror is copied through the same path.
+members; a local mirror is copied through the same path. pooch's own log lines (one per
+fetch, on stderr) are turned off; the module's logger records one INFO line per file fetched.
 
 Integrity
 ---------
@@ -42,6 +43,7 @@ import contextlib
 import gzip
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -76,6 +78,12 @@ __all__ = [
     "verify_file",
     "ensure_file",
 ]
+
+log = logging.getLogger(__name__)
+# pooch logs "Downloading file ..." at INFO on every fetch (a copy from a local mirror too) through
+# a stderr handler of its own, whatever the application's logging: the data layer says what it
+# fetched once, through ``log`` above, at INFO (shown when the application asks for INFO)
+pooch.get_logger().setLevel(logging.WARNING)
 
 ENV_DATA_DIR = "WSVM_DATA_DIR"
 ENV_MIRROR = "WSVM_DATA_MIRROR"
@@ -369,6 +377,7 @@ def ensure_file(
                 stacklevel=2,
             )
         _write_stamp(root, spec, dest)
+        log.info("%s: fetched from the %s %s", spec.relpath, kind, location)
         return dest
 
     not_tried = []
