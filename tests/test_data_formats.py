@@ -23,22 +23,29 @@ from wsvm_span.data.formats import (
 
 
 # ------------------------------------------------------------------------------ LIBSVM
+# parse_libsvm reads through sklearn.datasets.load_svmlight_file; these hand-written files pin the
+# semantics of the project's former parser (same arrays, same dtype/layout, a DataFormatError that
+# names the source and the line), except that indices must ascend within a line, as LIBSVM requires.
 def test_libsvm_crlf_no_final_newline_and_blank_lines():
-    text = b"+1 1:0.5 3:2\r\n-1 2:1.5\r\n\r\n2 3:-1 1:4e-1"  # CRLF, blank line, no final newline
+    text = b"+1 1:0.5 3:2\r\n-1 2:1.5\r\n\r\n2 1:4e-1 3:-1"  # CRLF, blank line, no final newline
     X, y = parse_libsvm(text, n_features=4)
     np.testing.assert_array_equal(y, [1.0, -1.0, 2.0])
     expected = np.array([[0.5, 0, 2, 0], [0, 1.5, 0, 0], [0.4, 0, -1, 0]])
     np.testing.assert_array_equal(X, expected)
     assert X.dtype == np.float64 and X.flags.c_contiguous
+    assert y.dtype == np.float64
 
 
-def test_libsvm_lf_and_crlf_agree_and_gzip_is_transparent():
+def test_libsvm_lf_and_crlf_agree_and_gzip_is_transparent(tmp_path):
     lf = b"1 1:1 2:2\n-1 2:3\n"
     crlf = lf.replace(b"\n", b"\r\n")
     X1, y1 = parse_libsvm(lf)
     X2, y2 = parse_libsvm(crlf)
     X3, y3 = parse_libsvm(gzip.compress(crlf))
-    for X, y in ((X2, y2), (X3, y3)):
+    # gzip is recognised by its magic bytes, not by the name
+    (tmp_path / "plain.txt").write_bytes(gzip.compress(lf))
+    X4, y4 = parse_libsvm(tmp_path / "plain.txt")
+    for X, y in ((X2, y2), (X3, y3), (X4, y4)):
         np.testing.assert_array_equal(X, X1)
         np.testing.assert_array_equal(y, y1)
     assert X1.shape == (2, 2)  # n_features defaults to the largest index
@@ -50,25 +57,71 @@ def test_libsvm_row_without_features_and_comments():
     np.testing.assert_array_equal(y, [1, -1])
 
 
+def test_libsvm_zero_based_and_labels_as_written():
+    X, y = parse_libsvm(b"2 0:1 2:-0.25\n1 1:3e2\n", zero_based=True)
+    np.testing.assert_array_equal(X, [[1, 0, -0.25], [0, 300, 0]])
+    np.testing.assert_array_equal(y, [2, 1])  # mushrooms-style labels are not recoded
+
+
 @pytest.mark.parametrize(
-    "text, match",
+    "text, line, match",
     [
-        (b"1 2:3:4\n", "malformed token"),  # two colons
-        (b"1 2:1\n3:1\n", "malformed token"),  # second line lacks its label
-        (b"1 2:1 5\n", "malformed token"),  # stray number
-        (b"1 0:1\n", "below 1"),  # LIBSVM indices are 1-based
-        (b"1 1.5:1\n", "non-integer"),
-        (b"1 2:abc\n", "not a number"),
+        (b"1 2:3:4\n", 1, "could not convert"),  # two colons
+        (b"1 2:1\n3:1\n", 2, "could not convert"),  # second line lacks its label
+        (b"1 2:1 5\n", 1, "unpack"),  # stray number
+        (b"1 0:1\n", 1, "Invalid index 0"),  # LIBSVM indices are 1-based
+        (b"1 1.5:1\n", 1, "invalid literal"),
+        (b"1 2:abc\n", 1, "could not convert"),
+        (b"1 3:1 2:1\n", 1, "sorted and unique"),  # LIBSVM itself rejects descending indices
+        (b"1 2:1\n1 2:1 2:5\n", 2, "sorted and unique"),  # a repeated index
+        (b"1 99999999999:1\n", 1, "out of range"),
     ],
 )
-def test_libsvm_malformed(text, match):
-    with pytest.raises(DataFormatError, match=match):
+def test_libsvm_malformed(text, line, match):
+    with pytest.raises(DataFormatError, match=match) as info:
+        parse_libsvm(text)
+    assert str(info.value).startswith(f"<bytes>: not LIBSVM text, line {line}: ")
+
+
+def test_libsvm_sparse_is_the_same_matrix_as_csr():
+    text = b"+1 1:0.5 3:2\n-1 2:1.5\n"
+    X, y = parse_libsvm(text, n_features=5, sparse=True)
+    dense, y_dense = parse_libsvm(text, n_features=5)
+    assert X.format == "csr" and X.shape == (2, 5) and X.dtype == np.float64
+    assert X.indices.dtype == X.indptr.dtype == np.int32  # what SVC's sparse libsvm accepts
+    np.testing.assert_array_equal(X.toarray(), dense)
+    np.testing.assert_array_equal(y, y_dense)
+
+
+@pytest.mark.parametrize("text", [b"", b"# only a comment\n\n"])
+def test_libsvm_without_samples_is_an_error(text):
+    with pytest.raises(DataFormatError, match="<bytes>: no data lines"):
         parse_libsvm(text)
 
 
+@pytest.mark.parametrize(
+    "text, line",
+    [(b"1 1:1\n-1 2:nan\n", 2), (b"1 1:inf\n", 1), (b"1 1:1\nnan 1:2\n", 2), (b"1 1:1e999\n", 1)],
+)
+def test_libsvm_non_finite_label_or_value(text, line):
+    with pytest.raises(DataFormatError, match="not finite") as info:
+        parse_libsvm(text)
+    assert str(info.value).startswith(f"<bytes>: not LIBSVM text, line {line}: ")
+
+
 def test_libsvm_index_beyond_n_features():
-    with pytest.raises(DataFormatError, match="exceeds n_features=3"):
+    with pytest.raises(DataFormatError, match="n_features was set to 3"):
         parse_libsvm(b"1 4:1\n", n_features=3)
+
+
+def test_libsvm_truncated_file_names_the_file_and_the_line(tmp_path):
+    """A text file cut in the middle of a token fails with the file's name and its last line."""
+    good = b"".join(b"%d 1:0.5 2:0.25 3:1\n" % (1 if i % 2 else -1) for i in range(50))
+    path = tmp_path / "cut.txt"
+    path.write_bytes(good[: good.rindex(b":") + 1])  # "... 3:" without its value
+    with pytest.raises(DataFormatError) as info:
+        parse_libsvm(path, n_features=3)
+    assert str(info.value).startswith(f"{path}: not LIBSVM text, line 50: '1 1:0.5 2:0.25 3:'")
 
 
 # ------------------------------------------------------------------------------ IDA / UCI tables
@@ -137,10 +190,14 @@ def test_idx_rejects_bad_headers_and_sizes(data, parser, match):
         parser(data)
 
 
-def test_corrupt_gzip_is_a_format_error():
+def test_corrupt_gzip_is_a_format_error(tmp_path):
     good = gzip.compress(b"1 1:1\n" * 100)
     with pytest.raises(DataFormatError, match="gzip"):
         parse_libsvm(good[: len(good) // 2])
+    path = tmp_path / "cut.txt.gz"
+    path.write_bytes(good[: len(good) // 2])
+    with pytest.raises(DataFormatError, match=f"{path}: corrupt or truncated gzip stream"):
+        parse_libsvm(path)
 
 
 # ------------------------------------------------------------------------------ Parkinson / bank

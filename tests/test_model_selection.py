@@ -390,10 +390,11 @@ def test_select_reads_csv_with_a_named_label_column(files, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("content, message", [
-    ("+1 1:0.5 2:0.1\n-1 1:0.2 2:x\n", "bad.txt:2: value of feature 2 'x' is not a number"),
-    ("+1 1:0.5 2:0.1\n-1 2:0.2 1:0.3\n", "bad.txt:2: feature indices must be >= 1 and ascending"),
-    ("+1 1:0.5\nabc 1:0.2\n", "bad.txt:2: label 'abc' is not a number"),
-    ("+1 1:0.5\n-1 0:0.2\n", "bad.txt:2: feature indices must be >= 1"),
+    ("+1 1:0.5 2:0.1\n-1 1:0.2 2:x\n", "bad.txt: not LIBSVM text, line 2: '-1 1:0.2 2:x': could not convert"),
+    ("+1 1:0.5 2:0.1\n-1 2:0.2 1:0.3\n", "bad.txt: not LIBSVM text, line 2: '-1 2:0.2 1:0.3': Feature indices"),
+    ("+1 1:0.5\nabc 1:0.2\n", "bad.txt: not LIBSVM text, line 2: 'abc 1:0.2': could not convert"),
+    ("+1 1:0.5\n-1 0:0.2\n", "bad.txt: not LIBSVM text, line 2: '-1 0:0.2': Invalid index 0"),
+    ("+1 1:0.5\n\n-1 1:inf\n", "bad.txt: not LIBSVM text, line 3: '-1 1:inf': a label or value is not finite"),
     ("+1 1:0.5\n+1 1:0.2\n+1 1:0.7\n", "1 class label"),
     ("", "no data lines"),
     ("# only a comment\n\n", "no data lines"),
@@ -403,6 +404,11 @@ def test_select_rejects_bad_files(tmp_path, capsys, content, message):
     bad.write_text(content)
     assert main(["select", str(bad), *SMALL, "-png", "null", "-out", "null", "--quiet"]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_select_rejects_a_missing_file(tmp_path, capsys):
+    assert main(["select", str(tmp_path / "absent.txt"), *SMALL, "-png", "null", "-out", "null", "--quiet"]) == 2
+    assert "absent.txt: no such file" in capsys.readouterr().err
 
 
 def test_select_rejects_test_only_features_and_bad_weights(files, tmp_path, capsys, data):

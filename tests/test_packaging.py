@@ -102,7 +102,7 @@ def test_importing_the_library_loads_no_workflow_package(tmp_path):
 def test_core_dependencies_are_the_librarys_own():
     """The core requirement list names no package of an extra; the extras are the documented ones."""
     core = {_name(r) for r in PYPROJECT["project"]["dependencies"]}
-    assert core == {"numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl", "libsvm-official", "clarabel"}
+    assert core == {"numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl", "libsvm-official", "clarabel", "pooch"}
     extras = PYPROJECT["project"]["optional-dependencies"]
     assert {"study", "cluster", "mosek", "test", "docs"} <= set(extras)
     assert "mosek" in {_name(r) for r in extras["mosek"]}

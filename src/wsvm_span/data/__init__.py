@@ -8,7 +8,7 @@ family of Experiment 6.
 >>> split.X_train.shape, split.d                # doctest: +SKIP
 ((1000, 60), 60)
 
-Modules: :mod:`.formats` (parsers), :mod:`.files` (data directory, mirror/publisher fetch,
+Modules: :mod:`.formats` (parsers), :mod:`.files` (data directory, mirror/publisher fetch through pooch,
 sha256, atomic writes), :mod:`.cache` (parsed-array cache), :mod:`.registry` (data sets, files,
 checksums, sources), :mod:`.splits` (split rules, labels), :mod:`.scaling` ([0, 1] scaling),
 :mod:`.scores` (importance scores), :mod:`.synthetic` (Experiment 6 and 8 generators),

@@ -1,4 +1,4 @@
-"""File acquisition: the data directory, mirrors, publishers, sha256 checks, atomic writes.
+"""File acquisition: the data directory, mirrors, publishers (through pooch), sha256 checks, atomic writes.
 
 Data directory
 --------------
@@ -17,16 +17,24 @@ Sources, in order
 3. the publishers' URLs of the registry (:attr:`FileSpec.urls`), unless ``publishers=False`` or
    ``WSVM_DATA_OFFLINE=1``. A URL ending in ``#member=<path>`` names a member of a zip archive.
 
+Every source is fetched by ``pooch``: its HTTP downloader (no
+progress bar) with :data:`DOWNLOAD_RETRIES` further attempts after a connection error, a
+timeout, a transfer cut short or an HTTP 5xx (an HTTP 4xx is final), its ``Unzip`` for zip
+members; a local mirror is copied through the same path. pooch's own log lines (one per
+fetch, on stderr) are turned off; the module's logger records one INFO line per file fetched.
+
 Integrity
 ---------
 Each file's sha256 is pinned in the registry and computed over the *decompressed* content
-(gzip is recognised by its magic bytes), so a re-compressed copy validates. A fetched file is
-written to a temporary file in the destination folder, verified, re-(de)compressed if needed
-to match the name (``.gz`` or not), flushed and only then ``os.replace``-d into place: nothing
-half-written or unverified is ever left under the real name. After a full verification a small
-stamp (size, mtime, ctime, inode, sha256) is written to ``<data_dir>/.cache/verified/``; a later
-load trusts the file without re-hashing it only while all of these are unchanged (any write to
-the file changes its ctime), so a file modified after its check is verified again.
+(gzip is recognised by its magic bytes), so a re-compressed copy validates; pooch, which hashes
+the raw bytes, cannot check it, so it is checked here after pooch has fetched the file. A
+fetched file lands in a staging folder beside its destination, is verified, re-(de)compressed
+if needed to match the name (``.gz`` or not), flushed and only then ``os.replace``-d into
+place; the staging folder is removed whatever happened: nothing half-written or unverified is
+ever left under the real name. After a full verification a small stamp (size, mtime, ctime,
+inode, sha256) is written to ``<data_dir>/.cache/verified/``; a later load trusts the file
+without re-hashing it only while all of these are unchanged (any write to the file changes its
+ctime), so a file modified after its check is verified again.
 """
 
 from __future__ import annotations
@@ -35,9 +43,10 @@ import contextlib
 import gzip
 import hashlib
 import json
+import logging
 import os
 import shutil
-import urllib.error
+import tempfile
 import urllib.parse
 import urllib.request
 import warnings
@@ -45,15 +54,21 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from ..utils.atomic import atomic_write, move_into_place, temporary_path
+import pooch
+
+if TYPE_CHECKING:
+    import requests
+
+from ..utils.atomic import atomic_write, move_into_place
 from .errors import DataIntegrityError, DataUnavailableError
 
 __all__ = [
     "ENV_DATA_DIR",
     "ENV_MIRROR",
     "ENV_OFFLINE",
+    "DOWNLOAD_RETRIES",
     "FileSpec",
     "find_project_root",
     "default_data_dir",
@@ -64,12 +79,22 @@ __all__ = [
     "ensure_file",
 ]
 
+log = logging.getLogger(__name__)
+# pooch logs "Downloading file ..." at INFO on every fetch (a copy from a local mirror too) through
+# a stderr handler of its own, whatever the application's logging: the data layer says what it
+# fetched once, through ``log`` above, at INFO (shown when the application asks for INFO)
+pooch.get_logger().setLevel(logging.WARNING)
+
 ENV_DATA_DIR = "WSVM_DATA_DIR"
 ENV_MIRROR = "WSVM_DATA_MIRROR"
 ENV_OFFLINE = "WSVM_DATA_OFFLINE"
 CACHE_DIRNAME = ".cache"
 _CHUNK = 1 << 20
-_USER_AGENT = "wsvm-span-data/0.1 (+python urllib)"
+_USER_AGENT = "wsvm-span-data/0.1 (+pooch)"
+#: further attempts after a failed download (connection error, timeout, a transfer cut short,
+#: an HTTP 5xx); pooch waits 1 s, then 2 s, before them. A 4xx answer is final.
+DOWNLOAD_RETRIES = 2
+_FIRST_SERVER_ERROR = 500
 _FIX_HINT = (
     "set WSVM_DATA_MIRROR (or pass mirror=) to a directory or http(s) URL with the same layout "
     "as the data directory (e.g. a copy of shared/data)"
@@ -182,14 +207,6 @@ def _is_gzip(path: Path) -> bool:
         return fh.read(2) == b"\x1f\x8b"
 
 
-def _raw_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def content_sha256(path: str | os.PathLike[str]) -> str:
     """sha256 (hex) of the file's content, gunzipped first when it starts with the gzip magic.
 
@@ -207,7 +224,7 @@ def content_sha256(path: str | os.PathLike[str]) -> str:
 
 def _content_sha256(path: Path) -> str:
     if not _is_gzip(path):
-        return _raw_sha256(path)
+        return pooch.file_hash(os.fspath(path))
     h = hashlib.sha256()
     try:
         with gzip.open(path, "rb") as fh:
@@ -224,7 +241,8 @@ def _describe_actual(path: Path) -> tuple[str | None, str]:
         sha = _content_sha256(path)
         return sha, sha
     except _Unreadable as exc:
-        return None, f"unreadable, {exc.args[0]}; sha256 of the raw bytes: {_raw_sha256(path)}"
+        raw = pooch.file_hash(os.fspath(path))
+        return None, f"unreadable, {exc.args[0]}; sha256 of the raw bytes: {raw}"
 
 
 # ------------------------------------------------------------------------------------------
@@ -359,6 +377,7 @@ def ensure_file(
                 stacklevel=2,
             )
         _write_stamp(root, spec, dest)
+        log.info("%s: fetched from the %s %s", spec.relpath, kind, location)
         return dest
 
     not_tried = []
@@ -387,75 +406,128 @@ def ensure_file(
 
 
 def _fetch(spec: FileSpec, location: str, dest: Path, *, timeout: float) -> None:
-    """Copy/download ``location`` into ``dest`` atomically after verifying it."""
+    """Fetch ``location``, verify it, match the name's compression, move it to ``dest``.
+
+    Everything happens in a private staging folder beside ``dest`` (same file system, so the
+    final rename is atomic) that is removed afterwards whatever happened: a failed or corrupt
+    download leaves nothing under the real name, and no temporary either.
+    """
     url, _, member = location.partition("#member=")
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part"))
     except OSError as exc:
         raise _SourceFailed(f"cannot create {dest.parent}: {exc}") from None
-    temps: list[Path] = []
-
-    def new_temp() -> Path:
-        temps.append(temporary_path(dest))
-        return temps[-1]
-
     try:
-        tmp = new_temp()
-        _copy_from(url, tmp, timeout=timeout)
+        got = _download(url, staging, dest.name, timeout=timeout)
         if member:
-            tmp = _extract_member(tmp, member, new_temp())
-        actual, actual_text = _describe_actual(tmp)
+            got = _extract_member(got, member)
+        actual, actual_text = _describe_actual(got)
         if actual != spec.sha256:
             raise _SourceCorrupt(
                 f"integrity check failed: expected sha256 {spec.sha256}, actual {actual_text}"
             )
         want_gzip = spec.relpath.endswith(".gz")
-        is_gzip = _is_gzip(tmp)
-        if want_gzip and not is_gzip:
-            tmp = _recompress(tmp, new_temp(), compress=True)
-        elif is_gzip and not want_gzip:
-            tmp = _recompress(tmp, new_temp(), compress=False)
-        move_into_place(tmp, dest)
-        temps.remove(tmp)
+        if want_gzip != _is_gzip(got):
+            got = _recompress(got, staging / f"{dest.name}.recoded", compress=want_gzip)
+        move_into_place(got, dest)
     finally:
-        for t in temps:
-            with contextlib.suppress(OSError):
-                t.unlink()
+        shutil.rmtree(staging, ignore_errors=True)
 
 
-def _copy_from(location: str, tmp: Path, *, timeout: float) -> None:
-    if not _is_url(location):
+def _download(location: str, staging: Path, name: str, *, timeout: float) -> Path:
+    """The bytes at ``location`` (URL or local path) as ``staging/name``, fetched by pooch.
+
+    pooch streams into a temporary file and renames it when complete; over HTTP it retries
+    :data:`DOWNLOAD_RETRIES` times. Its ``known_hash`` stays ``None``: pooch hashes the raw
+    bytes, the registry pins the decompressed content (so that a re-compressed copy validates),
+    which :func:`_fetch` checks once the bytes are here.
+    """
+    # imported here, not at the top: requests takes a noticeable time to import and only a
+    # download needs it (pooch defers it the same way)
+    import requests
+
+    local = _local_path(location)
+    fetcher = pooch.Pooch(
+        path=staging,
+        base_url="",
+        registry={name: None},
+        urls={name: location if local is None else local},
+        retry_if_failed=DOWNLOAD_RETRIES,
+    )
+    downloader = _copy_local if local is not None else _HTTPDownloader(timeout)
+    attempts = f"{1 + DOWNLOAD_RETRIES} attempts"
+    try:
+        return Path(fetcher.fetch(name, downloader=downloader))
+    except requests.HTTPError as exc:  # a server error (5xx) on every attempt
+        raise _SourceFailed(f"{_http_status(exc)} ({attempts})") from None
+    except requests.RequestException as exc:  # before OSError: requests' exceptions are OSErrors
+        raise _SourceFailed(f"unreachable ({exc}; {attempts})") from None
+    except FileNotFoundError:
+        raise _SourceFailed("no such file") from None
+    except OSError as exc:
+        raise _SourceFailed(f"cannot read: {exc}") from None
+
+
+def _local_path(location: str) -> str | None:
+    """The file system path of a local location (a path or a ``file://`` URL); None for http(s)."""
+    parts = urllib.parse.urlsplit(location)
+    if parts.scheme.lower() == "file":
+        return urllib.request.url2pathname(parts.path)
+    return None if _is_url(location) else location
+
+
+def _copy_local(path: str, output_file: str, _pooch: pooch.Pooch) -> None:
+    """pooch downloader for a mirror on the local file system (pooch's own are for the network)."""
+    shutil.copyfile(path, output_file)
+
+
+class _HTTPDownloader:
+    """pooch's HTTP downloader (no progress bar), for which an HTTP 4xx answer is final.
+
+    pooch retries a download that raises any requests exception; a missing file (404) or a
+    refusal (403) answers the same every time, so it leaves pooch's retry loop at once.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self._http = pooch.HTTPDownloader(
+            progressbar=False, timeout=timeout, headers={"User-Agent": _USER_AGENT}
+        )
+
+    def __call__(self, url: str, output_file: str, fetcher: pooch.Pooch) -> None:
+        import requests  # see _download
+
         try:
-            with open(location, "rb") as src, open(tmp, "wb") as out:
-                shutil.copyfileobj(src, out, _CHUNK)
-        except FileNotFoundError:
-            raise _SourceFailed("no such file") from None
-        except OSError as exc:
-            raise _SourceFailed(f"cannot read: {exc}") from None
-        return
-    request = urllib.request.Request(location, headers={"User-Agent": _USER_AGENT})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as resp, open(tmp, "wb") as out:
-            shutil.copyfileobj(resp, out, _CHUNK)
-    except urllib.error.HTTPError as exc:
-        raise _SourceFailed(f"HTTP {exc.code} {exc.reason}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise _SourceFailed(f"unreachable ({reason})") from None
+            self._http(url, output_file, fetcher)
+        except requests.HTTPError as exc:
+            if exc.response is not None and exc.response.status_code < _FIRST_SERVER_ERROR:
+                raise _SourceFailed(_http_status(exc)) from None
+            raise
 
 
-def _extract_member(archive: Path, member: str, out_path: Path) -> Path:
+def _http_status(exc: requests.HTTPError) -> str:
+    """``"HTTP 404 Not Found"`` for a ``requests.HTTPError``."""
+    response = exc.response
+    return "HTTP error" if response is None else f"HTTP {response.status_code} {response.reason}"
+
+
+def _extract_member(archive: Path, member: str) -> Path:
+    """``member`` of the zip ``archive``, extracted beside it with pooch's ``Unzip``."""
+    out_dir = archive.with_name(archive.name + ".members")
     try:
-        with zipfile.ZipFile(archive) as zf, zf.open(member) as src, open(out_path, "wb") as out:
-            shutil.copyfileobj(src, out, _CHUNK)
-    except KeyError:
-        raise _SourceFailed(f"the zip archive has no member {member!r}") from None
+        pooch.Unzip(members=[member], extract_dir=os.fspath(out_dir))(
+            os.fspath(archive), "download", None
+        )
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
         raise _SourceCorrupt(
             f"not a readable zip archive ({exc}); sha256 of the bytes received: "
-            f"{_raw_sha256(archive)}"
+            f"{pooch.file_hash(os.fspath(archive))}"
         ) from None
-    return out_path
+    # Unzip extracts every entry that starts with the name and is silent when none does
+    extracted = out_dir / member
+    if not extracted.is_file():
+        raise _SourceFailed(f"the zip archive has no member {member!r}")
+    return extracted
 
 
 def _recompress(src: Path, out_path: Path, *, compress: bool) -> Path:

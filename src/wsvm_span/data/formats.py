@@ -9,7 +9,9 @@ name. Parsers only turn bytes into arrays; label conventions, splits and scaling
 Formats
 -------
 * LIBSVM sparse text (:func:`parse_libsvm`): ``<label> <index>:<value> ...`` per line, 1-based
-  indices; returns a dense ``(n, n_features)`` float64 matrix.
+  indices; read by scikit-learn's compiled :func:`~sklearn.datasets.load_svmlight_file`, returned
+  as a dense ``(n, n_features)`` float64 matrix (CSR with ``sparse=True``). The project's one LIBSVM
+  reader: ``wsvm-span select`` reads its data files through it too.
 * IDA benchmark ``.asc`` realization files (:func:`parse_ida_asc`): whitespace-separated ``%e``
   numbers, one row per line.
 * UCI numeric text tables (:func:`parse_table`): comma separated (waveform.data,
@@ -31,6 +33,8 @@ import zlib
 from typing import Union
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_file
 
 from .errors import DataFormatError
 
@@ -56,6 +60,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 _WHITESPACE = np.frombuffer(b" \t\n\r\v\f", dtype=np.uint8)
 _NEWLINES = np.frombuffer(b"\n\r", dtype=np.uint8)
 _COLON = ord(":")
+#: longest piece of an offending line quoted in an error message
+_MAX_QUOTED = 120
 
 
 # --------------------------------------------------------------------------------------------
@@ -71,8 +77,15 @@ def read_bytes(path: "str | os.PathLike[str]") -> bytes:
 def as_bytes(source: Source) -> bytes:
     """Bytes of ``source``: bytes-like objects are content, ``str``/PathLike are file paths."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return _maybe_gunzip(bytes(source), name="<bytes>")
+        return _maybe_gunzip(bytes(source), name=_source_name(source))
     return read_bytes(source)
+
+
+def _source_name(source: Source) -> str:
+    """How an error message names ``source``: its path, or ``<bytes>`` for in-memory content."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return "<bytes>"
+    return os.fspath(source)
 
 
 def _maybe_gunzip(data: bytes, name: str) -> bytes:
@@ -124,8 +137,8 @@ class _Tokens:
                 line_end = min(line_end, pos)
         line_no = int(self.first_in_line[: token + 1].sum())  # 1-based among non-blank lines
         text = data[line_start:line_end].decode("latin-1")
-        if len(text) > 120:
-            text = text[:117] + "..."
+        if len(text) > _MAX_QUOTED:
+            text = text[: _MAX_QUOTED - 3] + "..."
         return f"non-blank line {line_no}: {text!r}"
 
 
@@ -144,78 +157,98 @@ def _to_float(tokens: list[bytes], data: bytes, what: str) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # LIBSVM
 # --------------------------------------------------------------------------------------------
-_COMMENT = re.compile(rb"#[^\n\r]*")
-
-
 def parse_libsvm(
-    source: Source, n_features: int | None = None, *, zero_based: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
-    """Parse LIBSVM / svmlight sparse text into a dense matrix.
+    source: Source, n_features: int | None = None, *, zero_based: bool = False, sparse: bool = False
+) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray]:
+    """Parse LIBSVM / svmlight sparse text into a matrix (:func:`sklearn.datasets.load_svmlight_file`).
 
     Parameters
     ----------
     source : bytes or path
-        ``<label> <index>:<value> <index>:<value> ...`` one sample per line. LF or CRLF line ends,
-        with or without a final newline; blank lines and ``#`` comments are ignored; gzip is
-        decompressed transparently.
+        ``<label> <index>:<value> <index>:<value> ...`` one sample per line, indices ascending
+        within a line (as LIBSVM itself requires). LF or CRLF line ends, with or without a final
+        newline; blank lines and ``#`` comments are ignored; gzip is decompressed transparently.
     n_features : int, optional
         Number of columns of the result (e.g. 123 for a1a, whose indices 120-123 never occur).
-        Default: the largest index present. A larger index than ``n_features`` is an error.
+        Default: the largest index present (1 when no index occurs at all). A larger index than
+        ``n_features`` is an error.
     zero_based : bool
         Indices start at 0 instead of LIBSVM's 1.
+    sparse : bool
+        Return ``X`` as the CSR matrix sklearn reads (for files too wide to densify).
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_features), float64, C-contiguous
-        Absent entries are 0.
+        Absent entries are 0. With ``sparse=True`` a ``scipy.sparse.csr_matrix`` instead.
     y : ndarray of shape (n_samples,), float64
         The labels exactly as written (e.g. 1/2 for mushrooms, -1/+1 for splice).
+
+    Raises
+    ------
+    DataFormatError
+        The text is not LIBSVM (a malformed token, a missing label, an index below 1 (0 with
+        ``zero_based``), indices not ascending, an index beyond ``n_features``, a label or value
+        that is nan or infinite), it holds no sample at all, or a gzip stream is corrupt or
+        truncated; the message names the source and the first offending line.
+
+    Examples
+    --------
+    >>> X, y = parse_libsvm(b"+1 1:0.5 3:2\\n-1 2:1.5\\n", n_features=4)
+    >>> X.tolist(), y.tolist()
+    ([[0.5, 0.0, 2.0, 0.0], [0.0, 1.5, 0.0, 0.0]], [1.0, -1.0])
     """
+    name = _source_name(source)
     data = as_bytes(source)
-    if b"#" in data:
-        data = _COMMENT.sub(b"", data)
-    tok = _Tokens(data)
-    n = tok.n_lines
-    if n == 0:
-        return np.zeros((0, n_features or 0)), np.zeros(0)
-    # first token of a line = label (no colon); every other token = exactly one "index:value"
-    bad = np.flatnonzero(np.where(tok.first_in_line, tok.colons != 0, tok.colons != 1))
-    if bad.size:
-        i = int(bad[0])
-        token = data[tok.starts[i] : tok.ends[i]]
+    try:
+        X, y = _load_svmlight(data, n_features, zero_based)
+    except ValueError as exc:
         raise DataFormatError(
-            f"LIBSVM text, {tok.describe(data, i)}: malformed token {token[:40]!r} "
-            "(expected '<label>' first, then '<index>:<value>' pairs)"
+            f"{name}: not LIBSVM text, {_first_bad_line(data, n_features, zero_based)}{exc}"
+        ) from None
+    if not y.size:
+        raise DataFormatError(f"{name}: no data lines (empty file?)")
+    if not sparse:
+        return X.toarray(), np.asarray(y, dtype=np.float64)
+    # the reader's index arrays are int64, which SVC's sparse libsvm refuses (predict): scipy's
+    # constructor takes int32 ones whenever the values fit
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape), np.asarray(y, dtype=np.float64)
+
+
+def _load_svmlight(data: bytes, n_features: int | None, zero_based: bool):
+    """``load_svmlight_file`` on in-memory bytes, its ``ValueError`` for any malformed input.
+
+    The bytes (already gunzipped by :func:`as_bytes`) are handed over as a stream: sklearn would
+    pick a decompressor by the file name, the project goes by the gzip magic. Its compiled parser
+    raises ``OverflowError`` for an index beyond a C int, reported like any other bad index, and
+    reads ``nan`` and ``inf`` as numbers, which no SVM can train on: a ``ValueError`` here too.
+    """
+    try:
+        X, y = load_svmlight_file(
+            io.BytesIO(data), n_features=n_features, dtype=np.float64, zero_based=zero_based
         )
-    nums = _to_float(data.replace(b":", b" ").split(), data, "LIBSVM text")
-    width = 1 + tok.colons  # numbers contributed by each token
-    offset = np.concatenate(([0], np.cumsum(width)[:-1]))
-    if nums.size != int(width.sum()):  # cannot happen after the checks above
-        raise DataFormatError("LIBSVM text: inconsistent token count")
-    y = nums[offset[tok.first_in_line]]
-    feat = offset[~tok.first_in_line]
-    idx_f = nums[feat]
-    val = nums[feat + 1]
-    if idx_f.size and np.any(idx_f != np.floor(idx_f)):
-        raise DataFormatError("LIBSVM text: non-integer feature index")
-    idx = idx_f.astype(np.int64) - (0 if zero_based else 1)
-    if idx.size and idx.min() < 0:
-        raise DataFormatError(
-            f"LIBSVM text: feature index {int(idx.min()) + (0 if zero_based else 1)} "
-            f"is below {0 if zero_based else 1}"
-        )
-    max_col = int(idx.max()) + 1 if idx.size else 0
-    if n_features is None:
-        n_features = max_col
-    elif max_col > n_features:
-        raise DataFormatError(
-            f"LIBSVM text: feature index {max_col - (1 if zero_based else 0)} exceeds "
-            f"n_features={n_features}"
-        )
-    row = np.cumsum(tok.first_in_line) - 1
-    X = np.zeros((n, n_features), dtype=np.float64)
-    X[row[~tok.first_in_line], idx] = val
+    except OverflowError as exc:
+        raise ValueError(f"feature index out of range ({exc})") from None
+    if not (np.isfinite(X.data).all() and np.isfinite(y).all()):
+        raise ValueError("a label or value is not finite (nan or inf)")
     return X, y
+
+
+def _first_bad_line(data: bytes, n_features: int | None, zero_based: bool) -> str:
+    """``"line <k>: <text>: "`` for the first line that fails alone, else ``""`` (error path only).
+
+    sklearn's messages do not say where the problem is; parsing line by line finds it (every
+    LIBSVM check is per line once ``n_features`` is fixed), at a cost paid only for a bad file.
+    """
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        try:
+            _load_svmlight(line, n_features, zero_based)
+        except ValueError:
+            text = line.rstrip(b"\r").decode("latin-1")
+            if len(text) > _MAX_QUOTED:
+                text = text[: _MAX_QUOTED - 3] + "..."
+            return f"line {number}: {text!r}: "
+    return ""
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,11 +1,13 @@
 """Reading the data files of ``wsvm-span select``: LIBSVM/svmlight sparse format and CSV.
 
-Both readers report the file and the line number of the first malformed line, which
-``sklearn.datasets.load_svmlight_file`` does not. Files ending in ``.gz`` are decompressed on the fly.
+Both readers report the file and the line number of the first malformed line. A missing file is a
+``ValueError`` (``select`` prints it and exits with status 2).
 
 LIBSVM format (what svm-train reads): ``<label> <index>:<value> ...`` with integer indices >= 1 in
 ascending order; ``#`` starts a comment; blank lines are skipped. Column j of the returned matrix is
-feature index j + 1.
+feature index j + 1. It is read by the data layer's reader, :func:`wsvm_span.data.formats.parse_libsvm`
+(scikit-learn's compiled ``load_svmlight_file``; gzip recognised by its magic bytes), kept sparse.
+CSV files ending in ``.gz`` are decompressed on the fly.
 
 Range files (``write_range_file``): svm-scale's ``-s`` format, so that ``svm-scale -r`` applies the map.
 """
@@ -20,6 +22,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ..data.formats import parse_libsvm
+
 __all__ = ["DataFile", "read_csv", "read_data_file", "read_libsvm", "write_range_file"]
 
 
@@ -33,9 +37,13 @@ class DataFile:
     format: str
 
 
-def _open_text(path: Path):
+def _require_file(path: Path) -> None:
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
+
+
+def _open_text(path: Path):
+    _require_file(path)
     raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
     return io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="")
 
@@ -51,38 +59,15 @@ def _number(token: str, path: Path, lineno: int, what: str) -> float:
 
 
 def read_libsvm(path, n_features: int | None = None) -> DataFile:
-    """Read a LIBSVM/svmlight file; ``n_features`` declares the dimension (default: highest index)."""
+    """Read a LIBSVM/svmlight file; ``n_features`` declares the dimension (default: highest index).
+
+    A malformed file raises :class:`~wsvm_span.data.DataFormatError` (a ``ValueError``) naming the
+    file and its first offending line.
+    """
     path = Path(path)
-    labels, indptr, indices, values = [], [0], [], []
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            body = line.split("#", 1)[0].split()
-            if not body:
-                continue
-            labels.append(_number(body[0], path, lineno, "label"))
-            previous = 0
-            for token in body[1:]:
-                index, sep, value = token.partition(":")
-                if not sep or not index.isdigit():
-                    raise ValueError(f"{path}:{lineno}: expected index:value, got {token!r}")
-                j = int(index)
-                if j <= previous:
-                    raise ValueError(f"{path}:{lineno}: feature indices must be >= 1 and ascending "
-                                     f"(LIBSVM format), got {j} after {previous}")
-                previous = j
-                indices.append(j - 1)
-                values.append(_number(value, path, lineno, f"value of feature {j}"))
-            indptr.append(len(indices))
-    if not labels:
-        raise ValueError(f"{path}: no data lines (empty file?)")
-    width = max(indices, default=-1) + 1
-    if n_features is not None:
-        if width > n_features:
-            raise ValueError(f"{path}: feature index {width} exceeds the declared n_features={n_features}")
-        width = n_features
-    X = sp.csr_matrix((np.asarray(values, dtype=float), np.asarray(indices, dtype=np.int64), indptr),
-                      shape=(len(labels), width))
-    return DataFile(X, np.asarray(labels), path, "libsvm")
+    _require_file(path)
+    X, y = parse_libsvm(path, n_features, sparse=True)
+    return DataFile(X, y, path, "libsvm")
 
 
 def read_csv(path, label_column: str | int = 0, n_features: int | None = None) -> DataFile:
