@@ -146,6 +146,30 @@ class TieRule:
         return int(tied[np.flatnonzero(values == target)[0]])
 
 
+def check_tie_rule(search, heldout) -> None:
+    """A search's ``tie_rule`` against its ``refit`` and the held-out data it ranks ties by (``SpanSearchCV``,
+    ``SVMPlusSearchCV``)."""
+    if search.tie_rule is not None and callable(search.refit):
+        raise ValueError("give either tie_rule or a callable refit, not both")
+    if search.tie_rule is not None and heldout is None:
+        raise ValueError(f"tie_rule={search.tie_rule!r} ranks tied candidates by their held-out error: "
+                         "pass fit(..., heldout=(X_test, y_test)), or leave tie_rule=None")
+
+
+def choose_best(search, results) -> None:
+    """Set a search's ``best_index_``, ``best_params_`` and (unless ``refit`` is callable, as in GridSearchCV)
+    ``best_score_`` from its ``cv_results_``: by ``tie_rule`` where set, else by a callable ``refit``, else the
+    first best-ranked candidate in grid order."""
+    chooser = TieRule(search.tie_rule) if search.tie_rule is not None else search.refit
+    if callable(chooser):
+        search.best_index_ = compat.select_best_index(chooser, results)
+    else:
+        search.best_index_ = int(results["rank_test_score"].argmin())
+    if not callable(search.refit):
+        search.best_score_ = float(results["mean_test_score"][search.best_index_])
+    search.best_params_ = results["params"][search.best_index_]
+
+
 # --------------------------------------------------------------------------- per-point estimates
 def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None, fold_kernels=None, fold_starts=None) -> dict:
     """Error estimates of one trained model (fractions of l) for the criteria in ``wanted``,
@@ -491,11 +515,7 @@ class SpanSearchCV(BaseSearchCV):
         wanted = {self.criterion, *self.extra_criteria, *FREE_CRITERIA}
         if not wanted <= set(CRITERIA):
             raise ValueError(f"extra_criteria must be among {CRITERIA}, got {list(self.extra_criteria)}")
-        if self.tie_rule is not None and callable(self.refit):
-            raise ValueError("give either tie_rule or a callable refit, not both")
-        if self.tie_rule is not None and heldout is None:
-            raise ValueError(f"tie_rule={self.tie_rule!r} ranks tied candidates by their held-out error: "
-                             "pass fit(..., heldout=(X_test, y_test)), or leave tie_rule=None")
+        check_tie_rule(self, heldout)
         candidates = list(ParameterGrid(gridpy_param_grid() if self.param_grid is None else self.param_grid))
         if not candidates:
             raise ValueError("param_grid is empty: no candidate to evaluate")
@@ -575,14 +595,7 @@ class SpanSearchCV(BaseSearchCV):
             more["test_error"] = [o["test_error"] for o in out]
         results = compat.format_results(self, candidates, out, more)
 
-        chooser = TieRule(self.tie_rule) if self.tie_rule is not None else self.refit
-        if callable(chooser):
-            self.best_index_ = compat.select_best_index(chooser, results)
-        else:
-            self.best_index_ = int(results["rank_test_score"].argmin())
-        if not callable(self.refit):
-            self.best_score_ = float(results["mean_test_score"][self.best_index_])
-        self.best_params_ = results["params"][self.best_index_]
+        choose_best(self, results)
         svc_params, C_best, _ = resolved[self.best_index_]
         self.best_instance_weights_ = C_best
 
