@@ -2,7 +2,11 @@
 SVMPlusClassifier at each point and computes the criterion directly (the exact LOO by retraining l times without
 each point, K-fold CV over StratifiedKFold with the privileged features split alongside); its input errors;
 pickling and clone."""
+import json
 import pickle
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -10,7 +14,7 @@ from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid, StratifiedKFold
 
 import wsvm_span as ws
-from wsvm_span.model_selection import SVMPlusSearchCV, TieRule
+from wsvm_span.model_selection import SVMPlusSearchCV, TieRule, read_data_file
 from wsvm_span.svm_plus import SVMPlusClassifier, loo_rule
 
 #: numeric widths: "scale" would resolve on each retraining's own points, not the full sample's
@@ -122,3 +126,67 @@ def test_it_pickles_and_clones(problem):
     restored = pickle.loads(pickle.dumps(search))
     assert restored.best_params_ == search.best_params_
     np.testing.assert_array_equal(restored.predict(X), search.predict(X))
+
+
+# ------------------------------------------------------------------------------- wsvm-span select --privileged
+def _select(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "wsvm_span", "select", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def file_pair(tmp_path_factory, problem):
+    """train.txt (LIBSVM), its privileged features priv.csv (CSV, label column first) and test.txt."""
+    X, y, X_priv = problem
+    root = tmp_path_factory.mktemp("select_plus")
+    labels = np.where(y == "yes", 1, -1)
+
+    def libsvm(path, X, labels):
+        path.write_text("".join(f"{lab:+d} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row)) + "\n"
+                                for row, lab in zip(X, labels)))
+
+    libsvm(root / "train.txt", X, labels)
+    libsvm(root / "test.txt", X[::-1] + 0.3, labels[::-1])
+    (root / "priv.csv").write_text("".join(f"{lab},{v[0]:.6g}\n" for lab, v in zip(labels, X_priv)))
+    (root / "short.csv").write_text("".join(f"{lab},{v[0]:.6g}\n" for lab, v in zip(labels[:-1], X_priv)))
+    return root
+
+
+def test_select_privileged_end_to_end(file_pair, tmp_path):
+    grid = ["-log2c", "-2,2,4", "-log2g", "-1,-1,1", "-log2gp", "-2,2,4", "-log2pg", "0,0,1"]
+    done = _select(file_pair / "train.txt", "--privileged", file_pair / "priv.csv", *grid, "--test",
+                   file_pair / "test.txt", "--model", tmp_path / "m.pkl", "-out", tmp_path / "g.out", "--quiet",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 4 + 1 + 1 and all(line.startswith("[loo_rule] ") for line in lines[:4])
+    assert lines[-1].startswith("Accuracy = ")
+    train = read_data_file(file_pair / "train.txt")
+    priv = read_data_file(file_pair / "priv.csv")
+    ref = SVMPlusSearchCV(param_grid={"C": [0.25, 4.0], "gamma": [0.5], "gamma_plus": [0.25, 4.0],
+                                      "priv_gamma": [1.0]}).fit(train.X.toarray(), train.y,
+                                                                X_privileged=priv.X.toarray())
+    *chosen, rate = (float(v) for v in lines[-2].split())  # c g gamma_plus priv_gamma rate
+    p = ref.best_params_
+    assert chosen == [p["C"], p["gamma"], p["gamma_plus"], p["priv_gamma"]]
+    assert rate == pytest.approx(100 * ref.best_score_, abs=1e-4)
+    out = (tmp_path / "g.out").read_text().splitlines()
+    assert len(out) == 4 and out[0].startswith("log2c=-2 log2g=-1 log2gp=-2 log2pg=0 rate=")
+    model = pickle.loads((tmp_path / "m.pkl").read_bytes())
+    assert isinstance(model, SVMPlusClassifier) and model.get_params()["C"] == p["C"]
+    test = read_data_file(file_pair / "test.txt")
+    np.testing.assert_array_equal(model.predict(test.X.toarray()), ref.predict(test.X.toarray()))
+    saved = json.loads((tmp_path / "m.pkl.json").read_text())
+    assert saved["params"] == p and saved["criterion"] == "loo_rule"
+    assert saved["loo_rule"] == pytest.approx(1.0 - ref.best_score_)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--privileged", "short.csv"], "the privileged file must have the training file's rows"),
+    (["--privileged", "priv.csv", "-w", "1:2"], "cannot be combined with --privileged"),
+    (["--privileged", "priv.csv", "--criterion", "span_rule"], "not one of SVM\\+'s"),
+    (["--criterion", "loo_rule"], "give --privileged"),
+])
+def test_select_privileged_refuses_bad_files_and_options(file_pair, extra, message):
+    done = _select("train.txt", *extra, "-out", "null", "-png", "null", cwd=file_pair)
+    assert done.returncode == 2 and re.search(message, done.stderr), done.stderr
