@@ -146,6 +146,18 @@ class TieRule:
         return int(tied[np.flatnonzero(values == target)[0]])
 
 
+def classifier_search_tags(search, template):
+    """The tags of a search that fits its classifier itself: a classifier with ``template``'s classifier and input
+    tags (BaseSearchCV's own tags would ask a None estimator)."""
+    tags = super(BaseSearchCV, search).__sklearn_tags__()
+    template_tags = get_tags(template)
+    tags.estimator_type = "classifier"
+    tags.classifier_tags = deepcopy(template_tags.classifier_tags)
+    tags.input_tags.pairwise = template_tags.input_tags.pairwise
+    tags.input_tags.sparse = template_tags.input_tags.sparse
+    return tags
+
+
 def check_tie_rule(search, heldout) -> None:
     """A search's ``tie_rule`` against its ``refit`` and the held-out data it ranks ties by (``SpanSearchCV``,
     ``SVMPlusSearchCV``)."""
@@ -315,6 +327,19 @@ def _evaluate_walk(kernels, y, points, *, n, engine, warm, **options) -> list[di
             for i, C, params, ctx in points]
 
 
+def finish_point(result, params, *, fit_time, score_time, test_score, train_score, return_train_score, verbose,
+                 label, criterion, value) -> None:
+    """One grid point's times and scores, under the keys BaseSearchCV's formatter reads, and its progress line at
+    verbose >= 2 (``SpanSearchCV``, ``SVMPlusSearchCV``)."""
+    result.update(fit_time=fit_time, score_time=score_time, test_scores=test_score)
+    if return_train_score:
+        result["train_scores"] = train_score
+    if verbose > 1:
+        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        print(f"[{label}] END {shown}; {criterion}={value:.4f}; fit={fit_time:.2f}s estimate={score_time:.2f}s",
+              flush=True)
+
+
 def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, return_train_score,
               error_score, verbose, progress, ctx, search, engine, walk):
     """Train one grid point on the shared kernel (from the walk's previous model where the engine starts
@@ -346,14 +371,10 @@ def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, r
         walk.restart()
         result["fit_error"] = f"{type(exc).__name__}: {exc}"
         test_score = train_score = error_score
-    result.update(fit_time=fit_time, score_time=score_time, test_scores=test_score)
-    if return_train_score:
-        result["train_scores"] = train_score
-    if verbose > 1:
-        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
-        value = result["estimates"].get(criterion, np.nan)
-        print(f"[SpanSearchCV {progress}] END {shown}; {criterion}={value:.4f}; "
-              f"fit={fit_time:.2f}s estimate={score_time:.2f}s", flush=True)
+    finish_point(result, params, fit_time=fit_time, score_time=score_time, test_score=test_score,
+                 train_score=train_score, return_train_score=return_train_score, verbose=verbose,
+                 label=f"SpanSearchCV {progress}", criterion=criterion,
+                 value=result["estimates"].get(criterion, np.nan))
     if ctx is not None:
         ctx.call_on_fit_task_end(estimator=search)
     return result
@@ -471,14 +492,7 @@ class SpanSearchCV(BaseSearchCV):
 
     # ----------------------------------------------------------------------------- scikit-learn seams
     def __sklearn_tags__(self):
-        tags = super(BaseSearchCV, self).__sklearn_tags__()
-        template = self.estimator if isinstance(self.estimator, SVC) else SVC()
-        svc_tags = get_tags(template)
-        tags.estimator_type = "classifier"
-        tags.classifier_tags = deepcopy(svc_tags.classifier_tags)
-        tags.input_tags.pairwise = svc_tags.input_tags.pairwise
-        tags.input_tags.sparse = svc_tags.input_tags.sparse
-        return tags
+        return classifier_search_tags(self, self.estimator if isinstance(self.estimator, SVC) else SVC())
 
     def get_metadata_routing(self):
         # fit consumes sample_weight, scores and heldout itself: nothing is routed onwards.

@@ -11,9 +11,7 @@ data, which predicts from the ordinary features alone.
 """
 from __future__ import annotations
 
-import numbers
 import time
-from copy import deepcopy
 
 import numpy as np
 import sklearn
@@ -21,7 +19,6 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv, cross_val_predict
-from sklearn.utils import get_tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_X_y
 
@@ -29,8 +26,8 @@ from wsvm_span.svm_plus import SVMPlusClassifier
 
 from . import _sklearn_compat as compat
 from ._grid import SVM_PLUS_CRITERIA, svm_plus_param_grid
-from ._search import TIE_RULE_NAMES, check_tie_rule, choose_best
-from ._sklearn_compat import BaseSearchCV, HasMethods, StrOptions
+from ._search import SpanSearchCV, check_tie_rule, choose_best, classifier_search_tags, finish_point
+from ._sklearn_compat import BaseSearchCV, StrOptions
 
 __all__ = ["SVMPlusSearchCV"]
 
@@ -76,13 +73,9 @@ def _evaluate(template, params, X, y, X_priv, *, criterion, splits, heldout, ret
         fit_time = time.perf_counter() - t0
         result["fit_error"] = f"{type(exc).__name__}: {exc}"
         test_score = train_score = error_score
-    result.update(fit_time=fit_time, score_time=score_time, test_scores=test_score)
-    if return_train_score:
-        result["train_scores"] = train_score
-    if verbose > 1:
-        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
-        print(f"[SVMPlusSearchCV {progress}] END {shown}; {criterion}={result['estimate']:.4f}; "
-              f"fit={fit_time:.2f}s estimate={score_time:.2f}s", flush=True)
+    finish_point(result, params, fit_time=fit_time, score_time=score_time, test_score=test_score,
+                 train_score=train_score, return_train_score=return_train_score, verbose=verbose,
+                 label=f"SVMPlusSearchCV {progress}", criterion=criterion, value=result["estimate"])
     return result
 
 
@@ -149,18 +142,10 @@ class SVMPlusSearchCV(BaseSearchCV):
     True
     """
 
+    #: SpanSearchCV's, less its SVM-only options, with SVM+'s criteria
     _parameter_constraints: dict = {
-        "estimator": [HasMethods(["fit"]), None],
-        "param_grid": [dict, list, None],
+        **{k: v for k, v in SpanSearchCV._parameter_constraints.items() if k not in ("extra_criteria", "engine")},
         "criterion": [StrOptions(set(SVM_PLUS_CRITERIA))],
-        "tie_rule": [StrOptions(set(TIE_RULE_NAMES)), None],
-        "cv": ["cv_object"],
-        "n_jobs": [numbers.Integral, None],
-        "refit": ["boolean", callable],
-        "verbose": ["verbose"],
-        "pre_dispatch": [numbers.Integral, str],
-        "error_score": [StrOptions({"raise"}), numbers.Real],
-        "return_train_score": ["boolean"],
     }
 
     def __init__(self, estimator=None, param_grid=None, *, criterion="loo_rule", tie_rule=None, cv=5, n_jobs=None,
@@ -173,13 +158,8 @@ class SVMPlusSearchCV(BaseSearchCV):
         self.tie_rule = tie_rule
 
     def __sklearn_tags__(self):
-        tags = super(BaseSearchCV, self).__sklearn_tags__()
-        template_tags = get_tags(self.estimator if isinstance(self.estimator, SVMPlusClassifier)
-                                 else SVMPlusClassifier())
-        tags.estimator_type = "classifier"
-        tags.classifier_tags = deepcopy(template_tags.classifier_tags)
-        tags.input_tags.pairwise = template_tags.input_tags.pairwise
-        return tags
+        return classifier_search_tags(self, self.estimator if isinstance(self.estimator, SVMPlusClassifier)
+                                      else SVMPlusClassifier())
 
     def get_metadata_routing(self):
         # fit consumes X_privileged and heldout itself: nothing is routed onwards.
