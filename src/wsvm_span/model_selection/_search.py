@@ -146,6 +146,42 @@ class TieRule:
         return int(tied[np.flatnonzero(values == target)[0]])
 
 
+def classifier_search_tags(search, template):
+    """The tags of a search that fits its classifier itself: a classifier with ``template``'s classifier and input
+    tags (BaseSearchCV's own tags would ask a None estimator)."""
+    tags = super(BaseSearchCV, search).__sklearn_tags__()
+    template_tags = get_tags(template)
+    tags.estimator_type = "classifier"
+    tags.classifier_tags = deepcopy(template_tags.classifier_tags)
+    tags.input_tags.pairwise = template_tags.input_tags.pairwise
+    tags.input_tags.sparse = template_tags.input_tags.sparse
+    return tags
+
+
+def check_tie_rule(search, heldout) -> None:
+    """A search's ``tie_rule`` against its ``refit`` and the held-out data it ranks ties by (``SpanSearchCV``,
+    ``SVMPlusSearchCV``)."""
+    if search.tie_rule is not None and callable(search.refit):
+        raise ValueError("give either tie_rule or a callable refit, not both")
+    if search.tie_rule is not None and heldout is None:
+        raise ValueError(f"tie_rule={search.tie_rule!r} ranks tied candidates by their held-out error: "
+                         "pass fit(..., heldout=(X_test, y_test)), or leave tie_rule=None")
+
+
+def choose_best(search, results) -> None:
+    """Set a search's ``best_index_``, ``best_params_`` and (unless ``refit`` is callable, as in GridSearchCV)
+    ``best_score_`` from its ``cv_results_``: by ``tie_rule`` where set, else by a callable ``refit``, else the
+    first best-ranked candidate in grid order."""
+    chooser = TieRule(search.tie_rule) if search.tie_rule is not None else search.refit
+    if callable(chooser):
+        search.best_index_ = compat.select_best_index(chooser, results)
+    else:
+        search.best_index_ = int(results["rank_test_score"].argmin())
+    if not callable(search.refit):
+        search.best_score_ = float(results["mean_test_score"][search.best_index_])
+    search.best_params_ = results["params"][search.best_index_]
+
+
 # --------------------------------------------------------------------------- per-point estimates
 def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None, fold_kernels=None, fold_starts=None) -> dict:
     """Error estimates of one trained model (fractions of l) for the criteria in ``wanted``,
@@ -291,6 +327,19 @@ def _evaluate_walk(kernels, y, points, *, n, engine, warm, **options) -> list[di
             for i, C, params, ctx in points]
 
 
+def finish_point(result, params, *, fit_time, score_time, test_score, train_score, return_train_score, verbose,
+                 label, criterion, value) -> None:
+    """One grid point's times and scores, under the keys BaseSearchCV's formatter reads, and its progress line at
+    verbose >= 2 (``SpanSearchCV``, ``SVMPlusSearchCV``)."""
+    result.update(fit_time=fit_time, score_time=score_time, test_scores=test_score)
+    if return_train_score:
+        result["train_scores"] = train_score
+    if verbose > 1:
+        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        print(f"[{label}] END {shown}; {criterion}={value:.4f}; fit={fit_time:.2f}s estimate={score_time:.2f}s",
+              flush=True)
+
+
 def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, return_train_score,
               error_score, verbose, progress, ctx, search, engine, walk):
     """Train one grid point on the shared kernel (from the walk's previous model where the engine starts
@@ -322,14 +371,10 @@ def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, r
         walk.restart()
         result["fit_error"] = f"{type(exc).__name__}: {exc}"
         test_score = train_score = error_score
-    result.update(fit_time=fit_time, score_time=score_time, test_scores=test_score)
-    if return_train_score:
-        result["train_scores"] = train_score
-    if verbose > 1:
-        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
-        value = result["estimates"].get(criterion, np.nan)
-        print(f"[SpanSearchCV {progress}] END {shown}; {criterion}={value:.4f}; "
-              f"fit={fit_time:.2f}s estimate={score_time:.2f}s", flush=True)
+    finish_point(result, params, fit_time=fit_time, score_time=score_time, test_score=test_score,
+                 train_score=train_score, return_train_score=return_train_score, verbose=verbose,
+                 label=f"SpanSearchCV {progress}", criterion=criterion,
+                 value=result["estimates"].get(criterion, np.nan))
     if ctx is not None:
         ctx.call_on_fit_task_end(estimator=search)
     return result
@@ -447,14 +492,7 @@ class SpanSearchCV(BaseSearchCV):
 
     # ----------------------------------------------------------------------------- scikit-learn seams
     def __sklearn_tags__(self):
-        tags = super(BaseSearchCV, self).__sklearn_tags__()
-        template = self.estimator if isinstance(self.estimator, SVC) else SVC()
-        svc_tags = get_tags(template)
-        tags.estimator_type = "classifier"
-        tags.classifier_tags = deepcopy(svc_tags.classifier_tags)
-        tags.input_tags.pairwise = svc_tags.input_tags.pairwise
-        tags.input_tags.sparse = svc_tags.input_tags.sparse
-        return tags
+        return classifier_search_tags(self, self.estimator if isinstance(self.estimator, SVC) else SVC())
 
     def get_metadata_routing(self):
         # fit consumes sample_weight, scores and heldout itself: nothing is routed onwards.
@@ -491,11 +529,7 @@ class SpanSearchCV(BaseSearchCV):
         wanted = {self.criterion, *self.extra_criteria, *FREE_CRITERIA}
         if not wanted <= set(CRITERIA):
             raise ValueError(f"extra_criteria must be among {CRITERIA}, got {list(self.extra_criteria)}")
-        if self.tie_rule is not None and callable(self.refit):
-            raise ValueError("give either tie_rule or a callable refit, not both")
-        if self.tie_rule is not None and heldout is None:
-            raise ValueError(f"tie_rule={self.tie_rule!r} ranks tied candidates by their held-out error: "
-                             "pass fit(..., heldout=(X_test, y_test)), or leave tie_rule=None")
+        check_tie_rule(self, heldout)
         candidates = list(ParameterGrid(gridpy_param_grid() if self.param_grid is None else self.param_grid))
         if not candidates:
             raise ValueError("param_grid is empty: no candidate to evaluate")
@@ -575,14 +609,7 @@ class SpanSearchCV(BaseSearchCV):
             more["test_error"] = [o["test_error"] for o in out]
         results = compat.format_results(self, candidates, out, more)
 
-        chooser = TieRule(self.tie_rule) if self.tie_rule is not None else self.refit
-        if callable(chooser):
-            self.best_index_ = compat.select_best_index(chooser, results)
-        else:
-            self.best_index_ = int(results["rank_test_score"].argmin())
-        if not callable(self.refit):
-            self.best_score_ = float(results["mean_test_score"][self.best_index_])
-        self.best_params_ = results["params"][self.best_index_]
+        choose_best(self, results)
         svc_params, C_best, _ = resolved[self.best_index_]
         self.best_instance_weights_ = C_best
 

@@ -12,6 +12,13 @@ the selected model (a LIBSVM model file trained by libsvm-official, or a pickled
 Ties: the first best point in grid order (ascending C, then gamma in the order of -log2g), i.e. the
 smallest C among the tied points.
 
+With ``--privileged FILE`` (privileged features of the same points, known for training only) the grid points are
+SVM+ models (``SVMPlusSearchCV``): grid.py's C x gamma grid times a short grid of SVM+'s gamma_plus and of the
+privileged RBF kernel's width (``-log2gp``, ``-log2pg``), scored by SVM+'s LOO rule (``--criterion loo_rule``, the
+default there), its exact LOO (``loo_error``) or K-fold CV (``cv_error``). The lines then carry the four log2 values;
+there is no contour plot, and the model is a pickled ``SVMPlusClassifier`` (SVM+ is no LIBSVM model) with its
+chosen parameters beside it in ``MODEL.json``.
+
 ``--scale`` maps every feature to [0, 1] by the training file's min and max (svm-scale -l 0 -u 1: a
 feature constant on the training file maps to 0), applies the same map to ``--test`` and writes it in
 svm-scale's range-file format beside the model (``MODEL.range``, or ``DATA_FILE name.range`` without
@@ -67,7 +74,9 @@ def _class_weight(text: str) -> tuple[str, float]:
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
     """Options of ``wsvm-span select`` (grid.py's names where it has one)."""
-    from ._grid import CRITERIA, DEFAULT_ENGINE, GRIDPY_LOG2C, GRIDPY_LOG2G
+    from ._grid import (
+        CRITERIA, DEFAULT_ENGINE, GRIDPY_LOG2C, GRIDPY_LOG2G, SVM_PLUS_CRITERIA, SVM_PLUS_LOG2GP, SVM_PLUS_LOG2PG,
+    )
 
     p.add_argument("data_file", help="training data: LIBSVM/svmlight format, or CSV (.csv) with a label column")
     p.add_argument("--test", help="test file (same format): report the selected model's accuracy on it")
@@ -75,8 +84,24 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                    "(default %(default)s)")
     p.add_argument("-log2g", "--log2g", type=_triple, default=GRIDPY_LOG2G, help=f"gamma range, {GRIDPY_USAGE} "
                    "(default %(default)s)")
-    p.add_argument("--criterion", choices=CRITERIA, default="span_rule", help="estimate minimised (default span_rule)")
-    p.add_argument("-v", "--folds", type=int, default=5, help="folds of --criterion cv_error (default 5)")
+    p.add_argument("--criterion", choices=list(dict.fromkeys(CRITERIA + SVM_PLUS_CRITERIA)),
+                   help=f"estimate minimised (default span_rule; with --privileged one of "
+                        f"{', '.join(SVM_PLUS_CRITERIA)}, default loo_rule: SVM+'s LOO rule)")
+    p.add_argument("--privileged", metavar="FILE",
+                   help="privileged features of the training points (known for training only), one row per row of "
+                        "DATA_FILE with the same labels; LIBSVM/svmlight format, or CSV (.csv) with a label column "
+                        "(--format and --label-column apply to it too): select SVM+ (SVMPlusSearchCV) instead of the "
+                        "SVM, over -log2c x -log2g x -log2gp x -log2pg (by default 11 x 10 x 3 x 3 = 990 SVM+ "
+                        "models). No contour plot; --model writes "
+                        "a pickled SVMPlusClassifier and MODEL.json with the chosen parameters; --scale scales the "
+                        "privileged features by their own min and max too. Not with -w or --mlflow")
+    p.add_argument("-log2gp", "--log2gp", type=_triple, default=SVM_PLUS_LOG2GP,
+                   help=f"with --privileged: SVM+'s gamma_plus range, {GRIDPY_USAGE} (default %(default)s)")
+    p.add_argument("-log2pg", "--log2pg", type=_triple, default=SVM_PLUS_LOG2PG,
+                   help=f"with --privileged: the privileged RBF kernel's gamma range, {GRIDPY_USAGE} "
+                        "(default %(default)s)")
+    p.add_argument("-v", "--folds", type=int, default=5,
+                   help="folds of --criterion cv_error (default 5; stratified, in file order)")
     p.add_argument("-w", "--class-weight", type=_class_weight, action="append", default=[], metavar="LABEL:WEIGHT",
                    help="weight of a class's C (svm-train's -wi); repeat per class")
     p.add_argument("--tol", type=_positive, help="LIBSVM stopping tolerance (default: SpanSearchCV's DEFAULT_TOL)")
@@ -91,7 +116,8 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("-out", "--out", help="grid.py-style result file, 'null' for none (default DATA_FILE name.out)")
     p.add_argument("-png", "--png", help="contour plot, 'null' for none (default DATA_FILE name.png)")
     p.add_argument("--model", help="save the selected model: *.pkl/*.pickle = pickled sklearn SVC, "
-                   "anything else = LIBSVM model file (libsvm-official's svm_save_model)")
+                   "anything else = LIBSVM model file (libsvm-official's svm_save_model); with --privileged "
+                   "always a pickled SVMPlusClassifier, its chosen parameters and criterion in MODEL.json")
     p.add_argument("--mlflow", metavar="TRACKING_URI", help="log every grid point to this MLflow store")
     p.add_argument("--mlflow-experiment", default="wsvm-span-select", help="MLflow experiment name")
     p.add_argument("--engine", default=DEFAULT_ENGINE,
@@ -141,12 +167,18 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from ._grid import log2_range
+    from ._grid import CRITERIA, log2_range
     from ._search import DEFAULT_TOL, SpanSearchCV
     from ._sklearn_compat import has_fit_callbacks
     from .files import read_data_file
 
-    png = _png_target(args)
+    if args.privileged:
+        _check_svm_plus_options(args)
+    elif args.criterion is None:
+        args.criterion = "span_rule"
+    elif args.criterion not in CRITERIA:
+        raise ValueError(f"--criterion {args.criterion} is SVM+'s: give --privileged FILE, or one of {CRITERIA}")
+    png = None if args.privileged else _png_target(args)
     if args.mlflow and not _installed("mlflow"):
         raise ValueError(f"--mlflow needs MLflow, which is part of the study extra: {STUDY_EXTRA}")
     train = read_data_file(args.data_file, args.format, label_column=args.label_column, n_features=args.n_features)
@@ -154,6 +186,7 @@ def _run(args) -> int:
     if labels.size < 2:
         raise ValueError(f"{train.path}: {labels.size} class label(s) {labels.tolist()[:5]}; "
                          "select needs at least two classes")
+    privileged = _read_privileged(args, train) if args.privileged else None
     test = None
     if args.test:
         test = read_data_file(args.test, args.format, label_column=args.label_column, n_features=args.n_features)
@@ -164,6 +197,12 @@ def _run(args) -> int:
         test.X.resize(test.X.shape[0], train.X.shape[1])
     if args.scale:
         train, test = _scaled(train, test, Path(f"{args.model}.range" if args.model else f"{train.path.name}.range"))
+        if privileged is not None:
+            from wsvm_span.data.scaling import MinMaxScaler01
+
+            privileged = MinMaxScaler01().fit_transform(privileged)
+    if privileged is not None:
+        return _run_svm_plus(args, train, privileged, test)
     log2c, log2g = log2_range(*args.log2c), log2_range(*args.log2g)
     weights = _class_weights(args.class_weight, labels)
     from sklearn.svm import SVC
@@ -181,23 +220,16 @@ def _run(args) -> int:
     rates = 100.0 * np.asarray(res["mean_test_score"], dtype=float)
     points = [(np.log2(p["C"]), np.log2(p["gamma"]), r) for p, r in zip(res["params"], rates)]
     best = points[search.best_index_]
-    running = None
-    for c, g, r in points:
-        running = (c, g, r) if running is None or r > running[2] else running
-        print(f"[{args.criterion}] {_num(c)} {_num(g)} {r:g} (best c={2.0 ** float(running[0])!r}, "
-              f"g={2.0 ** float(running[1])!r}, rate={running[2]:g})")
-    print(f"{2.0 ** float(best[0])!r} {2.0 ** float(best[1])!r} {best[2]:g}")
+    _print_grid(points, ("c", "g"), args.criterion, best)
 
     stem = train.path.name
     out = _target(args.out, f"{stem}.out")
     if out:
-        out.write_text("".join(f"log2c={_num(c)} log2g={_num(g)} rate={r:g}\n" for c, g, r in points))
+        out.write_text(_out_lines(points, ("c", "g")))
     if png:
         contour_png(points, best, png, title=stem, criterion=args.criterion)
     if test is not None:
-        pred = search.predict(test.X)
-        hits = int(np.sum(pred == test.y))
-        print(f"Accuracy = {100.0 * hits / test.y.size:g}% ({hits}/{test.y.size}) (classification)")
+        _print_accuracy(search.predict(test.X), test.y)
     if args.model:
         save_model(search, train, args.model)
     if args.mlflow:
@@ -206,6 +238,100 @@ def _run(args) -> int:
         print(f"[wsvm-span select] {len(points)} points in {wall:.1f}s (kernels {search.kernel_time_:.1f}s)",
               file=sys.stderr)
     return 0
+
+
+def _check_svm_plus_options(args) -> None:
+    """The options that SVM+'s selection has no use for are refused, not ignored; its criterion defaults to its
+    LOO rule."""
+    from ._grid import DEFAULT_ENGINE, SVM_PLUS_CRITERIA
+
+    if args.criterion is None:
+        args.criterion = "loo_rule"
+    if args.criterion not in SVM_PLUS_CRITERIA:
+        raise ValueError(f"--criterion {args.criterion} is not one of SVM+'s ({', '.join(SVM_PLUS_CRITERIA)})")
+    refused = {"-w": args.class_weight, "--mlflow": args.mlflow, "--engine": args.engine != DEFAULT_ENGINE,
+               "-png": args.png not in (None, "null")}
+    given = [name for name, value in refused.items() if value]
+    if given:
+        raise ValueError(f"{', '.join(given)} cannot be combined with --privileged (SVM+ has no class weights, "
+                         "MLflow log, engine choice or contour plot here)")
+
+
+def _read_privileged(args, train) -> np.ndarray:
+    """The privileged features of the training file's points (dense): same rows, same labels, so that a file of
+    other points, or in another order, is refused rather than silently paired."""
+    from .files import read_data_file
+
+    priv = read_data_file(args.privileged, args.format, label_column=args.label_column)
+    if priv.y.shape != train.y.shape or not np.array_equal(priv.y, train.y):
+        raise ValueError(f"{priv.path}: the privileged file must have the training file's rows, in its order, with "
+                         f"the same labels ({priv.y.size} rows against {train.y.size}"
+                         f"{'' if priv.y.size != train.y.size else ', labels differ'})")
+    return priv.X.toarray()
+
+
+def _run_svm_plus(args, train, privileged, test) -> int:
+    """``select --privileged``: SVMPlusSearchCV over grid.py's C x gamma grid times the gamma_plus and priv_gamma
+    ranges, grid.py's lines with the four log2 values, the test accuracy and the model (pickle + JSON)."""
+    from ._grid import svm_plus_param_grid
+    from ._svm_plus_search import SVMPlusSearchCV
+
+    grid = svm_plus_param_grid(args.log2c, args.log2g, args.log2gp, args.log2pg)
+    search = SVMPlusSearchCV(param_grid=grid, criterion=args.criterion, cv=args.folds, n_jobs=args.jobs)
+    t0 = time.perf_counter()
+    search.fit(train.X.toarray(), train.y, X_privileged=privileged)
+    wall = time.perf_counter() - t0
+
+    res = search.cv_results_
+    names = ("c", "g", "gp", "pg")
+    keys = ("C", "gamma", "gamma_plus", "priv_gamma")
+    rates = 100.0 * np.asarray(res["mean_test_score"], dtype=float)
+    points = [(*(np.log2(p[k]) for k in keys), r) for p, r in zip(res["params"], rates)]
+    best = points[search.best_index_]
+    _print_grid(points, names, args.criterion, best)
+    out = _target(args.out, f"{train.path.name}.out")
+    if out:
+        out.write_text(_out_lines(points, names))
+    if test is not None:
+        _print_accuracy(search.predict(test.X.toarray()), test.y)
+    if args.model:
+        _save_svm_plus(search, Path(args.model), args)
+    if not args.quiet:
+        print(f"[wsvm-span select] {len(points)} SVM+ points in {wall:.1f}s", file=sys.stderr)
+    return 0
+
+
+def _save_svm_plus(search, path: Path, args) -> None:
+    """The chosen ``SVMPlusClassifier`` pickled at ``path`` and its parameters at ``path``.json."""
+    import json
+    import pickle
+
+    path.write_bytes(pickle.dumps(search.best_estimator_))
+    chosen = {"criterion": args.criterion, args.criterion: 1.0 - search.best_score_,
+              "params": search.best_params_, "scaled": bool(args.scale), "data_file": str(args.data_file),
+              "privileged_file": str(args.privileged)}
+    Path(f"{path}.json").write_text(json.dumps(chosen, indent=2) + "\n")
+
+
+def _print_grid(points, names, criterion: str, best) -> None:
+    """grid.py's lines: each point's log2 values and rate with the best so far, then the best's values and rate."""
+    running = None
+    for *logs, r in points:
+        running = (*logs, r) if running is None or r > running[-1] else running
+        so_far = ", ".join(f"{n}={2.0 ** float(v)!r}" for n, v in zip(names, running))
+        print(f"[{criterion}] {' '.join(_num(v) for v in logs)} {r:g} (best {so_far}, rate={running[-1]:g})")
+    print(" ".join(f"{2.0 ** float(v)!r}" for v in best[:-1]) + f" {best[-1]:g}")
+
+
+def _out_lines(points, names) -> str:
+    """grid.py's .out file: one line of log2 values and rate per point."""
+    return "".join(" ".join(f"log2{n}={_num(v)}" for n, v in zip(names, logs)) + f" rate={r:g}\n"
+                   for *logs, r in points)
+
+
+def _print_accuracy(predicted, y) -> None:
+    hits = int(np.sum(predicted == y))
+    print(f"Accuracy = {100.0 * hits / y.size:g}% ({hits}/{y.size}) (classification)")
 
 
 def _scaled(train, test, range_path: Path):

@@ -1,0 +1,266 @@
+"""Hyperparameter search for SVM+ (learning using privileged information): ``SVMPlusSearchCV``.
+
+``SpanSearchCV``'s conventions for ``svm_plus.SVMPlusClassifier``: a ``BaseSearchCV`` whose ``fit(X, y,
+X_privileged=...)`` trains ONE model per grid point on all the training data and scores it by SVM+'s own
+leave-one-out estimate, which the classifier computes at fit (``loo="rule"``: SVM+'s LOO rule; ``"exact"``: its
+exact LOO), or by K-fold CV, where each fold's SVM+ is trained on the fold's ordinary AND privileged features
+(scikit-learn's ``cross_val_predict`` splits ``X_privileged`` with X). ``cv_results_`` is built by BaseSearchCV's
+own formatter (one split: the criterion is one number over all l points); ``best_score_ = 1 - criterion``; ties
+as in SpanSearchCV (``tie_rule``, ``TieRule``); ``best_estimator_`` is an ``SVMPlusClassifier`` refit on all the
+data, which predicts from the ordinary features alone.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import sklearn
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import ParameterGrid, check_cv, cross_val_predict
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, check_X_y
+
+from wsvm_span.svm_plus import SVMPlusClassifier
+
+from . import _sklearn_compat as compat
+from ._grid import SVM_PLUS_CRITERIA, svm_plus_param_grid
+from ._search import SpanSearchCV, check_tie_rule, choose_best, classifier_search_tags, finish_point
+from ._sklearn_compat import BaseSearchCV, StrOptions
+
+__all__ = ["SVMPlusSearchCV"]
+
+#: the grid's keys: the SVM+ hyperparameters (svm-plus.md's C and gamma, and the two kernels' widths)
+GRID_KEYS = ("C", "gamma_plus", "gamma", "priv_gamma")
+#: the criteria that the classifier estimates at fit, by its ``loo`` parameter (one fit per grid point)
+LOO_OF_CRITERION = {"loo_rule": "rule", "loo_error": "exact"}
+
+
+def _cv_error(model, X, y, X_priv, splits) -> float:
+    """K-fold CV error of an unfitted ``SVMPlusClassifier`` (a fraction of l): each fold's model trained on the
+    fold's rows of X and of X_privileged (routed by scikit-learn), the errors of the held-out parts pooled."""
+    with sklearn.config_context(enable_metadata_routing=True):
+        model = model.set_fit_request(X_privileged=True)
+        predicted = cross_val_predict(model, X, y, cv=splits, params={"X_privileged": X_priv})
+    return float(np.mean(predicted != y))
+
+
+def _evaluate(template, params, X, y, X_priv, *, criterion, splits, heldout, return_train_score, error_score,
+              verbose, progress) -> dict:
+    """Train one grid point on all the data and estimate its error by ``criterion``; never raises unless
+    error_score == "raise" (a failed point scores ``error_score``, as in GridSearchCV)."""
+    result = {"fit_error": None, "estimate": np.nan, "n_sv": np.nan, "test_error": np.nan}
+    t0 = time.perf_counter()
+    fit_time = score_time = 0.0
+    try:
+        # the LOO criteria are computed inside fit (fit_time includes them); CV needs no LOO at fit
+        model = clone(template).set_params(**params, loo=LOO_OF_CRITERION.get(criterion))
+        model.fit(X, y, X_privileged=X_priv)
+        fit_time = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        estimate = model.loo_error_ if criterion in LOO_OF_CRITERION else _cv_error(clone(model), X, y, X_priv,
+                                                                                    splits)
+        score_time = time.perf_counter() - t1
+        result.update(estimate=estimate, n_sv=model.support_.size)
+        test_score = 1.0 - estimate
+        train_score = model.score(X, y) if return_train_score else np.nan
+        if heldout is not None:
+            result["test_error"] = float(np.mean(model.predict(heldout[0]) != heldout[1]))
+    except Exception as exc:
+        if error_score == "raise":
+            raise
+        fit_time = time.perf_counter() - t0
+        result["fit_error"] = f"{type(exc).__name__}: {exc}"
+        test_score = train_score = error_score
+    finish_point(result, params, fit_time=fit_time, score_time=score_time, test_score=test_score,
+                 train_score=train_score, return_train_score=return_train_score, verbose=verbose,
+                 label=f"SVMPlusSearchCV {progress}", criterion=criterion, value=result["estimate"])
+    return result
+
+
+class SVMPlusSearchCV(BaseSearchCV):
+    """Grid search over ``SVMPlusClassifier`` (C, gamma_plus and both kernels' widths) scored by SVM+'s LOO rule,
+    its exact LOO error or K-fold CV.
+
+    Parameters
+    ----------
+    estimator : SVMPlusClassifier or None
+        Template of every model and of ``best_estimator_`` (its kernels, solver and the parameters the grid does not
+        set; its ``loo`` is set by ``criterion``). None means ``SVMPlusClassifier()``.
+    param_grid : dict or list of dicts, default ``svm_plus_param_grid()``
+        Keys ``C``, ``gamma_plus``, ``gamma``, ``priv_gamma`` (``SVMPlusClassifier``'s meaning). The default is
+        grid.py's 11 x 10 C x gamma grid times gamma_plus in {0.25, 1, 4} and priv_gamma in {0.125, 1, 8}.
+    criterion : {"loo_rule", "loo_error", "cv_error"}, default="loo_rule"
+        The estimate minimised: SVM+'s LOO rule (``svm_plus.loo_rule``, from the one model), its exact LOO error
+        (``svm_plus.leave_one_out``: retrained without each point that can change the model), or the K-fold CV
+        error with the folds of ``cv`` (the privileged features split with the points).
+    tie_rule : {"worst", "best", "median"} or None, default=None
+        None: GridSearchCV's convention (the first best candidate in grid order). Otherwise the study's rule over
+        held-out errors (``TieRule``): needs ``fit(..., heldout=(X_test, y_test))``.
+    cv : int or splitter, default=5
+        Folds of criterion "cv_error" (as in GridSearchCV: an int is stratified K-fold; they must partition the
+        data). Computed once, so every grid point sees the same folds.
+    n_jobs, pre_dispatch : int or None, and int or str
+        joblib threads over the grid points.
+    refit : bool or callable, default=True
+        Refit ``best_estimator_`` on all the data; a callable picks ``best_index_`` from ``cv_results_``.
+    verbose : int, default=0
+        >= 1: a summary line; >= 2: one line per grid point.
+    error_score : "raise" or float, default=np.nan
+        Score of a point whose fit or estimate fails.
+    return_train_score : bool, default=False
+        Add the training accuracy of each model (``split0_train_score``...).
+
+    Attributes
+    ----------
+    cv_results_, best_index_, best_params_, best_score_, best_estimator_, refit_time_, n_splits_, scorer_,
+    multimetric_ : as in GridSearchCV (``best_score_ = 1 - criterion``). ``cv_results_`` also holds the criterion
+    under its name (``loo_rule``, ``loo_error`` or ``cv_error``), ``n_sv`` and, with held-out data,
+    ``test_error``. Its ``mean_fit_time`` is the fit on all the data (the LOO estimates are computed inside it),
+    ``mean_score_time`` the K-fold CV.
+
+    Raises
+    ------
+    ValueError
+        From ``fit``: no or mismatched ``X_privileged``, non-finite values, other than two classes, an unknown grid
+        key, ``tie_rule`` without ``heldout``, criterion "cv_error" with a precomputed privileged kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.model_selection import SVMPlusSearchCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=60) > 0, 1, 0)
+    >>> X_priv = X[:, :1] + 0.1 * rng.normal(size=(60, 1))   # known when training only
+    >>> search = SVMPlusSearchCV(param_grid={"C": [0.25, 4.0], "gamma_plus": [0.25, 4.0]})
+    >>> search = search.fit(X, y, X_privileged=X_priv)
+    >>> sorted(search.best_params_), bool(0.5 < search.best_score_ <= 1.0)  # 1 - SVM+'s LOO rule
+    (['C', 'gamma_plus'], True)
+    >>> search.predict(X[:3]).tolist() == search.best_estimator_.predict(X[:3]).tolist()
+    True
+    """
+
+    #: SpanSearchCV's, less its SVM-only options, with SVM+'s criteria
+    _parameter_constraints: dict = {
+        **{k: v for k, v in SpanSearchCV._parameter_constraints.items() if k not in ("extra_criteria", "engine")},
+        "criterion": [StrOptions(set(SVM_PLUS_CRITERIA))],
+    }
+
+    def __init__(self, estimator=None, param_grid=None, *, criterion="loo_rule", tie_rule=None, cv=5, n_jobs=None,
+                 refit=True, verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan, return_train_score=False):
+        super().__init__(estimator=estimator, n_jobs=n_jobs, refit=refit, cv=cv, verbose=verbose,
+                         pre_dispatch=pre_dispatch, error_score=error_score,
+                         return_train_score=return_train_score)
+        self.param_grid = param_grid
+        self.criterion = criterion
+        self.tie_rule = tie_rule
+
+    def __sklearn_tags__(self):
+        return classifier_search_tags(self, self.estimator if isinstance(self.estimator, SVMPlusClassifier)
+                                      else SVMPlusClassifier())
+
+    def get_metadata_routing(self):
+        # fit consumes X_privileged and heldout itself: nothing is routed onwards.
+        return self._get_metadata_request()
+
+    def _template(self) -> SVMPlusClassifier:
+        if self.estimator is None:
+            return SVMPlusClassifier()
+        if not isinstance(self.estimator, SVMPlusClassifier):
+            raise ValueError(f"SVMPlusSearchCV searches SVMPlusClassifier models, got {type(self.estimator).__name__}")
+        return clone(self.estimator)
+
+    @compat.fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, X_privileged=None, *, heldout=None):
+        """Search the grid.
+
+        Parameters
+        ----------
+        X : array-like of shape (l, d), or (l, l) with the template's ``kernel="precomputed"``
+            Training points (ordinary features).
+        y : array-like of shape (l,)
+            Labels of exactly two classes.
+        X_privileged : array-like of shape (l, d~), or (l, l) with ``priv_kernel="precomputed"``
+            Privileged features of the same points (required).
+        heldout : (X_test, y_test) or None, default=None
+            Adds the held-out error of every grid point (``test_error``), which ``tie_rule`` ranks ties by.
+
+        Returns
+        -------
+        SVMPlusSearchCV
+            This search, fitted.
+
+        Raises
+        ------
+        ValueError
+            If an input, the grid or a parameter is invalid (see the class).
+        """
+        template = self._template()
+        X, y, X_priv, heldout = self._validate_problem(X, y, X_privileged, heldout)
+        check_tie_rule(self, heldout)
+        if self.criterion == "cv_error" and template.priv_kernel == "precomputed":
+            raise ValueError("criterion='cv_error' splits X_privileged by rows, which a precomputed (l, l) "
+                             "privileged kernel cannot be: give the privileged features, or a LOO criterion")
+        candidates = list(ParameterGrid(svm_plus_param_grid() if self.param_grid is None else self.param_grid))
+        if not candidates:
+            raise ValueError("param_grid is empty: no candidate to evaluate")
+        unknown = {key for params in candidates for key in params} - set(GRID_KEYS)
+        if unknown:
+            raise ValueError(f"unknown param_grid key(s) {sorted(unknown)}; allowed: {list(GRID_KEYS)}")
+        splits = None
+        if self.criterion == "cv_error":
+            splits = list(check_cv(self.cv, y, classifier=True).split(X, y))
+        n = len(candidates)
+        if self.verbose > 0:
+            print(f"Fitting 1 model for each of {n} candidates ({self.criterion}), totalling {n} fits", flush=True)
+        parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
+        out = parallel(delayed(_evaluate)(template, params, X, y, X_priv, criterion=self.criterion, splits=splits,
+                                          heldout=heldout, return_train_score=self.return_train_score,
+                                          error_score=self.error_score, verbose=self.verbose,
+                                          progress=f"{i + 1}/{n}")
+                       for i, params in enumerate(candidates))
+        compat.warn_or_raise_about_fit_failures(out, self.error_score)
+
+        more = {self.criterion: [o["estimate"] for o in out], "n_sv": [o["n_sv"] for o in out]}
+        if heldout is not None:
+            more["test_error"] = [o["test_error"] for o in out]
+        results = compat.format_results(self, candidates, out, more)
+        choose_best(self, results)
+        if self.refit:
+            self.best_estimator_ = clone(template).set_params(**self.best_params_)
+            t0 = time.perf_counter()
+            self.best_estimator_.fit(X, y, X_privileged=X_priv)
+            self.refit_time_ = time.perf_counter() - t0
+        self.scorer_ = check_scoring(template)
+        self.multimetric_ = False
+        self.n_splits_ = 1
+        self.cv_results_ = results
+        return self
+
+    def _validate_problem(self, X, y, X_privileged, heldout):
+        """(X, y, X_privileged, heldout) checked before any training: a bad input is one clear error, not a grid
+        of failed points."""
+        X, y = check_X_y(X, y, dtype=np.float64, ensure_min_samples=2)
+        check_classification_targets(y)
+        if X_privileged is None:
+            raise ValueError("SVMPlusSearchCV.fit needs X_privileged, the privileged features of the training "
+                             "points (for a search without them use SpanSearchCV)")
+        X_priv = check_array(X_privileged, ensure_2d=False, dtype=np.float64, input_name="X_privileged")
+        X_priv = X_priv[:, None] if X_priv.ndim == 1 else X_priv
+        if X_priv.shape[0] != X.shape[0]:
+            raise ValueError(f"X_privileged must have one row per training point ({X.shape[0]}), got shape "
+                             f"{X_priv.shape}")
+        classes = np.unique(y)
+        if classes.size != 2:
+            raise ValueError(f"SVM+ is binary: y must hold exactly two classes, got {classes.size} "
+                             f"({classes[:5].tolist()})")
+        if heldout is not None:
+            X_held, y_held = heldout
+            X_held = check_array(X_held, dtype=np.float64, input_name="heldout X")
+            y_held = np.asarray(y_held)
+            if y_held.shape != (X_held.shape[0],) or not np.isin(y_held, classes).all():
+                raise ValueError(f"heldout y must have one label of {classes.tolist()} per heldout row")
+            heldout = (X_held, y_held)
+        return X, y, X_priv, heldout

@@ -1,0 +1,192 @@
+"""SVMPlusSearchCV against brute force: every grid point's criterion and the chosen point equal a loop that fits
+SVMPlusClassifier at each point and computes the criterion directly (the exact LOO by retraining l times without
+each point, K-fold CV over StratifiedKFold with the privileged features split alongside); its input errors;
+pickling and clone."""
+import json
+import pickle
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import ParameterGrid, StratifiedKFold
+
+import wsvm_span as ws
+from wsvm_span.model_selection import SVMPlusSearchCV, TieRule, read_data_file
+from wsvm_span.svm_plus import SVMPlusClassifier, loo_rule
+
+#: numeric widths: "scale" would resolve on each retraining's own points, not the full sample's
+GRID = {"C": [0.25, 4.0], "gamma_plus": [0.25, 4.0], "gamma": [0.5], "priv_gamma": [1.0]}
+L = 30
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(L, 2))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=L) > 0, "yes", "no")
+    X_priv = X[:, :1] + 0.2 * rng.normal(size=(L, 1))
+    return X, y, X_priv
+
+
+def _brute_force(criterion, X, y, X_priv) -> np.ndarray:
+    """The criterion at every point of GRID (ParameterGrid's order), computed without the search."""
+    values = []
+    for params in ParameterGrid(GRID):
+        if criterion == "loo_rule":
+            model = SVMPlusClassifier(**params).fit(X, y, X_privileged=X_priv).model_
+            K, K_priv = ws.rbf_kernel(X, gamma=params["gamma"]), ws.rbf_kernel(X_priv, gamma=params["priv_gamma"])
+            values.append(loo_rule(model, K, K_priv).error)
+        elif criterion == "loo_error":
+            wrong = 0
+            for p in range(L):
+                keep = np.arange(L) != p
+                model = SVMPlusClassifier(**params).fit(X[keep], y[keep], X_privileged=X_priv[keep])
+                wrong += model.predict(X[p:p + 1])[0] != y[p]
+            values.append(wrong / L)
+        else:
+            wrong = 0
+            for train, test in StratifiedKFold(3).split(X, y):
+                model = SVMPlusClassifier(**params).fit(X[train], y[train], X_privileged=X_priv[train])
+                wrong += np.sum(model.predict(X[test]) != y[test])
+            values.append(wrong / L)
+    return np.array(values)
+
+
+@pytest.mark.parametrize("criterion", ["loo_rule", "loo_error", "cv_error"])
+def test_the_search_equals_a_brute_force_loop_over_the_grid(problem, criterion):
+    X, y, X_priv = problem
+    search = SVMPlusSearchCV(param_grid=GRID, criterion=criterion, cv=3).fit(X, y, X_privileged=X_priv)
+    expected = _brute_force(criterion, X, y, X_priv)
+    res = search.cv_results_
+    assert res["params"] == list(ParameterGrid(GRID))
+    np.testing.assert_allclose(res[criterion], expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res["mean_test_score"], 1.0 - expected, rtol=0, atol=1e-12)
+    assert search.best_index_ == int(np.argmin(expected))  # the first best in grid order
+    assert search.best_params_ == res["params"][search.best_index_]
+    assert search.best_score_ == pytest.approx(1.0 - expected.min())
+    assert (res["mean_fit_time"] > 0).all() and search.n_splits_ == 1
+    refit = SVMPlusClassifier(**search.best_params_).fit(X, y, X_privileged=X_priv)
+    np.testing.assert_array_equal(search.predict(X), refit.predict(X))
+    np.testing.assert_allclose(search.decision_function(X), refit.decision_function(X))
+
+
+@pytest.mark.parametrize("rule, chosen", [("worst", 2), ("best", 1)])
+def test_the_tie_rule_ranks_ties_by_the_heldout_error(problem, rule, chosen):
+    X, y, X_priv = problem
+    rng = np.random.default_rng(4)
+    X_held = rng.normal(size=(200, 2))
+    heldout = (X_held, np.where(X_held[:, 0] + 0.7 * rng.normal(size=200) > 0, "yes", "no"))
+    search = SVMPlusSearchCV(param_grid=GRID, tie_rule=rule).fit(X, y, X_privileged=X_priv, heldout=heldout)
+    res = search.cv_results_
+    expected = [np.mean(SVMPlusClassifier(**p).fit(X, y, X_privileged=X_priv).predict(heldout[0]) != heldout[1])
+                for p in res["params"]]
+    np.testing.assert_allclose(res["test_error"], expected)
+    # points 1 and 2 tie at the best LOO rule (13/30) with held-out errors 0.29 and 0.305
+    np.testing.assert_array_equal(TieRule(rule).tied(res), [1, 2])
+    assert search.best_index_ == chosen
+    with pytest.raises(ValueError, match="heldout"):
+        SVMPlusSearchCV(param_grid=GRID, tie_rule="worst").fit(X, y, X_privileged=X_priv)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda X, y, Xp: (X, y, Xp[:-1]), "one row per training point"),
+    (lambda X, y, Xp: (X, y, None), "needs X_privileged"),
+    (lambda X, y, Xp: (np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X), y, Xp), "NaN"),
+    (lambda X, y, Xp: (X, y, np.full_like(Xp, np.nan)), "NaN"),
+    (lambda X, y, Xp: (X, np.full(y.shape, "yes"), Xp), "exactly two classes"),
+    (lambda X, y, Xp: (X, np.arange(y.size) % 3, Xp), "exactly two classes"),
+])
+def test_bad_input_is_one_clear_error(problem, change, message):
+    X, y, X_priv = change(*problem)
+    with pytest.raises(ValueError, match=message):
+        SVMPlusSearchCV(param_grid=GRID).fit(X, y, X_privileged=X_priv)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"param_grid": {"C": [1.0], "kernel": ["linear"]}}, "unknown param_grid key"),
+    ({"criterion": "span_rule"}, "criterion"),
+    ({"estimator": ws.svm_plus.SVMPlusClassifier(priv_kernel="precomputed"), "criterion": "cv_error"},
+     "precomputed"),
+])
+def test_bad_settings_are_refused(problem, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        SVMPlusSearchCV(**{"param_grid": GRID, **kwargs}).fit(*problem[:2], X_privileged=problem[2])
+
+
+def test_it_pickles_and_clones(problem):
+    X, y, X_priv = problem
+    search = SVMPlusSearchCV(SVMPlusClassifier(solver="qp"), GRID, criterion="loo_error", cv=3, tie_rule="best")
+    twin = clone(search)
+    assert twin.get_params()["criterion"] == "loo_error" and twin.estimator.solver == "qp"
+    assert not hasattr(twin, "cv_results_")
+    search = SVMPlusSearchCV(param_grid=GRID).fit(X, y, X_privileged=X_priv)
+    restored = pickle.loads(pickle.dumps(search))
+    assert restored.best_params_ == search.best_params_
+    np.testing.assert_array_equal(restored.predict(X), search.predict(X))
+
+
+# ------------------------------------------------------------------------------- wsvm-span select --privileged
+def _select(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "wsvm_span", "select", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def file_pair(tmp_path_factory, problem):
+    """train.txt (LIBSVM), its privileged features priv.csv (CSV, label column first) and test.txt."""
+    X, y, X_priv = problem
+    root = tmp_path_factory.mktemp("select_plus")
+    labels = np.where(y == "yes", 1, -1)
+
+    def libsvm(path, X, labels):
+        path.write_text("".join(f"{lab:+d} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row)) + "\n"
+                                for row, lab in zip(X, labels)))
+
+    libsvm(root / "train.txt", X, labels)
+    libsvm(root / "test.txt", X[::-1] + 0.3, labels[::-1])
+    (root / "priv.csv").write_text("".join(f"{lab},{v[0]:.6g}\n" for lab, v in zip(labels, X_priv)))
+    (root / "short.csv").write_text("".join(f"{lab},{v[0]:.6g}\n" for lab, v in zip(labels[:-1], X_priv)))
+    return root
+
+
+def test_select_privileged_end_to_end(file_pair, tmp_path):
+    grid = ["-log2c", "-2,2,4", "-log2g", "-1,-1,1", "-log2gp", "-2,2,4", "-log2pg", "0,0,1"]
+    done = _select(file_pair / "train.txt", "--privileged", file_pair / "priv.csv", *grid, "--test",
+                   file_pair / "test.txt", "--model", tmp_path / "m.pkl", "-out", tmp_path / "g.out", "--quiet",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 4 + 1 + 1 and all(line.startswith("[loo_rule] ") for line in lines[:4])
+    assert lines[-1].startswith("Accuracy = ")
+    train = read_data_file(file_pair / "train.txt")
+    priv = read_data_file(file_pair / "priv.csv")
+    ref = SVMPlusSearchCV(param_grid={"C": [0.25, 4.0], "gamma": [0.5], "gamma_plus": [0.25, 4.0],
+                                      "priv_gamma": [1.0]}).fit(train.X.toarray(), train.y,
+                                                                X_privileged=priv.X.toarray())
+    *chosen, rate = (float(v) for v in lines[-2].split())  # c g gamma_plus priv_gamma rate
+    p = ref.best_params_
+    assert chosen == [p["C"], p["gamma"], p["gamma_plus"], p["priv_gamma"]]
+    assert rate == pytest.approx(100 * ref.best_score_, abs=1e-4)
+    out = (tmp_path / "g.out").read_text().splitlines()
+    assert len(out) == 4 and out[0].startswith("log2c=-2 log2g=-1 log2gp=-2 log2pg=0 rate=")
+    model = pickle.loads((tmp_path / "m.pkl").read_bytes())
+    assert isinstance(model, SVMPlusClassifier) and model.get_params()["C"] == p["C"]
+    test = read_data_file(file_pair / "test.txt")
+    np.testing.assert_array_equal(model.predict(test.X.toarray()), ref.predict(test.X.toarray()))
+    saved = json.loads((tmp_path / "m.pkl.json").read_text())
+    assert saved["params"] == p and saved["criterion"] == "loo_rule"
+    assert saved["loo_rule"] == pytest.approx(1.0 - ref.best_score_)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--privileged", "short.csv"], "the privileged file must have the training file's rows"),
+    (["--privileged", "priv.csv", "-w", "1:2"], "cannot be combined with --privileged"),
+    (["--privileged", "priv.csv", "--criterion", "span_rule"], "not one of SVM\\+'s"),
+    (["--criterion", "loo_rule"], "give --privileged"),
+])
+def test_select_privileged_refuses_bad_files_and_options(file_pair, extra, message):
+    done = _select("train.txt", *extra, "-out", "null", "-png", "null", cwd=file_pair)
+    assert done.returncode == 2 and re.search(message, done.stderr), done.stderr
