@@ -136,3 +136,18 @@ def test_terminal_filter_makes_a_job_one_line_keeps_errors_whole_and_cuts_long_l
     assert keep("    log: results/logs/chunk.log (check log file(s) for error details)") != []
     assert keep("") == []
     assert keep("    reason: after the block") == []
+
+
+def test_the_command_passes_its_options_and_snakemakes_after_the_double_dash(workdir):
+    (workdir / "go").touch()
+    (workdir / "study.yaml").write_text("{}\n")
+    res = subprocess.run([sys.executable, "-m", "wsvm_span", "run", "study.yaml", "--cores", "1", "--", "--dry-run"],
+                         cwd=workdir, capture_output=True, text=True, timeout=WAIT_S * 3)
+    assert res.returncode == 0, res.stdout + res.stderr
+    [log_file] = (workdir / "results" / "logs").glob("run-*.log")
+    assert re.search(r"Command: .*snakemake\S* --cores 1 --configfile study.yaml --dry-run --rerun-incomplete$",
+                     log_file.read_text(), re.M)
+    assert not (workdir / "out").exists(), "a dry run computes nothing"
+    missing = subprocess.run([sys.executable, "-m", "wsvm_span", "run", "nowhere.yaml"], cwd=workdir,
+                             capture_output=True, text=True, timeout=WAIT_S)
+    assert missing.returncode == 1 and "no config file nowhere.yaml" in missing.stderr

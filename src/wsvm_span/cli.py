@@ -307,8 +307,9 @@ def cmd_verify(args) -> int:
 def cmd_run(args) -> int:
     from .study.local_run import run_workflow
 
-    extra = args.snakemake_args[1:] if args.snakemake_args[:1] == ["--"] else args.snakemake_args
-    return run_workflow(Path.cwd(), ["--cores", str(args.cores), "--configfile", args.config, *extra])
+    if not Path(args.config).is_file():
+        raise SystemExit(f"wsvm-span run: no config file {args.config} (run it in the project's folder, or name one)")
+    return run_workflow(Path.cwd(), ["--cores", str(args.cores), "--configfile", args.config, *args.snakemake_args])
 
 
 def cmd_ui(args) -> int:
@@ -567,8 +568,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run the study workflow in this folder (what `make run` does)")
     p.add_argument("config", nargs="?", default="config/config.yaml", help="the study's config")
     p.add_argument("--cores", type=int, default=os.cpu_count() or 1, help="cores for the jobs (default: all)")
-    p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
-                   help="further Snakemake options, after `--` (e.g. -- --dry-run)")
+    # Snakemake's own options come after `--` (main splits them off: argparse's REMAINDER would also swallow
+    # this command's options that follow the config, such as --cores)
+    p.set_defaults(snakemake_args=[])
+    p.epilog = "Snakemake's own options go after --, e.g. wsvm-span run config/paper.yaml --cores 2 -- --dry-run"
     p.set_defaults(func=cmd_run)
 
     from .model_selection.select import configure_parser
@@ -582,7 +585,13 @@ def main(argv: list[str] | None = None) -> int:
     its exit status (2 for a config error, or a study command without the study extra).
     """
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    passed_on = []
+    if argv[:1] == ["run"] and "--" in argv:
+        argv, passed_on = argv[:argv.index("--")], argv[argv.index("--") + 1:]
     args = parser.parse_args(argv)
+    if passed_on:
+        args.snakemake_args = passed_on
     _setup_logging(args.verbose)
     from .study.canonical import ConfigError
     from .utils.environment import STUDY_EXTRA, STUDY_EXTRA_MODULES
