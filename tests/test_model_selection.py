@@ -50,7 +50,11 @@ def data():
 # SCIPY_ARRAY_API=1 is set before scipy is imported.
 @parametrize_with_checks(
     [SpanSearchCV(param_grid={"C": [0.5, 4.0], "gamma": [0.1, 1.0]}),
-     SpanSearchCV(SVC(kernel="precomputed"), param_grid={"C": [0.5, 4.0]})],
+     SpanSearchCV(SVC(kernel="precomputed"), param_grid={"C": [0.5, 4.0]}),
+     # kernels as grid keys. The linear kernel's dual is degenerate: SVC's own solutions pass the sample-weight
+     # checks at tol 1e-7, not 1e-5; gamma is a number, as "scale" reads X.var(), which repeated rows change
+     SpanSearchCV(SVC(kernel="linear", tol=1e-7),
+                  param_grid={"C": [0.5, 4.0], "kernel": ["linear", "rbf"], "gamma": [0.1]})],
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

@@ -239,3 +239,14 @@ def test_span_scorer_takes_every_kernel(data):
     np.testing.assert_array_equal(plain.cv_results_["mean_test_score"], span.cv_results_["mean_test_score"])
     with pytest.raises(ValueError, match="not positive semidefinite"):
         make_span_scorer("span_bound")(SVC(kernel="sigmoid", gamma=0.02).fit(X, y), X, y)
+
+
+def test_threads_over_kernels_give_the_same_results(data):
+    """n_jobs=2 over four kernels (each its own arrays, computed in threads) equals the sequential search (one
+    buffer reused kernel after kernel)."""
+    X, y, Xt, yt = data
+    grid = [{"kernel": ["linear", "sigmoid"], "gamma": [0.02], "C": C_GRID},
+            {"kernel": ["rbf"], "gamma": [0.3], "C": C_GRID}, {"kernel": [cubic], "C": C_GRID}]
+    one, two = (SpanSearchCV(SVC(tol=TOL), grid, n_jobs=n_jobs).fit(X, y, heldout=(Xt, yt)) for n_jobs in (1, 2))
+    for key in ("span_rule", "xi_alpha_bound", "test_error", "n_sv"):
+        np.testing.assert_array_equal(one.cv_results_[key], two.cv_results_[key])
