@@ -112,11 +112,11 @@ def _fit(monkeypatch, rows_class, X, y, grid, **options):
     """SpanSearchCV with the on-demand kernel of ``rows_class``, or (None) on the whole kernel."""
     with monkeypatch.context() as m:
         if rows_class is None:
-            class WholeKernel(search_module._RBFKernels):
-                def __init__(self, X, X_held, *, reuse=True, on_demand=False):
-                    super().__init__(X, X_held, reuse=reuse, on_demand=False)
+            class WholeKernel(search_module._Kernels):
+                def __init__(self, X, X_held, specs, *, reuse=True, on_demand=False):
+                    super().__init__(X, X_held, specs, reuse=reuse, on_demand=False)
 
-            m.setattr(search_module, "_RBFKernels", WholeKernel)
+            m.setattr(search_module, "_Kernels", WholeKernel)
         else:
             m.setattr(search_module, "RBFRows", rows_class)
         return SpanSearchCV(SVC(tol=TOL), grid, refit=False, error_score="raise", **options).fit(

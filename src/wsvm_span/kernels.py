@@ -1,4 +1,4 @@
-"""RBF kernel blocks and the per-data-set kernel cache.
+"""RBF kernel blocks, the other kernels of ``sklearn.svm.SVC`` (``KernelSpec``) and the per-data-set kernel cache.
 
 Precomputing the training kernel once per data set and handing it to LIBSVM as a
 precomputed kernel is much faster than letting LIBSVM evaluate kernel values for every
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numbers
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -267,6 +269,160 @@ def resolve_rbf_gamma(gamma, X, name: str = "gamma") -> float:
     if not (isinstance(gamma, numbers.Real) and gamma > 0):
         raise ValueError(f"{name} must be a positive number, 'scale' or 'auto', got {gamma!r}")
     return float(gamma)
+
+
+#: ``sklearn.svm.SVC``'s kernels by name ("precomputed" and a callable aside): what a search grids over
+KERNEL_NAMES = ("linear", "poly", "rbf", "sigmoid")
+#: the kernels computed from the inner products <x, z> (one GEMM per search, shared by all their parameters)
+PRODUCT_KERNELS = frozenset({"linear", "poly", "sigmoid"})
+#: kernels whose Gram matrix need not be positive semidefinite: sigmoid's is not for most gamma and coef0
+#: (tanh of a Gram matrix), so nothing that measures distances in feature space holds for it
+INDEFINITE_KERNELS = frozenset({"sigmoid"})
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One kernel of ``sklearn.svm.SVC`` with its parameters resolved, keeping only those the kernel reads.
+
+    SVC's formulas: linear <x, z>; poly (gamma <x, z> + coef0)^degree; rbf exp(-gamma ||x - z||^2); sigmoid
+    tanh(gamma <x, z> + coef0); "callable" ``function(X, Z)``, the Gram block; "precomputed" the training
+    kernel given as X. Two grid points that differ only in a parameter their kernel ignores (degree with
+    rbf) get equal specs, so a search computes their kernel once.
+
+    Parameters
+    ----------
+    name : {"linear", "poly", "rbf", "sigmoid", "callable", "precomputed"}
+        The kernel.
+    gamma : float, default=0.0
+        Its gamma (poly, rbf, sigmoid), positive.
+    degree : int, default=0
+        Its degree (poly).
+    coef0 : float, default=0.0
+        Its coef0 (poly, sigmoid).
+    function : callable or None, default=None
+        ``function(X, Z)`` -> (n, m) Gram block ("callable").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.kernels import KernelSpec
+    >>> X = np.array([[1.0, 0.0], [1.0, 1.0]])
+    >>> spec = KernelSpec.from_svc_params("poly", X, gamma=1.0, degree=2, coef0=1.0)
+    >>> spec.block(X).tolist()
+    [[4.0, 4.0], [4.0, 9.0]]
+    >>> KernelSpec.from_svc_params("rbf", X, gamma=0.5, degree=2) == KernelSpec("rbf", gamma=0.5)
+    True
+    """
+
+    name: str
+    gamma: float = 0.0
+    degree: int = 0
+    coef0: float = 0.0
+    function: Callable | None = None
+
+    @classmethod
+    def from_svc_params(cls, kernel, X, *, gamma="scale", degree: int = 3, coef0: float = 0.0) -> KernelSpec:
+        """The spec of SVC's parameters on the training features X (gamma "scale"/"auto" resolved on them).
+
+        Parameters
+        ----------
+        kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable
+            SVC's ``kernel``.
+        X : ndarray of shape (n, d)
+            The training features.
+        gamma : float or {"scale", "auto"}, default="scale"
+            SVC's ``gamma`` (``resolve_rbf_gamma``), read by poly, rbf and sigmoid.
+        degree : int, default=3
+            SVC's ``degree``, read by poly (a non-negative integer).
+        coef0 : float, default=0.0
+            SVC's ``coef0``, read by poly and sigmoid.
+
+        Returns
+        -------
+        KernelSpec
+            The kernel, with the parameters it ignores left at their defaults.
+
+        Raises
+        ------
+        ValueError
+            If the kernel is unknown or a parameter it reads is out of range.
+        """
+        if callable(kernel):
+            return cls("callable", function=kernel)
+        if kernel == "precomputed":
+            return cls("precomputed")
+        if kernel not in KERNEL_NAMES:
+            raise ValueError(f"kernel must be one of {KERNEL_NAMES}, 'precomputed' or a callable, got {kernel!r}")
+        if kernel == "linear":
+            return cls("linear")
+        g = resolve_rbf_gamma(gamma, X)
+        if kernel == "rbf":
+            return cls("rbf", gamma=g)
+        if not (isinstance(coef0, numbers.Real) and np.isfinite(coef0)):
+            raise ValueError(f"coef0 must be a finite number, got {coef0!r}")
+        if kernel == "sigmoid":
+            return cls("sigmoid", gamma=g, coef0=float(coef0))
+        if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 0:
+            raise ValueError(f"degree must be a non-negative integer, got {degree!r}")
+        return cls("poly", gamma=g, degree=int(degree), coef0=float(coef0))
+
+    @property
+    def positive_semidefinite(self) -> bool:
+        """Whether every Gram matrix of this kernel is positive semidefinite (a callable is taken to be, as SVC
+        takes it)."""
+        return self.name not in INDEFINITE_KERNELS
+
+    def from_products(self, G, out: np.ndarray | None = None) -> np.ndarray:
+        """A product kernel's block from the inner products G = X Z' (G left as it is).
+
+        Parameters
+        ----------
+        G : ndarray of shape (n, m)
+            Inner products <x_i, z_j>.
+        out : ndarray of shape (n, m) or None, default=None
+            The array to write into (a search reuses one buffer), or None.
+
+        Returns
+        -------
+        ndarray of shape (n, m)
+            The kernel block.
+        """
+        if self.name not in PRODUCT_KERNELS:
+            raise ValueError(f"the {self.name} kernel is not computed from inner products")
+        if self.name == "linear":
+            if out is None:
+                return G.copy()
+            np.copyto(out, G)
+            return out
+        K = np.multiply(G, self.gamma, out=out)
+        K += self.coef0
+        if self.name == "poly":
+            return np.power(K, self.degree, out=K)
+        return np.tanh(K, out=K)
+
+    def block(self, X, Z=None) -> np.ndarray:
+        """The kernel block K(x_i, z_j) (Z None: the training kernel of X).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+            The rows' points.
+        Z : ndarray of shape (m, d) or None, default=None
+            The columns' points; None: Z = X.
+
+        Returns
+        -------
+        ndarray of shape (n, m)
+            The block, float64.
+        """
+        if self.name == "rbf":
+            return rbf_kernel(X, Z, self.gamma)
+        if self.name == "callable":
+            return np.asarray(self.function(X, X if Z is None else Z), dtype=np.float64)
+        if self.name == "precomputed":
+            raise ValueError("a precomputed kernel is given, not computed")
+        X = check_features(X, name="X")
+        return self.from_products(X @ (X if Z is None else check_features(Z, name="Z")).T)
 
 
 def kernel_expansion(K, coef, cols, rows=None, out=None) -> np.ndarray:

@@ -1,7 +1,7 @@
 """scikit-learn adapters: hyperparameter search scored by the span-rule (an adapter package: it
 imports the core library; the core never imports it).
 
-- ``SpanSearchCV``: GridSearchCV-like search, one model per grid point, kernel once per gamma;
+- ``SpanSearchCV``: GridSearchCV-like search over SVC's kernels, one model per grid point, each kernel computed once;
 - ``SVMPlusSearchCV``: the same search for SVM+ (privileged features), by its LOO rule, exact LOO or K-fold CV;
 - ``make_span_scorer`` + ``WholeTrainingSet``: the span-rule inside plain ``GridSearchCV``;
 - ``TieRule``: the study's tie rule as a ``refit`` callable;

@@ -2,7 +2,7 @@
 estimates (``wsvm_span.multiclass``, multiclass.md), behind the same four calls as the binary
 ``_search._GammaKernels``.
 
-Per gamma, shared by every point: the machines' R_ij^2 (xi-alpha bound, always reported), their
+Per kernel, shared by every point: the machines' R_ij^2 (xi-alpha bound, always reported), their
 enclosing-ball diameters D_ij (span bound) and the CV folds' kernels (cv_error), each only when wanted.
 Labels are class positions (``SVC.classes_`` order). The counts n_sv, n_inbound, n_bounded of a point are
 the training points that are an SV (in-bound, bounded SV) of at least one machine.
@@ -35,7 +35,7 @@ def estimate_errors_one_vs_one(model, K, wanted, *, diameters=None, radius2=None
 
 
 class OneVsOneKernels:
-    """What every grid point of one gamma shares on a multiclass problem, and how a point is trained
+    """What every grid point of one kernel shares on a multiclass problem, and how a point is trained
     and estimated on it (the interface of ``_search._GammaKernels``)."""
 
     def __init__(self, train, test, *, class_index, wanted, folds):

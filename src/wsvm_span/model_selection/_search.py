@@ -1,4 +1,4 @@
-"""Hyperparameter search for the RBF SVM scored by the span-rule: ``SpanSearchCV``.
+"""Hyperparameter search for the SVM scored by the span-rule: ``SpanSearchCV``.
 
 A drop-in for ``GridSearchCV(SVC(), param_grid)`` that trains ONE model per grid point on all the
 training data and scores it by a leave-one-out estimate computed from that model (method.md
@@ -18,13 +18,17 @@ leave-one-out accuracy for the span-rule (a lower bound of it for the span bound
 Every estimate is one number over all l training points, so ``n_splits_ = 1`` and cv_results_ has one
 ``split0_test_score`` column: its keys equal GridSearchCV's for a single split.
 
-Work shared across the grid (the speed levers): the squared distances ||x_i - x_j||^2 are computed
-once per search (one GEMM), the kernel exp(-gamma D2) once per gamma and shared by every C and
-weighting of that gamma (with R^2 of the xi-alpha bound, the enclosing-ball diameter of the span
-bound and, for criterion="cv_error", the folds' kernels); LIBSVM trains on it as a precomputed kernel; the
-span-rule needs one factorization per model; the trainer (``engine="smo"``) starts each C of a gamma from
+Any of SVC's kernels (grid keys ``kernel``, ``gamma``, ``degree``, ``coef0`` with SVC's meanings, or the template's):
+linear, poly, rbf, sigmoid, a callable, or one precomputed kernel given as X.
+
+Work shared across the grid (the speed levers): the squared distances ||x_i - x_j||^2 (RBF) and the inner
+products <x_i, x_j> (linear, poly, sigmoid) are computed once per search (one GEMM each), each kernel (exp(-gamma
+D2) once per gamma, the others once per gamma, degree and coef0) once and shared by every C and weighting of it
+(with R^2 of the xi-alpha bound, the enclosing-ball diameter of the span bound, both from that kernel's Gram
+matrix, and, for criterion="cv_error", the folds' kernels); LIBSVM trains on it as a precomputed kernel; the
+span-rule needs one factorization per model; the trainer (``engine="smo"``) starts each C of a kernel from
 the previous C's solution, and each CV fold from its grid point's model. With that trainer on two classes the
-kernel is computed row by row as it is read (``kernels.RBFRows``): training reads the rows of the points that
+RBF kernel is computed row by row as it is read (``kernels.RBFRows``): training reads the rows of the points that
 enter a working set, the span-rule and f the support vectors' rows, so at mnist_2_9's larger gammas most rows
 are never computed; R^2 comes from the largest squared distance, and an estimate that needs more (CV, LOO, the
 span bound's D) completes the kernel first.
@@ -54,7 +58,8 @@ from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 import wsvm_span as ws
 from wsvm_span.engines import ENGINE_NAMES, get_engine
 from wsvm_span.engines.warm_start import Solved, rescaled_start
-from wsvm_span.kernels import RBFRows, rbf_from_squared_distances, resolve_rbf_gamma, squared_distances
+from wsvm_span.kernels import (KERNEL_NAMES, PRODUCT_KERNELS, KernelSpec, RBFRows, rbf_from_squared_distances,
+                                squared_distances)
 from wsvm_span.model import make_model
 from wsvm_span.tie_rules import TIE_ATOL, TIE_RTOL, TIE_RULES
 from wsvm_span.utils.validation import check_kernel
@@ -67,8 +72,9 @@ from ._sklearn_compat import BaseSearchCV, HasMethods, StrOptions
 
 __all__ = ["SpanSearchCV", "TieRule", "WholeTrainingSet", "estimate_errors", "make_span_scorer"]
 
-#: grid keys: SVC's own (C, gamma, class_weight) and the project's weighting schemes
-SVC_KEYS = ("C", "gamma", "class_weight")
+#: grid keys: SVC's own (C, class_weight and the kernel's) and the project's weighting schemes
+KERNEL_KEYS = ("kernel", "gamma", "degree", "coef0")
+SVC_KEYS = ("C", "class_weight") + KERNEL_KEYS
 SCHEME_KEYS = ("C_plus", "C_minus", "sigmoid_A", "sigmoid_B", "sigmoid_sigma", "nw_bandwidth", "nw_tau")
 GRID_KEYS = SVC_KEYS + SCHEME_KEYS
 #: LIBSVM stopping tolerance of the default estimator. The span-rule reads y_p f(x_p) and the
@@ -80,6 +86,13 @@ DEFAULT_TOL = 1e-5
 #: the estimates that read the training kernel only at the support vectors' rows (the span-rule: K among
 #: them; xi-alpha: R^2 and the model's margins): with these alone the kernel's other rows are never computed
 ROW_CRITERIA = frozenset({"span_rule", "xi_alpha_bound", "sv_count_bound"})
+#: criteria that measure the data in feature space: the span bound's D (the smallest enclosing ball, a QP that is
+#: convex only for a positive semidefinite kernel) and the xi-alpha bound's R^2. Measured on six 60-point problems
+#: with the sigmoid kernel (gamma 0.01, 0.05, 0.2, 1; coef0 -1, 0, 1; C 0.5, 8, 100): the enclosing-ball QP failed
+#: on 48 of the 72 kernels, and the xi-alpha value fell below the exact LOO error on 4 of the 216 models, so it
+#: bounds nothing there. The span-rule (the KKT system's identity, no distance) is computed: it differed from the
+#: exact LOO error by 5.8 points on average (median 1.7, max 63; RBF on the same problems: 2.5, 1.7, 15)
+PSD_CRITERIA = frozenset({"span_bound", "xi_alpha_bound"})
 #: the study's tie rules (wsvm_span.tie_rules.TIE_RULES), in the order its CLI lists them
 TIE_RULE_NAMES = tuple(TIE_RULES)
 
@@ -203,12 +216,13 @@ def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None, fold_kerne
     return out
 
 
-class _GammaKernels:
-    """What every grid point of one gamma shares: the training kernel, the held-out block, R^2 of the
-    xi-alpha bound, the enclosing-ball diameter D of the span bound and the CV folds' kernels (each
-    only when a wanted criterion needs it), computed once before the points of that gamma run; and how
-    a point is trained and estimated on them (two classes: one weighted SVM, labels y in {-1, +1}; more:
-    ``_multiclass.OneVsOneKernels``, labels as class positions).
+class _SharedKernel:
+    """What every grid point of one kernel (one gamma of the RBF) shares: the training kernel, the held-out block,
+    R^2 of the xi-alpha bound, the enclosing-ball diameter D of the span bound (both from this kernel's Gram
+    matrix: its entries and its diagonal) and the CV folds' kernels (each only when a wanted criterion needs it),
+    computed once before the points of that kernel run; and how a point is trained and estimated on them (two
+    classes: one weighted SVM, labels y in {-1, +1}; more: ``_multiclass.OneVsOneKernels``, labels as class
+    positions).
 
     The training kernel may be filled on demand (``kernels.RBFRows``, with ``max_d2`` for R^2): the trainer
     computes the rows it reads, estimates that read K only at the support vectors' rows (``ROW_CRITERIA``) ask
@@ -244,44 +258,80 @@ class _GammaKernels:
         return ws.test_error(model, self.test, y_held, check_input=False)
 
 
-class _RBFKernels:
-    """The RBF kernels of every gamma from squared distances computed once per search (one GEMM).
+class _Kernels:
+    """The training kernel (and held-out block) of every kernel of the grid, from what they share computed once per
+    search (one GEMM each): the squared distances ||x_i - x_j||^2 for the RBF kernels (exp(-gamma D2) per gamma),
+    the inner products <x_i, x_j> for linear, poly and sigmoid (their formulas per gamma, degree and coef0); a
+    callable computes its own.
 
-    Each gamma's kernels are written into the same two buffers (``reuse``) when the points of one gamma all
-    finish before the next gamma starts: a fresh l x l array per gamma would pay its page faults again.
-    With ``on_demand`` the training kernel is a ``kernels.RBFRows``, its rows computed as they are read
-    (issue 21: at mnist_2_9's larger gammas a grid row of C reads a fraction of them).
+    Each kernel is written into the same two buffers (``reuse``) when the points of one kernel all finish before
+    the next kernel starts: a fresh l x l array per kernel would pay its page faults again (a callable's arrays
+    are its own and are never written into). With ``on_demand`` an RBF training kernel is a ``kernels.RBFRows``,
+    its rows computed as they are read (issue 21: at mnist_2_9's larger gammas a grid row of C reads a fraction
+    of them).
     """
 
-    def __init__(self, X, X_held, *, reuse: bool = True, on_demand: bool = False):
-        self.train_d2 = squared_distances(X)
-        self.held_d2 = None if X_held is None else squared_distances(X_held, X)
+    def __init__(self, X, X_held, specs, *, reuse: bool = True, on_demand: bool = False):
+        names = {spec.name for spec in specs}
+        self.X, self.X_held = X, X_held
+        rbf = "rbf" in names
+        self.train_d2 = squared_distances(X) if rbf else None
+        self.held_d2 = None if X_held is None or not rbf else squared_distances(X_held, X)
+        products = bool(names & PRODUCT_KERNELS)
+        # X @ X.T is exactly symmetric (numpy computes it with SYRK), so are the kernels computed from it
+        self.train_products = X @ X.T if products else None
+        self.held_products = None if X_held is None or not products else X_held @ X.T
         self.reuse = reuse
         self.on_demand = on_demand
         # R^2 of every gamma from it, without the whole kernel (RBFRows.radius2)
-        self.max_d2 = float(self.train_d2.max()) if on_demand else None
+        self.max_d2 = float(self.train_d2.max()) if on_demand and rbf else None
         self._train = self._held = None
 
-    def at(self, gamma: float):
-        """(training kernel, held-out block or None) of ``gamma``; with ``reuse``, valid until the next call
-        (without, new arrays: gammas computed at once in threads)."""
+    def at(self, spec: KernelSpec):
+        """(training kernel, held-out block or None) of ``spec``; with ``reuse``, valid until the next call
+        (without, new arrays: kernels computed at once in threads)."""
+        if spec.name == "callable":
+            train = check_kernel(spec.block(self.X), name="the callable kernel's training Gram matrix")
+            held = None
+            if self.X_held is not None:
+                held = check_kernel(spec.block(self.X_held, self.X), name="the callable kernel's held-out block",
+                                    square=False)
+                if held.shape != (self.X_held.shape[0], self.X.shape[0]):
+                    raise ValueError(f"the callable kernel's held-out block has shape {held.shape}, expected "
+                                     f"{(self.X_held.shape[0], self.X.shape[0])}")
+            return train, held
         out = self._train if self.reuse else None
-        if self.on_demand:
-            train = RBFRows(self.train_d2, gamma, out=out)
-            self._train = train.array if self.reuse else None
-        else:
-            train = rbf_from_squared_distances(self.train_d2, gamma, out=out)
-            self._train = train if self.reuse else None
+        held_out = self._held if self.reuse else None
         held = None
-        if self.held_d2 is not None:
-            held = rbf_from_squared_distances(self.held_d2, gamma, out=self._held if self.reuse else None)
+        if spec.name == "rbf":
+            if self.on_demand:
+                train = RBFRows(self.train_d2, spec.gamma, out=out)
+                self._train = train.array if self.reuse else None
+            else:
+                train = rbf_from_squared_distances(self.train_d2, spec.gamma, out=out)
+                self._train = train if self.reuse else None
+            if self.held_d2 is not None:
+                held = rbf_from_squared_distances(self.held_d2, spec.gamma, out=held_out)
+        else:
+            train = spec.from_products(self.train_products, out=out)
+            self._train = train if self.reuse else None
+            if self.held_products is not None:
+                held = spec.from_products(self.held_products, out=held_out)
         if self.reuse:
             self._held = held
         return train, held
 
 
+def _kernel_label(spec: KernelSpec) -> str:
+    """A kernel and the parameters it reads, for the progress lines."""
+    read = {"rbf": ("gamma",), "poly": ("gamma", "degree", "coef0"), "sigmoid": ("gamma", "coef0")}.get(spec.name, ())
+    shown = ", ".join(f"{key}={getattr(spec, key)!r}" for key in read)
+    name = getattr(spec.function, "__name__", "callable") if spec.name == "callable" else spec.name
+    return f"kernel={name}" + (f" ({shown})" if shown else "")
+
+
 class _Walk:
-    """Grid points of one gamma trained in turn, each from its predecessor's solution (issue 21: alpha
+    """Grid points of one kernel trained in turn, each from its predecessor's solution (issue 21: alpha
     seeding, for engines with ``capabilities.warm_start``): the model from the previous model with its
     bounded alphas moved to the new weights, its CV folds from it and from the folds' previous models
     (``FoldStarts``). A walk goes down the C axis (``_walks``): the larger C's solution, clipped to the
@@ -305,7 +355,7 @@ class _Walk:
 
 
 def _walks(members: list[int], resolved, candidates, warm: bool) -> list[list[int]]:
-    """The points of one gamma as walks. With an engine that starts from a neighbouring solution (``warm``):
+    """The points of one kernel as walks. With an engine that starts from a neighbouring solution (``warm``):
     the points that differ only in the scale of their weights (``C``, else ``C_plus``), in descending order of
     it; else every point alone. They depend on the grid only, so neither do the results (not on n_jobs)."""
     if not warm:
@@ -382,16 +432,21 @@ def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, r
 
 # --------------------------------------------------------------------------------- the estimator
 class SpanSearchCV(BaseSearchCV):
-    """Grid search over an RBF (or precomputed-kernel) ``SVC`` scored by the span-rule.
+    """Grid search over ``SVC`` (any of its kernels) scored by the span-rule.
 
     Parameters
     ----------
     estimator : sklearn.svm.SVC or None
-        Template of every model and of ``best_estimator_`` (kernel "rbf" or "precomputed"; its tol,
-        cache_size, C, gamma, class_weight are the defaults of what the grid does not set). None means
-        ``SVC(tol=DEFAULT_TOL)``. With kernel="precomputed", X is the (n, n) training kernel.
+        Template of every model and of ``best_estimator_`` (its tol, cache_size, C, class_weight, kernel, gamma,
+        degree, coef0 are the defaults of what the grid does not set). None means ``SVC(tol=DEFAULT_TOL)``
+        (the RBF kernel, gamma="scale"). With kernel="precomputed", X is the (n, n) training kernel (and the
+        grid sets no kernel key).
     param_grid : dict or list of dicts, default LIBSVM grid.py's C x gamma grid (110 points)
-        Keys: ``C``, ``gamma``, ``class_weight`` (SVC's meaning: C_i = C * class_weight[y_i]);
+        Keys: ``C``, ``class_weight`` (SVC's meaning: C_i = C * class_weight[y_i]); the kernel's, with SVC's
+        meanings and defaults: ``kernel`` ("linear" <x, z>, "poly" (gamma <x, z> + coef0)^degree, "rbf"
+        exp(-gamma ||x - z||^2), "sigmoid" tanh(gamma <x, z> + coef0), or a callable ``f(X, Z)`` returning the
+        Gram block), ``gamma`` (a positive number, "scale" = 1 / (d X.var()) or "auto" = 1 / d), ``degree``,
+        ``coef0``; a key the point's kernel does not read is ignored, as in SVC (and kept as a column);
         ``C_plus``/``C_minus`` (two classes only: class weights C+ for classes_[1], C- for classes_[0];
         instead of C and class_weight); ``sigmoid_A``, ``sigmoid_B`` (and ``sigmoid_sigma``): C_i = max(C / (1 +
         exp(-A (q_i - B))), sigma) with importance scores q passed as ``fit(..., scores=q)``;
@@ -401,7 +456,12 @@ class SpanSearchCV(BaseSearchCV):
         The estimate minimised (the library's names). "cv_error" is K-fold CV on the shared kernel
         with the folds of ``cv``; "loo_error" the exact leave-one-out error (retrains without each SV).
         With more than two classes each is the multiclass estimate of ``wsvm_span.multiclass`` (the span
-        bound, xi-alpha and SV-count bounds as union bounds over the machines).
+        bound, xi-alpha and SV-count bounds as union bounds over the machines). The span bound (its D, the
+        smallest ball enclosing the data in feature space) and the xi-alpha bound (its R^2) need a positive
+        semidefinite kernel: with a sigmoid kernel in the grid they are refused (as criterion or extra
+        criterion); the span-rule, the exact LOO error and CV are computed as for any kernel. A callable is
+        taken to be positive semidefinite, as SVC takes it; where it is not, the span bound's enclosing-ball QP
+        can fail, and that point scores ``error_score``.
     extra_criteria : tuple of str
         More estimates to compute at every point and report (a ``cv_results_`` column each).
     tie_rule : {"worst", "best", "median"} or None
@@ -410,13 +470,13 @@ class SpanSearchCV(BaseSearchCV):
     cv : int or splitter
         Folds of criterion "cv_error" (as in GridSearchCV; they must partition the data).
     n_jobs, pre_dispatch : int or None, and int or str
-        joblib threads (the trainers and LAPACK release the GIL): over the gammas, each with its own kernel,
-        when there are at least n_jobs of them, else over the walks (points) of one gamma, which share its
-        kernel. The results do not depend on n_jobs.
+        joblib threads (the trainers and LAPACK release the GIL): over the kernels (one per gamma of the RBF)
+        when there are at least n_jobs of them, else over the walks (points) of one kernel, which share it.
+        The results do not depend on n_jobs.
     refit : bool or callable
         Refit ``best_estimator_`` on all the data; a callable picks ``best_index_`` from ``cv_results_``.
     verbose : int
-        >= 1: a summary line; >= 2: one line per gamma and per grid point.
+        >= 1: a summary line; >= 2: one line per kernel and per grid point.
     error_score : "raise" or float
         Score of a point whose fit or estimate fails.
     return_train_score : bool
@@ -424,7 +484,7 @@ class SpanSearchCV(BaseSearchCV):
     engine : str, default="smo"
         The trainer of the grid points and of their CV and LOO retrainings (``wsvm_span.engines.ENGINE_NAMES``),
         at the template's ``tol`` with LIBSVM's stopping rule. "smo", this project's SMO, walks the C axis of
-        each gamma in descending order, each point starting from the previous point's solution and each CV
+        each kernel in descending order, each point starting from the previous point's solution and each CV
         fold from its point's model (``n_jobs`` cuts the walks into pieces); "sklearn" is scikit-learn's
         LIBSVM, every training from zero. ``best_estimator_`` is an ``SVC`` either way.
 
@@ -434,10 +494,10 @@ class SpanSearchCV(BaseSearchCV):
     scorer_, multimetric_ : as in GridSearchCV. ``cv_results_`` also holds every estimate computed
     under its library name (``span_rule``, ``xi_alpha_bound``, ...), ``n_sv``, ``n_inbound``, ``n_bounded`` (with
     more than two classes: the points that are such an SV of at least one machine), ``kernel_time`` (the time of
-    the shared per-gamma work of that point's gamma: the kernel and what is computed from it, where the kernel's
+    the shared work of that point's kernel: the kernel and what is computed from it, where the RBF kernel's
     rows are computed on demand only what precedes the first point, each row counting in the fit time of the point
-    that first reads it; ``kernel_time_`` sums it over the gammas, plus the squared distances computed once per
-    search) and, with held-out data, ``test_error``.
+    that first reads it; ``kernel_time_`` sums it over the kernels, plus the squared distances and inner products
+    computed once per search) and, with held-out data, ``test_error``.
     best_instance_weights_ : (l,) the C_i of the selected model.
 
     Raises
@@ -446,7 +506,8 @@ class SpanSearchCV(BaseSearchCV):
         From ``fit``: a target that is not a classification target, one class left after removing
         zero-weight points, an unknown grid key, an incomplete weighting scheme or a two-class scheme
         (``C_plus``/``C_minus``, ``nw_*``) on more classes, non-positive C_i, ``tie_rule`` without
-        ``heldout``, a precomputed X that is not square.
+        ``heldout``, a precomputed X that is not square, an unknown kernel or a kernel parameter out of SVC's
+        range, kernel keys with a precomputed kernel, the span bound or xi-alpha bound with a sigmoid kernel.
 
     Examples
     --------
@@ -503,8 +564,10 @@ class SpanSearchCV(BaseSearchCV):
             return SVC(tol=DEFAULT_TOL)
         if not isinstance(self.estimator, SVC):
             raise ValueError(f"SpanSearchCV searches sklearn.svm.SVC models, got {type(self.estimator).__name__}")
-        if self.estimator.kernel not in ("rbf", "precomputed"):
-            raise ValueError(f"SpanSearchCV supports kernel='rbf' or 'precomputed', got {self.estimator.kernel!r}")
+        kernel = self.estimator.kernel
+        if not callable(kernel) and kernel not in (*KERNEL_NAMES, "precomputed"):
+            raise ValueError(f"SpanSearchCV supports SVC's kernels {KERNEL_NAMES}, 'precomputed' or a callable, "
+                             f"got {kernel!r}")
         return clone(self.estimator)
 
     @property
@@ -534,14 +597,20 @@ class SpanSearchCV(BaseSearchCV):
         if not candidates:
             raise ValueError("param_grid is empty: no candidate to evaluate")
         resolved = [self._resolve(params, svc, prob) for params in candidates]
+        indefinite = sorted({spec.name for _, _, spec in resolved if not spec.positive_semidefinite})
+        refused = sorted(PSD_CRITERIA & {self.criterion, *self.extra_criteria})
+        if indefinite and refused:
+            raise ValueError(f"{refused} measure the data in feature space, which the {indefinite} kernel (not "
+                             "positive semidefinite) does not have: select by span_rule, loo_error or cv_error")
         folds = self._folds(prob) if "cv_error" in wanted else None
 
         n = len(candidates)
         root = compat.init_callback_context(self, max_subtasks=n + bool(self.refit))
         contexts = [root.subcontext(task_name="candidate-evaluation") for _ in range(n)]
-        groups: dict[float, list[int]] = {}
-        for i, (_, _, gamma) in enumerate(resolved):
-            groups.setdefault(gamma, []).append(i)
+        # the points of one kernel (its resolved parameters: KernelSpec) share it
+        groups: dict[KernelSpec, list[int]] = {}
+        for i, (_, _, spec) in enumerate(resolved):
+            groups.setdefault(spec, []).append(i)
         if self.verbose > 0:
             print(f"Fitting 1 model for each of {n} candidates ({self.criterion}) on {len(groups)} "
                   f"kernel matrix(es), totalling {n} fits", flush=True)
@@ -549,18 +618,18 @@ class SpanSearchCV(BaseSearchCV):
         kernel_time = np.zeros(n)
         capabilities = get_engine(self.engine).capabilities
         warm = capabilities.warm_start
-        walks = {gamma: _walks(members, resolved, candidates, warm) for gamma, members in groups.items()}
+        walks = {spec: _walks(members, resolved, candidates, warm) for spec, members in groups.items()}
         n_jobs = effective_n_jobs(self.n_jobs)
-        # the walks are fixed by the grid, so the results do not depend on n_jobs; parallel over the gammas
-        # (each with its own kernel: n_jobs kernels in memory at once) when there are enough of them, else
-        # over the walks of one gamma at a time (one kernel, shared)
-        across_gammas = n_jobs > 1 and len(groups) >= n_jobs
+        # the walks are fixed by the grid, so the results do not depend on n_jobs; parallel over the kernels
+        # (n_jobs kernels in memory at once) when there are enough of them, else over the walks of one kernel at
+        # a time (one kernel, shared)
+        across_kernels = n_jobs > 1 and len(groups) >= n_jobs
         t0 = time.perf_counter()
         # rows on demand: the engine reads the kernel only through the solver that fills them (smo), two classes
         # (the one-vs-one machines take the whole kernel)
         on_demand = capabilities.rows_on_demand and prob["classes"].size == 2
-        rbf = None if self.precomputed else _RBFKernels(prob["X_dense"], prob["X_held"], reuse=not across_gammas,
-                                                        on_demand=on_demand)
+        cache = None if self.precomputed else _Kernels(prob["X_dense"], prob["X_held"], groups,
+                                                       reuse=not across_kernels, on_demand=on_demand)
         self.kernel_time_ = time.perf_counter() - t0
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
         options = dict(wanted=wanted, criterion=self.criterion, tol=svc.tol, folds=folds, y_held=prob["y_held"],
@@ -570,31 +639,31 @@ class SpanSearchCV(BaseSearchCV):
         def points(walk):
             return [(i, resolved[i][1], candidates[i], contexts[i]) for i in walk]
 
-        def gamma_kernels(gamma):
+        def shared_kernel(spec):
             t0 = time.perf_counter()
-            kernels = self._kernels(prob, gamma, rbf, wanted=wanted, folds=folds)
+            kernels = self._kernels(prob, spec, cache, wanted=wanted, folds=folds)
             elapsed = time.perf_counter() - t0
             if self.verbose > 1:
-                print(f"[SpanSearchCV] gamma={gamma!r}: kernel {elapsed:.2f}s, {len(groups[gamma])} points",
+                print(f"[SpanSearchCV] {_kernel_label(spec)}: kernel {elapsed:.2f}s, {len(groups[spec])} points",
                       flush=True)
             return kernels, elapsed
 
-        def one_gamma(gamma):
-            kernels, elapsed = gamma_kernels(gamma)
-            return elapsed, [_evaluate_walk(kernels, prob["y"], points(walk), **options) for walk in walks[gamma]]
+        def one_kernel(spec):
+            kernels, elapsed = shared_kernel(spec)
+            return elapsed, [_evaluate_walk(kernels, prob["y"], points(walk), **options) for walk in walks[spec]]
 
-        if across_gammas:
-            per_gamma = parallel(delayed(one_gamma)(gamma) for gamma in groups)
+        if across_kernels:
+            per_kernel = parallel(delayed(one_kernel)(spec) for spec in groups)
         else:
-            per_gamma = []
-            for gamma in groups:
-                kernels, elapsed = gamma_kernels(gamma)
-                per_gamma.append((elapsed, parallel(delayed(_evaluate_walk)(kernels, prob["y"], points(walk), **options)
-                                                    for walk in walks[gamma])))
-        for gamma, (elapsed, walks_out) in zip(groups, per_gamma):
+            per_kernel = []
+            for spec in groups:
+                kernels, elapsed = shared_kernel(spec)
+                per_kernel.append((elapsed, parallel(delayed(_evaluate_walk)(kernels, prob["y"], points(walk),
+                                                                             **options) for walk in walks[spec])))
+        for spec, (elapsed, walks_out) in zip(groups, per_kernel):
             self.kernel_time_ += elapsed
-            kernel_time[groups[gamma]] = elapsed
-            for walk, walk_out in zip(walks[gamma], walks_out):
+            kernel_time[groups[spec]] = elapsed
+            for walk, walk_out in zip(walks[spec], walks_out):
                 for i, res in zip(walk, walk_out):
                     out[i] = res
         compat.warn_or_raise_about_fit_failures(out, self.error_score)
@@ -676,7 +745,7 @@ class SpanSearchCV(BaseSearchCV):
                 "y_held": y_held}
 
     def _resolve(self, params, svc, prob):
-        """(SVC parameters for the refit, C_i of the search, numeric gamma) of one candidate."""
+        """(SVC parameters for the refit, C_i of the search, its kernel) of one candidate."""
         unknown = set(params) - set(GRID_KEYS)
         if unknown:
             raise ValueError(f"unknown param_grid key(s) {sorted(unknown)}; allowed: {list(GRID_KEYS)}")
@@ -718,7 +787,7 @@ class SpanSearchCV(BaseSearchCV):
         C *= prob["sample_weight"]
         if not (np.all(np.isfinite(C)) and np.all(C > 0)):
             raise ValueError(f"candidate {params} gives non-positive or non-finite instance weights C_i")
-        return svc_params, C, self._gamma(svc, svc_params, prob)
+        return svc_params, C, self._kernel_spec(svc, svc_params, prob)
 
     @staticmethod
     def _native_C(svc, svc_params, prob) -> np.ndarray:
@@ -730,19 +799,28 @@ class SpanSearchCV(BaseSearchCV):
                                          classes=prob["classes"], y=prob["y_orig"])
         return float(C) * per_class[prob["class_index"]]
 
-    def _gamma(self, svc, svc_params, prob) -> float:
+    def _kernel_spec(self, svc, svc_params, prob) -> KernelSpec:
+        """The candidate's kernel: the grid's kernel keys over the template's, with SVC's meanings."""
         if self.precomputed:
-            if "gamma" in svc_params:
-                raise ValueError("gamma has no meaning with kernel='precomputed': drop it from param_grid")
-            return 0.0
-        return resolve_rbf_gamma(svc_params.get("gamma", svc.gamma), prob["X_dense"])
+            given = sorted(set(KERNEL_KEYS) & set(svc_params))
+            if given:
+                raise ValueError(f"{given} have no meaning with kernel='precomputed' (X is the kernel): drop them "
+                                 "from param_grid")
+            return KernelSpec("precomputed")
+        kernel = svc_params.get("kernel", svc.kernel)
+        if isinstance(kernel, str) and kernel == "precomputed":
+            raise ValueError("kernel='precomputed' is the estimator's kernel (X is then the training kernel), not a "
+                             "grid value: give SpanSearchCV(SVC(kernel='precomputed'), ...)")
+        return KernelSpec.from_svc_params(kernel, prob["X_dense"], gamma=svc_params.get("gamma", svc.gamma),
+                                          degree=svc_params.get("degree", svc.degree),
+                                          coef0=svc_params.get("coef0", svc.coef0))
 
     @staticmethod
-    def _kernels(prob, gamma, rbf: _RBFKernels | None, *, wanted, folds) -> _GammaKernels | OneVsOneKernels:
-        train, test = (prob["X_dense"], prob["X_held"]) if rbf is None else rbf.at(gamma)
+    def _kernels(prob, spec, cache: _Kernels | None, *, wanted, folds) -> _SharedKernel | OneVsOneKernels:
+        train, test = (prob["X_dense"], prob["X_held"]) if cache is None else cache.at(spec)
         if prob["classes"].size > 2:
             return OneVsOneKernels(train, test, class_index=prob["class_index"], wanted=wanted, folds=folds)
-        return _GammaKernels(train, test, wanted=wanted, folds=folds, max_d2=None if rbf is None else rbf.max_d2)
+        return _SharedKernel(train, test, wanted=wanted, folds=folds, max_d2=None if cache is None else cache.max_d2)
 
     def _folds(self, prob) -> np.ndarray:
         """Fold id of every point from the ``cv`` splitter (must be a partition, as K-fold is)."""
@@ -800,8 +878,9 @@ def make_span_scorer(criterion: str = "span_rule"):
     Returns
     -------
     callable
-        The scorer. Called, it raises a ValueError for a model that is not a fitted binary RBF or
-        precomputed-kernel SVC, or for data that are not the model's own training set.
+        The scorer. Called, it raises a ValueError for a model that is not a fitted binary SVC (any kernel;
+        the span bound and xi-alpha bound not with a sigmoid one: ``SpanSearchCV``'s criterion), or for data
+        that are not the model's own training set.
 
     Raises
     ------
@@ -828,19 +907,27 @@ def make_span_scorer(criterion: str = "span_rule"):
         if isinstance(estimator, Pipeline):
             X = estimator[:-1].transform(X)
             svc = estimator[-1]
-        if not isinstance(svc, SVC) or svc.kernel not in ("rbf", "precomputed"):
-            raise ValueError("the span scorer needs a fitted SVC with kernel 'rbf' or 'precomputed'")
+        if not isinstance(svc, SVC):
+            raise ValueError(f"the span scorer needs a fitted SVC, got {type(svc).__name__}")
         check_is_fitted(svc)
         if len(svc.classes_) != 2:
             raise ValueError("the span scorer handles binary classification only")
         X = check_array(X, accept_sparse="csr", dtype=np.float64)
+        X_dense = X.toarray() if sp.issparse(X) else X
         n = X.shape[0]
-        if svc.shape_fit_[0] != n or (svc.kernel == "rbf" and not _same_rows(svc.support_vectors_, X[svc.support_])):
+        # SVC keeps its support vectors' features for a named kernel (not for a precomputed or callable one)
+        named = isinstance(svc.kernel, str) and svc.kernel != "precomputed"
+        if svc.shape_fit_[0] != n or (named and not _same_rows(svc.support_vectors_, X[svc.support_])):
             raise ValueError("the span scorer must see the model's own training set: use cv=WholeTrainingSet()")
-        if svc.kernel == "precomputed":
-            K = check_kernel(X.toarray() if sp.issparse(X) else X, name="X (precomputed training kernel)")
+        spec = KernelSpec.from_svc_params(svc.kernel, X_dense, gamma=compat.svc_gamma(svc), degree=svc.degree,
+                                          coef0=svc.coef0)
+        if not spec.positive_semidefinite and criterion in PSD_CRITERIA:
+            raise ValueError(f"{criterion} measures the data in feature space, which the {spec.name} kernel (not "
+                             "positive semidefinite) does not have")
+        if spec.name == "precomputed":
+            K = check_kernel(X_dense, name="X (precomputed training kernel)")
         else:
-            K = ws.rbf_kernel(X.toarray() if sp.issparse(X) else X, gamma=compat.svc_gamma(svc))
+            K = check_kernel(spec.block(X_dense), name=f"the {spec.name} kernel's training Gram matrix")
         y_pm = np.where(np.asarray(y) == svc.classes_[1], 1.0, -1.0)
         sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         if sw.shape != (n,) or not np.all(sw > 0):

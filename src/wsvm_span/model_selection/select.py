@@ -1,7 +1,8 @@
 """``wsvm-span select DATA_FILE``: what LIBSVM's tools/grid.py does, scored by the span-rule.
 
 Grid over log2 C and log2 gamma (grid.py's default ranges and option syntax: ``-log2c begin,end,step``),
-one RBF SVM per grid point trained on the whole file (any number of classes: LIBSVM's one-vs-one
+one RBF SVM per grid point (the RBF kernel only, svm-train's -t 2, as grid.py; SpanSearchCV grids over the other
+kernels too) trained on the whole file (any number of classes: LIBSVM's one-vs-one
 classifier, as svm-train), each scored by the span-rule (or another criterion, ``-v`` folds for
 ``--criterion cv_error``); prints grid.py's lines ("log2c log2g rate (best c=,
 g=, rate=)" per point, then "c g rate" for the best), where rate is 100 * (1 - estimate): the
@@ -82,8 +83,10 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--test", help="test file (same format): report the selected model's accuracy on it")
     p.add_argument("-log2c", "--log2c", type=_triple, default=GRIDPY_LOG2C, help=f"C range, {GRIDPY_USAGE} "
                    "(default %(default)s)")
-    p.add_argument("-log2g", "--log2g", type=_triple, default=GRIDPY_LOG2G, help=f"gamma range, {GRIDPY_USAGE} "
-                   "(default %(default)s)")
+    p.add_argument("-log2g", "--log2g", type=_triple, default=GRIDPY_LOG2G,
+                   help=f"gamma range of the RBF kernel, {GRIDPY_USAGE} (default %(default)s). select grids over the "
+                        "RBF kernel only (svm-train -t 2), as grid.py does; the linear, poly and sigmoid kernels and "
+                        "a callable are SpanSearchCV's grid keys (docs/selecting.md, Kernels)")
     p.add_argument("--criterion", choices=list(dict.fromkeys(CRITERIA + SVM_PLUS_CRITERIA)),
                    help=f"estimate minimised (default span_rule; with --privileged one of "
                         f"{', '.join(SVM_PLUS_CRITERIA)}, default loo_rule: SVM+'s LOO rule)")
