@@ -146,7 +146,8 @@ def use_credentials_file() -> str | None:
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
         parser = configparser.ConfigParser()
-        parser.read(path)  # an unreadable file raises in stat or open, never silently here
+        with open(path, encoding="utf-8") as f:  # ConfigParser.read would skip a file it cannot open
+            parser.read_file(f)
     except OSError as exc:
         raise TrackingRefused(f"the tracking credentials file {path} (${CREDENTIALS_ENV}) cannot be read: {exc}. "
                               "On a cluster it must be on every node the jobs run on (scripts/local-cluster "
