@@ -15,7 +15,8 @@ server and to a temporary SQLite store, in the same run.
     python benchmarks/bench_tracking_server.py share --uri http://127.0.0.1:5000
 
 Writes a JSON record to benchmarks/out/tracking_server_<mode>.json (or --out). The server comes from
-``scripts/local-cluster start``.
+``scripts/local-cluster start``; it asks for the credentials that ``eval "$(scripts/local-cluster env)"``
+points to (WSVM_MLFLOW_CREDENTIALS).
 """
 
 from __future__ import annotations

@@ -6,16 +6,22 @@ each scatter chart draws.
     .venv/bin/python scripts/mlflow_ui_screenshots.py --table URL --charts URL --out results/ui
 
 tests/test_mlflow_ui.py asserts on the JSON; the screenshots are kept for people. Needs chromium and
-chromium-driver (apt) and selenium (requirements.lock).
+chromium-driver (apt) and selenium (requirements.lock). A tracking server that asks for a password (the
+one scripts/local-cluster starts) gets the user and password of the file that WSVM_MLFLOW_CREDENTIALS
+names, sent by the browser with every request (never on a command line or in an address).
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+import os
 import sys
 import time
 from pathlib import Path
+
+from wsvm_span.study.tracking import use_credentials_file
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -64,7 +70,14 @@ def browser():
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 f"--window-size={WINDOW[0]},{WINDOW[1]}", "--force-device-scale-factor=1", "--lang=en-US"):
         opts.add_argument(arg)
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    if use_credentials_file():
+        user, password = os.environ["MLFLOW_TRACKING_USERNAME"], os.environ["MLFLOW_TRACKING_PASSWORD"]
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        # Chromium's DevTools protocol adds the header to every request of the page, the UI's own XHRs too
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {"Authorization": f"Basic {token}"}})
+    return driver
 
 
 def wait_for(driver, what: str, condition):

@@ -1,6 +1,7 @@
 """Helpers (no tests) for the tests marked ``cluster``: the project's one-node SLURM cluster and MLflow
 tracking server (``scripts/local-cluster``), started once per session and stopped at its end when the
-session started it. Selecting these tests where the script cannot run (not root, not Debian) is a
+session started it. The server asks for a user and password: the session reads them from the credentials
+file that ``local-cluster`` prints (``WSVM_MLFLOW_CREDENTIALS``), as every job does. Selecting these tests where the script cannot run (not root, not Debian) is a
 failure, never a skip: ``make test-cluster`` on a Debian machine with root runs them."""
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from wsvm_span.study.tracking import CREDENTIALS_ENV, use_credentials_file
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "local-cluster"
@@ -80,6 +83,11 @@ def local_cluster():
     res = local_cluster_cmd("start")
     start_s = time.monotonic() - t0
     assert res.returncode == 0, f"scripts/local-cluster start failed:\n{res.stdout}\n{res.stderr}"
+    # the start's last lines: `export NAME=VALUE` of the server's address and the credentials file's path
+    exports = dict(line.removeprefix("export ").split("=", 1) for line in res.stdout.splitlines()
+                   if line.startswith("export "))
+    os.environ[CREDENTIALS_ENV] = exports[CREDENTIALS_ENV]
+    use_credentials_file()  # for this process's own clients; workflow_env() keeps the password from subprocesses
     cluster = Cluster(TRACKING_URI, start_s, started_here=not was_running)
     yield cluster
     if cluster.started_here:

@@ -60,11 +60,12 @@ def copy_of_repository(dest: Path) -> Path:
 
 
 def bare_env() -> dict[str, str]:
-    """The environment of a new shell: no virtual environment on PATH, no tracking URI."""
+    """The environment of a new shell: no virtual environment on PATH, no tracking URI or credentials."""
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
                                   if p and "/.venv/" not in p + "/" and not Path(p, "activate").is_file())
-    for key in ("VIRTUAL_ENV", "MLFLOW_TRACKING_URI", "PYTHONPATH", "WSVM_WORKFLOW_RUN"):
+    for key in ("VIRTUAL_ENV", "MLFLOW_TRACKING_URI", "PYTHONPATH", "WSVM_WORKFLOW_RUN", "WSVM_MLFLOW_CREDENTIALS",
+                "MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"):
         env.pop(key, None)
     return env
 

@@ -276,6 +276,30 @@ def test_server_restart_during_the_run_lost_nothing(runs):
     assert len([r for r in runs.server_runs() if r.data.tags.get("wsvm.kind") == "model"]) == runs.n_models
 
 
+def test_jobs_logged_through_the_credentials_file_and_show_no_password(runs):
+    """The SLURM jobs had the credentials file's path, not the password (workflow_env), and the server
+    refuses requests without them: every run above came through its basic auth. The password is in none of
+    the runs' params or tags, and in no log of the workflow (Snakemake's, SLURM's, the jobs' own)."""
+    import configparser
+    import os
+
+    from wsvm_span.study.tracking import CREDENTIALS_ENV
+
+    assert "MLFLOW_TRACKING_PASSWORD" not in runs.env and CREDENTIALS_ENV in runs.env
+    creds = configparser.ConfigParser()
+    creds.read(os.environ[CREDENTIALS_ENV])
+    password = creds["mlflow"]["mlflow_tracking_password"]
+    server_runs = runs.server_runs()
+    assert server_runs
+    for r in server_runs:
+        assert not any(password in f"{k}={v}" for k, v in {**r.data.params, **r.data.tags}.items()), r.info.run_id
+    logs = [p for p in (runs.cluster_dir / "results" / "logs").rglob("*") if p.is_file()]
+    logs += list((runs.cluster_dir / ".snakemake" / "log").glob("*.log"))
+    assert len(logs) > len(runs.jobs)
+    assert not [p for p in logs if password.encode() in p.read_bytes()]
+    assert password not in runs.cluster_res.stdout + runs.cluster_res.stderr
+
+
 def test_slurm_logs_and_benchmarks(runs):
     logs = list((runs.cluster_dir / "results" / "logs" / "slurm").rglob("*.log"))
     assert len(logs) >= len(runs.jobs) + 1  # one per SLURM job, the killed one included

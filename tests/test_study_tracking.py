@@ -5,6 +5,7 @@ Real MLflow, real SQLite, real processes (no mocks)."""
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import sqlite3
 import time
 from collections import Counter
@@ -16,9 +17,13 @@ from wsvm_span.study.tracking import (
     KIND,
     MODEL_INDEX,
     SLOT,
+    CREDENTIALS_ENV,
     Tracker,
+    TrackingRefused,
+    auth_refusal,
     is_transient,
     set_sqlite_wal,
+    use_credentials_file,
     with_retries,
 )
 
@@ -80,6 +85,45 @@ def test_transient_errors_are_retried():
     assert not is_transient(ValueError("bad parameter"))
     with pytest.raises(ValueError):
         with_retries(lambda: (_ for _ in ()).throw(ValueError("bad parameter")))
+
+
+def test_a_refused_request_is_not_retried():
+    """A server's 401/403 (MLflow's message for a non-JSON answer) fails at once, whatever else it says."""
+    from mlflow.exceptions import MlflowException
+
+    refused = MlflowException("API request to endpoint /api/2.0/mlflow/runs/create failed with error code "
+                              "401 != 200. Response body: 'You are not authenticated.' (max retries exceeded)")
+    assert auth_refusal(refused) == 401 and not is_transient(refused)
+    assert auth_refusal(MlflowException("failed with error code 403 != 200. Response body: 'Permission denied'")) == 403
+    assert auth_refusal(RuntimeError("database is locked")) is None
+    calls = []
+
+    def refuse():
+        calls.append(1)
+        raise refused
+
+    with pytest.raises(MlflowException):
+        with_retries(refuse, base=0.001)
+    assert len(calls) == 1
+
+
+def test_credentials_file_sets_the_user_in_this_process_only_when_private(tmp_path, monkeypatch):
+    monkeypatch.delenv("MLFLOW_TRACKING_USERNAME", raising=False)
+    monkeypatch.delenv("MLFLOW_TRACKING_PASSWORD", raising=False)
+    monkeypatch.delenv(CREDENTIALS_ENV, raising=False)
+    assert use_credentials_file() is None and "MLFLOW_TRACKING_PASSWORD" not in os.environ
+    creds = tmp_path / "mlflow-credentials"
+    creds.write_text("[mlflow]\nmlflow_tracking_username = jobs\nmlflow_tracking_password = s3cret\n")
+    monkeypatch.setenv(CREDENTIALS_ENV, str(creds))
+    creds.chmod(0o644)
+    with pytest.raises(TrackingRefused, match="readable by others .*chmod 600"):
+        use_credentials_file()
+    creds.chmod(0o600)
+    assert use_credentials_file() == str(creds)
+    assert (os.environ["MLFLOW_TRACKING_USERNAME"], os.environ["MLFLOW_TRACKING_PASSWORD"]) == ("jobs", "s3cret")
+    monkeypatch.setenv(CREDENTIALS_ENV, str(tmp_path / "missing"))
+    with pytest.raises(TrackingRefused, match="cannot be read"):
+        use_credentials_file()
 
 
 @pytest.mark.timeout(240)

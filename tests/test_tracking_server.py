@@ -1,21 +1,29 @@
 """The MLflow tracking server that scripts/local-cluster starts (PostgreSQL behind it), driven by writer
-processes that log exactly as grid jobs do (benchmarks/bench_tracking_server.py): a server restarted
-while they write, and the load of 16 writers with 1000 child runs each. The runs are counted here,
+processes that log exactly as grid jobs do (benchmarks/bench_tracking_server.py): a server that refuses
+requests without its credentials, a server restarted while they write, and the load of 16 writers with 1000
+child runs each. The runs are counted here,
 independently of the writers: none may be lost or duplicated. Marked ``cluster``; the load test is also
 ``slow`` (``make test-load``)."""
 
 from __future__ import annotations
 
+import base64
+import configparser
 import json
+import os
+import stat
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from test_workflow_helpers import REPO
+from test_workflow_helpers import REPO, workflow_env
+from wsvm_span.study.tracking import CREDENTIALS_ENV
 
 pytestmark = [pytest.mark.cluster]
 BENCH = REPO / "benchmarks" / "bench_tracking_server.py"
@@ -61,6 +69,65 @@ def _assert_exact(uri: str, record: dict) -> None:
     assert set(models.values()) == {1}  # no model logged twice
     assert kinds["job"] == writers * jobs and kinds["dataset"] == writers
     assert set(statuses) == {"FINISHED"}
+
+
+def _status(url: str, user: str | None = None, password: str | None = None) -> int:
+    headers = {}
+    if user is not None:
+        headers["Authorization"] = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as res:
+            return res.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+# a job's tracking: a run with a param and a tag, through the credentials file only; it waits for its stdin
+# to close, so that the process list is read while it runs
+_JOB = """
+import sys
+from wsvm_span.study.tracking import Tracker
+tracker = Tracker(sys.argv[1])
+eid = tracker.experiment_id(sys.argv[2])
+print(tracker.create_run(eid, "auth-check", tags={"wsvm.kind": "job"}, params={"slot": "auth"}), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_server_refuses_requests_without_its_credentials(local_cluster, tmp_path):
+    """MLflow's basic-auth app: no credentials or a wrong password get 401 (health stays open); the
+    credentials file is its owner's only, and a job that logs through it shows the password neither in the
+    process list nor in its run."""
+    url = f"{local_cluster.tracking_uri}/api/2.0/mlflow/experiments/search?max_results=1"
+    path = Path(os.environ[CREDENTIALS_ENV])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.stat().st_uid == os.geteuid()
+    creds = configparser.ConfigParser()
+    creds.read(path)
+    user, password = creds["mlflow"]["mlflow_tracking_username"], creds["mlflow"]["mlflow_tracking_password"]
+    assert _status(url) == 401
+    assert _status(url, user, password + "x") == 401
+    assert _status(url, user, password) == 200
+    assert _status(f"{local_cluster.tracking_uri}/health") == 200  # local-cluster's check needs no password
+
+    env = workflow_env()
+    assert "MLFLOW_TRACKING_PASSWORD" not in env and env[CREDENTIALS_ENV] == str(path)
+    job = subprocess.Popen([sys.executable, "-c", _JOB, local_cluster.tracking_uri, f"auth-{int(time.time())}/exp1"],
+                           env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        run_id = job.stdout.readline().strip()
+        assert run_id, job.stderr.read()
+        # -ww: whole command lines (without a terminal ps cuts them at 80 columns)
+        processes = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True, check=True).stdout
+    finally:
+        _, err = job.communicate("", timeout=60)
+    assert job.returncode == 0, err
+    assert password not in processes and "mlflow server --app-name basic-auth" in processes
+    from mlflow.tracking import MlflowClient
+
+    data = MlflowClient(local_cluster.tracking_uri).get_run(run_id).data
+    assert data.params == {"slot": "auth"}
+    assert not any(password in f"{k}={v}" for k, v in {**data.params, **data.tags}.items())
 
 
 def test_server_restarted_while_jobs_log_loses_and_duplicates_nothing(local_cluster, tmp_path):

@@ -21,14 +21,16 @@ def data_mirror() -> Path | None:
 
 
 def workflow_env(pycache: Path | None = None) -> dict[str, str]:
-    """Environment for workflow subprocesses: the venv's tools first on PATH, no inherited tracking URI.
+    """Environment for workflow subprocesses: the venv's tools first on PATH, no inherited tracking URI,
+    and no tracking password (a job reads it from the file that ``WSVM_MLFLOW_CREDENTIALS`` names).
 
     Where the environment forbids writing bytecode (PYTHONDONTWRITEBYTECODE), each of the workflow's
     ~30 Python processes would recompile MLflow, scikit-learn, pandas... from source; with a bytecode
     cache outside the source tree (PYTHONPYCACHEPREFIX) only the first one does."""
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
-    env.pop("MLFLOW_TRACKING_URI", None)
+    for key in ("MLFLOW_TRACKING_URI", "MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"):
+        env.pop(key, None)
     env.pop("WSVM_CONFIG_SCHEMA", None)
     if pycache is not None and env.get("PYTHONDONTWRITEBYTECODE"):
         env.pop("PYTHONDONTWRITEBYTECODE")

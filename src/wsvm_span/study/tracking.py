@@ -27,23 +27,35 @@ to run first; every call is retried with exponential backoff and jitter on "data
 errors and on a tracking server's connection errors (a server restarted mid-job is ridden out). A job
 first checks that the store answers (:meth:`Tracker.ensure_reachable`) and fails with a clear error,
 before computing anything, when it does not; the scheduler's retry takes it up.
+
+Authentication: a tracking server that asks for a user and password (``scripts/local-cluster`` runs
+MLflow's basic-auth app) gets them from the credentials file that ``$WSVM_MLFLOW_CREDENTIALS`` names
+(:func:`use_credentials_file`), so that the password is in no command line, job script or log. A server
+that refuses them (HTTP 401/403) fails the job at once with :class:`TrackingRefused`: no retry can help.
 """
 
 from __future__ import annotations
 
+import configparser
 import logging
 import math
 import os
 import random
+import re
+import stat
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 __all__ = [
+    "CREDENTIALS_ENV",
     "TRANSIENT_MARKERS",
+    "TrackingRefused",
     "TrackingUnavailable",
+    "auth_refusal",
     "is_transient",
+    "use_credentials_file",
     "log_batches",
     "with_retries",
     "Tracker",
@@ -93,10 +105,64 @@ BATCH_ENTRIES, BATCH_PARAMS, BATCH_TAGS = 1000, 100, 100
 PREFLIGHT_REQUEST_S = 20
 PREFLIGHT_DEADLINE_S = 60
 PREFLIGHT_PAUSE_S = 5
+#: names a credentials file in MLflow's own format (``[mlflow]`` with ``mlflow_tracking_username`` and
+#: ``mlflow_tracking_password``, as ``~/.mlflow/credentials``): MLflow reads that file only from the home
+#: directory, which SLURM jobs of a shared account (root on the local cluster) have in common
+CREDENTIALS_ENV = "WSVM_MLFLOW_CREDENTIALS"
+#: what MLflow's REST client says of a refused request (its message carries the HTTP status)
+_REFUSED = re.compile(r"error code (401|403)\b")
 
 
 class TrackingUnavailable(RuntimeError):
     """The tracking store does not answer (server down, database unreachable)."""
+
+
+class TrackingRefused(RuntimeError):
+    """The tracking server refused the credentials (HTTP 401) or the permission (403), or the credentials
+    file is missing or unsafe: fixed by the user, never by another attempt."""
+
+
+def auth_refusal(exc: BaseException) -> int | None:
+    """401 or 403 when ``exc`` is a tracking server's refusal of a request (credentials, permission),
+    else None."""
+    code = getattr(exc, "error_code", None)
+    if code in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
+        return 401 if code == "UNAUTHENTICATED" else 403
+    match = _REFUSED.search(str(exc))
+    return int(match.group(1)) if match else None
+
+
+def use_credentials_file() -> str | None:
+    """Authenticate this process's requests to a tracking server with the file that
+    ``$WSVM_MLFLOW_CREDENTIALS`` names; returns its path (None when the variable is unset).
+
+    MLflow takes a user and password from its environment variables, read at every request; they are
+    set here, inside the process, so that they never appear on a command line (``ps``), in a SLURM or
+    Snakemake job script or log, or among a run's params and tags. The file must be readable by its
+    owner only (as ssh requires of a private key): a password that others can read is not one."""
+    path = os.environ.get(CREDENTIALS_ENV)
+    if not path:
+        return None
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        parser = configparser.ConfigParser()
+        with open(path, encoding="utf-8") as f:  # ConfigParser.read would skip a file it cannot open
+            parser.read_file(f)
+    except OSError as exc:
+        raise TrackingRefused(f"the tracking credentials file {path} (${CREDENTIALS_ENV}) cannot be read: {exc}. "
+                              "On a cluster it must be on every node the jobs run on (scripts/local-cluster "
+                              "start writes /etc/wsvm-cluster/mlflow-credentials).") from exc
+    if mode & 0o077:
+        raise TrackingRefused(f"the tracking credentials file {path} is readable by others (mode {mode:04o}): "
+                              f"chmod 600 {path}, then change the password (docs/cluster.md).")
+    section = parser["mlflow"] if parser.has_section("mlflow") else {}
+    user, password = section.get("mlflow_tracking_username"), section.get("mlflow_tracking_password")
+    if not user or not password:
+        raise TrackingRefused(f"the tracking credentials file {path} lacks mlflow_tracking_username or "
+                              "mlflow_tracking_password under [mlflow]")
+    os.environ["MLFLOW_TRACKING_USERNAME"] = user
+    os.environ["MLFLOW_TRACKING_PASSWORD"] = password
+    return path
 
 
 def experiment_name(prefix: str, experiment: str) -> str:
@@ -106,7 +172,10 @@ def experiment_name(prefix: str, experiment: str) -> str:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Whether an error is worth retrying (lock contention, busy database, flaky server)."""
+    """Whether an error is worth retrying (lock contention, busy database, flaky server); a server's
+    refusal of the credentials or the permission never is."""
+    if auth_refusal(exc) is not None:
+        return False
     text = f"{type(exc).__name__}: {exc}".lower()
     cause = exc.__cause__ or exc.__context__
     if cause is not None and cause is not exc:
@@ -271,6 +340,8 @@ class Tracker:
         # With a tracking server, MLflow prints a link after every run it ends, fetching the run once more
         # to do so: one request per run for a line nobody reads in a batch job.
         os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
+        server = uri.startswith(("http://", "https://"))
+        self.credentials = use_credentials_file() if server else None
         with self.timed():
             from mlflow.tracking import MlflowClient  # heavy import: counted as overhead
 
@@ -297,7 +368,8 @@ class Tracker:
         """Fail early, with a message that says what to check, when the store does not answer.
 
         Each try is one bounded request; tries repeat for ``deadline_s`` (default
-        :data:`PREFLIGHT_DEADLINE_S`: a server being restarted, a SQLite database locked by a migration)."""
+        :data:`PREFLIGHT_DEADLINE_S`: a server being restarted, a SQLite database locked by a migration).
+        A server that refuses the credentials fails at once (:class:`TrackingRefused`)."""
         deadline_s = PREFLIGHT_DEADLINE_S if deadline_s is None else deadline_s
         start = time.monotonic()
         while True:
@@ -306,6 +378,9 @@ class Tracker:
                     self.client.search_experiments(max_results=1)
                 return
             except Exception as exc:  # noqa: BLE001 - reported below with the cause
+                refused = auth_refusal(exc)
+                if refused is not None:
+                    raise TrackingRefused(self._refusal(refused, exc)) from exc
                 if time.monotonic() - start + PREFLIGHT_PAUSE_S > deadline_s:
                     server = self.uri.startswith(("http://", "https://"))
                     hint = ("Is the tracking server running (scripts/local-cluster status) and is its database "
@@ -318,6 +393,23 @@ class Tracker:
                 log.warning("tracking store %s not answering (%s); trying again in %d s", self.uri,
                             str(exc).splitlines()[0][:200], PREFLIGHT_PAUSE_S)
                 time.sleep(PREFLIGHT_PAUSE_S)
+
+    def _refusal(self, status: int, exc: BaseException) -> str:
+        user = os.environ.get("MLFLOW_TRACKING_USERNAME")
+        if status == 403:
+            hint = (f"The account {user!r} may not use this store: the server's admin grants it MANAGE on the "
+                    "study's experiments (or default_permission = MANAGE in the server's auth config).")
+        elif self.credentials:
+            hint = (f"The user and password of {self.credentials} (${CREDENTIALS_ENV}) are not the server's "
+                    "account: after a password change, copy the server's credentials file again "
+                    "(scripts/local-cluster start writes both; docs/cluster.md).")
+        elif user:
+            hint = "The server refused MLFLOW_TRACKING_USERNAME/MLFLOW_TRACKING_PASSWORD."
+        else:
+            hint = (f"No credentials were given: set {CREDENTIALS_ENV} to the credentials file "
+                    "(`scripts/local-cluster env` prints it; docs/cluster.md).")
+        return (f"MLflow tracking server {self.uri} refused the request (HTTP {status}): "
+                f"{str(exc).splitlines()[0][:300]}. {hint} Nothing was computed; a new attempt cannot help.")
 
     # ----------------------------------------------------------------------------- experiments
     def experiment_id(self, name: str, description: str | None = None) -> str:
