@@ -305,3 +305,47 @@ def test_updated_face_system_solves_as_the_reduced_system(seed):
     scale = np.abs(x_ref).max()
     np.testing.assert_allclose(x, x_ref, atol=1e-8 * scale)
     np.testing.assert_allclose([b, b_tilde], [b_ref, b_tilde_ref], atol=1e-8 * scale)
+
+
+def test_refined_face_solution_has_a_smaller_residual():
+    """``minimiser(refine=True)`` (the end point's second try, where the face solve's forward error fails the KKT
+    check) solves the face system at least as well as the plain solve."""
+    K, K_priv, y, C, gamma = problem(4, l=40, C=2.0**10, gamma=2.0**-4)
+    prob = SVMPlusProblem.build(K, K_priv, y, C, gamma)
+    face = FaceSystem(prob, np.arange(0, 2 * y.size, 3))
+    M = face.matrix()
+    rhs = np.concatenate([face.c, -face.q[face.order]])
+    residuals = []
+    for refine in (False, True):
+        x, b, b_tilde = face.minimiser(refine=refine)
+        residuals.append(np.abs(M @ np.concatenate([[b, b_tilde], x[face.order]]) - rhs).max())
+    assert residuals[1] <= residuals[0]
+
+
+def test_warm_start_along_a_grid_of_C_is_exact(monkeypatch):
+    """Each C of a grid started from the previous C's solution (scaled by the ratio of the Cs) reaches the solution
+    from scratch: the same objective as Clarabel's, the KKT conditions to KKT_TOL; and the sweep along gamma too.
+    The warm-started fits are the active-set method's alone (the decomposition solver is never called)."""
+    calls = []
+    solve = _native.svm_plus_solve
+    monkeypatch.setattr(_native, "svm_plus_solve", lambda *args: calls.append(1) or solve(*args))
+    K, K_priv, y, _, _ = problem(11, l=40)
+    previous = None
+    for C, gamma in [(2.0**k, 0.5) for k in range(-4, 11, 2)] + [(4.0, 2.0**k) for k in range(-4, 5, 2)]:
+        n_calls = len(calls)
+        model = svm_plus.fit_svm_plus(K, K_priv, y, C, gamma, solver=SMO, warm_start=previous)
+        assert len(calls) == n_calls + (previous is None)
+        assert model.solver == f"{SMO}+active-set"
+        assert kkt_violation(model, K, K_priv, 0) < KKT_TOL
+        F, F_ref = dual_objective(model, K, K_priv), clarabel_objective(K, K_priv, y, C, gamma, ridge_of(K_priv))
+        assert abs(F - F_ref) <= OBJECTIVE_RTOL * abs(F_ref)
+        previous = model
+
+
+def test_warm_start_is_refused_where_it_does_not_apply():
+    K, K_priv, y, C, gamma = problem(0)
+    model = svm_plus.fit_svm_plus(K, K_priv, y, C, gamma, solver=SMO)
+    with pytest.raises(ValueError, match="warm_start is used by the 'smo' route only"):
+        svm_plus.fit_svm_plus(K, K_priv, y, C, gamma, warm_start=model)
+    with pytest.raises(ValueError, match="other labels"):
+        svm_plus.fit_svm_plus(K, K_priv, -y, C, gamma, solver=SMO, warm_start=model)
