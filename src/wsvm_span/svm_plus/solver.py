@@ -177,6 +177,16 @@ SMO_POLISH_MAX_L = 1000
 SMO_START_TOL = 0.1
 SMO_START_MAX_ITER_PER_POINT = 25
 
+#: Iterations the primal-dual active-set method gets from the "smo" route's starts before the primal method takes
+#: over (``SVMPlusProblem.exact_from``). Where it converged it took 4-12 iterations from the decomposition solver's
+#: point (up to 28) and 1-5 from the next lower C's solution (one 20), and each failure cost up to
+#: ``MAX_ACTIVE_SET_ITER`` dense solves: 2.3 s of w_mixture 1:2's (l = 400) 75 warm starts. CPU of the two methods
+#: on 86 problems (bank_marketing 2:1 + parkinson_speech 2:1 + w_mixture 1:2) with 30 / 12 / 8 / 5 / 0 tries: from
+#: the decomposition solver, 1.43 + 1.80 + 5.26 / 1.29 + 1.56 + 4.13 / 1.47 + 2.57 + 3.87 / 1.71 + 4.05 + 3.81 /
+#: 1.45 + 4.16 + 2.97 s; from the next lower C (parkinson + w_mixture, 75 each), 0.44 + 3.01 / 0.40 + 2.12 /
+#: 0.40 + 1.76 / 1.10 + 1.37 / 1.54 + 0.75 s. All exact.
+ACTIVE_SET_TRY_MAX_ITER = 12
+
 #: Iterations of the primal active-set method per training point (each adds or drops one bound; from the
 #: decomposition solver's point at tol 0.1 on bank_marketing's 86 sampled problems (l = 200) it took 11-350).
 PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT = 5
@@ -581,14 +591,12 @@ class SVMPlusProblem:
 
     def exact_from(self, alpha, beta, name: str) -> SVMPlus | None:
         """The exact solution from a feasible point (its exact zeros are its active bounds), or None: the primal-dual
-        method from its active sets, block pivots only, and where that fails the primal method from the point
-        (``primal_active_set``). The primal-dual method changes many bounds per dense solve where it converges, the
-        primal one a bound per (cheaper) iteration; measured on 86 problems each (CPU of the pair against the primal
-        method alone): from the decomposition solver's point, 2.3 s against 2.4 s on bank_marketing 2:1 (the
-        primal-dual method converged on 48) and 4.3 s against 7.5 s on parkinson_speech 2:1 (l = 346); from the
-        next lower C's solution, 0.10 s against 0.10 s (74 of 75) and 0.46 s against 1.67 s (75 of 75)."""
+        method from its active sets, block pivots only, for up to ``ACTIVE_SET_TRY_MAX_ITER`` iterations, and where
+        that fails the primal method from the point (``primal_active_set``). The primal-dual method changes many
+        bounds per dense solve where it converges, the primal one a bound per (cheaper) iteration: which is faster
+        depends on the problem (measured at ``ACTIVE_SET_TRY_MAX_ITER``)."""
         try:
-            return self.active_set(alpha == 0.0, beta == 0.0, name)
+            return self.active_set(alpha == 0.0, beta == 0.0, name, max_iter=ACTIVE_SET_TRY_MAX_ITER)
         except ActiveSetFailure:
             return self.primal_active_set(alpha.copy(), beta.copy(), name,
                                           PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT * self.y.size)
