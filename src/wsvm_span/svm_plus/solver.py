@@ -46,11 +46,13 @@ by one of three solvers of the same QP:
   a fold or a leave-one-out problem is solved on the full kernels, and it can start from any feasible point. Alone
   it is slow on the study's problems: K~ of a 1-D privileged feature is numerically of low rank, so with the ridge
   below the dual is ill-conditioned, and a first-order method needs 10^4-10^6 steps at large C. So where it is
-  polished ("smo+active-set") it stops early (``SMO_START_TOL``) and the primal active-set method
-  (``primal_active_set``, one bound per iteration, its face system's QR factors updated: ``FaceSystem``) makes its
-  point exact; a point that fails is taken on to ``tol`` and kept there ("smo"). Not the default: on
-  bank_marketing's problems it is ~2x faster than the active-set route in all, but slower on half of them
-  (``benchmarks/bench_svm_plus_smo.py``, docs/experiments.md).
+  polished ("smo+active-set") it stops early (``SMO_START_TOL``) and the active-set methods make its point exact
+  (``SVMPlusProblem.exact_from``: a short try of the primal-dual one, then the primal one, ``primal_active_set``,
+  one bound per iteration, its face system's QR factors updated: ``FaceSystem``), or start from ``warm_start``, a
+  neighbouring grid point's solution; a point they do not make exact is taken on to ``tol`` and kept there
+  ("smo"). Not the default: from scratch it is 2.0x / 1.7x faster than the "auto" route in all on bank_marketing's
+  and w_mixture's sampled problems but 2.2x slower on parkinson_speech's; warm-started from the next lower C,
+  2.8-14x faster on all three (``benchmarks/bench_svm_plus_smo.py``, docs/experiments.md).
 """
 from __future__ import annotations
 
@@ -163,11 +165,12 @@ SMO_MAX_ITER_PER_POINT = 10_000
 
 #: The "smo" route makes its solution exact up to this l: the active-set methods' dense solves cost O(l^3) each, and
 #: at l = 2,000 (bank_marketing, C = gamma = 1, benchmarks/bench_svm_plus_large.py --l 2000) the primal one took 708
-#: iterations, 13.5 s of CPU.
+#: iterations, 13.5 s of CPU. (Measured with a dense solve per primal iteration; its O(n^2) updates since
+#: (``FaceSystem``) were not measured at that size.)
 SMO_POLISH_MAX_L = 1000
 
 #: Where the "smo" route polishes, the decomposition solver stops at this KKT violation (margin units) or after
-#: this many steps per training point, and the primal active-set method takes over. A first-order method gets the
+#: this many steps per training point, and the active-set methods take over. A first-order method gets the
 #: active sets roughly right fast, and then crawls where the dual is ill-conditioned (large C: K~ / gamma of low
 #: rank plus the ridge), while each active-set iteration fixes one bound exactly. Measured on bank_marketing 2:1's
 #: 86 sampled problems (l = 200, CPU of both stages; all 86 made exact unless said): tol 0.01 / 0.03 / 0.1 / 0.3 / 1
@@ -330,8 +333,8 @@ def fit_svm_plus(
         (``polish=False``, l > ``SMO_POLISH_MAX_L``, or where the polish fails).
     warm_start : SVMPlus, optional
         For the "smo" route: a solution on the same training points (any C and gamma: a neighbouring grid point's),
-        from which the primal active-set method starts instead of from the decomposition solver (where it fails,
-        the route runs from scratch). Its (a, beta) times C / its C is feasible here with the same active bounds.
+        from which the active-set methods start instead of from the decomposition solver (where they fail, the
+        route runs from scratch). Its (a, beta) times C / its C is feasible here with the same active bounds.
 
     Returns
     -------
@@ -880,6 +883,7 @@ class FaceSystem:
         return np.array([self.problem.y[k] if k < l else 0.0, 1.0])
 
     def matrix(self) -> np.ndarray:
+        """M formed anew from Q and T (the factorization's start, the least-squares fallback, the refinement)."""
         problem, l, order = self.problem, self.problem.y.size, self.order
         n = order.size
         points, is_alpha = order % l, order < l
