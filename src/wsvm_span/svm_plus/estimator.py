@@ -60,7 +60,8 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         The route of ``fit_svm_plus``. With RBF kernels in both spaces and more than ``SMO_POLISH_MAX_L`` training
         points, "smo" trains on kernel rows computed on demand (``fit_svm_plus_rbf_rows``: no l x l array).
     tol : float, default=1e-3
-        Stopping tolerance of the "smo" route.
+        Tolerance of the "smo" route's solution where it is kept unpolished (above ``SMO_POLISH_MAX_L`` points, or
+        where the exact methods fail).
     cache_size : float, default=200
         Kernel rows (MB per kernel) kept by the "smo" route on rows computed on demand.
     loo : {None, "rule", "exact"}, default=None

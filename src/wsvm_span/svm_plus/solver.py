@@ -43,11 +43,16 @@ by one of three solvers of the same QP:
   both equality constraints (the alternating SMO of Pechyony, Izmailov, Vashist and Vapnik, 2010), second-order
   working sets, conjugate directions between unclipped steps (Pechyony and Vapnik's caSMO, 2011), stopped when the
   largest KKT violation is at most ``tol`` in margin units (LIBSVM's rule; ``SMO_TOL``). It reads kernel rows, so
-  a fold or a leave-one-out problem is solved on the full kernels, and it can start from any feasible point. Its
-  solution is then polished as the "qp" route's is ("smo+active-set"), or kept at ``tol`` where the polish fails
-  ("smo"). Not the default: on the study's problems it is slower than the active-set route
-  (``benchmarks/bench_svm_plus_smo.py``): K~ of a 1-D privileged feature is numerically of low rank, so with the
-  ridge below the dual is ill-conditioned, and a first-order method needs 10^4-10^6 steps at large C.
+  a fold or a leave-one-out problem is solved on the full kernels, and it can start from any feasible point. Alone
+  it is slow on the study's problems: K~ of a 1-D privileged feature is numerically of low rank, so with the ridge
+  below the dual is ill-conditioned, and a first-order method needs 10^4-10^6 steps at large C. So where it is
+  polished ("smo+active-set") it stops early (``SMO_START_TOL``) and the active-set methods make its point exact
+  (``SVMPlusProblem.exact_from``: a short try of the primal-dual one, then the primal one, ``primal_active_set``,
+  one bound per iteration, its face system's QR factors updated: ``FaceSystem``), or start from ``warm_start``, a
+  neighbouring grid point's solution; a point they do not make exact is taken on to ``tol`` and kept there
+  ("smo"). Not the default: from scratch it is 2.0x / 1.7x faster than the "auto" route in all on bank_marketing's
+  and w_mixture's sampled problems but 2.2x slower on parkinson_speech's; warm-started from the next lower C,
+  2.8-14x faster on all three (``benchmarks/bench_svm_plus_smo.py``, docs/experiments.md).
 """
 from __future__ import annotations
 
@@ -160,12 +165,42 @@ SMO_MAX_ITER_PER_POINT = 10_000
 
 #: The "smo" route makes its solution exact up to this l: the active-set methods' dense solves cost O(l^3) each, and
 #: at l = 2,000 (bank_marketing, C = gamma = 1, benchmarks/bench_svm_plus_large.py --l 2000) the primal one took 708
-#: iterations, 13.5 s of CPU.
+#: iterations, 13.5 s of CPU. (Measured with a dense solve per primal iteration; its O(n^2) updates since
+#: (``FaceSystem``) were not measured at that size.)
 SMO_POLISH_MAX_L = 1000
+
+#: Where the "smo" route polishes, the decomposition solver stops at this KKT violation (margin units) or after
+#: this many steps per training point, and the active-set methods take over. A first-order method gets the
+#: active sets roughly right fast, and then crawls where the dual is ill-conditioned (large C: K~ / gamma of low
+#: rank plus the ridge), while each active-set iteration fixes one bound exactly. Measured on bank_marketing 2:1's
+#: 86 sampled problems (l = 200, CPU of both stages; all 86 made exact unless said): tol 0.01 / 0.03 / 0.1 / 0.3 / 1
+#: with 100 steps per point: 3.2 / 2.8 / 2.5 / 2.2 / 5.0 s (at tol 1 it stops at once, and the active-set method
+#: needs 4x the iterations); tol 0.1 with 2.5 / 10 / 25 steps per point: 2.8 / 2.2 (one not made exact) / 2.0 s;
+#: tol 0.001 / 0.01 / 0.03 with 25 per point: 2.1 / 2.0 / 2.0 s (the split between the stages moves, not the sum).
+SMO_START_TOL = 0.1
+SMO_START_MAX_ITER_PER_POINT = 25
+
+#: Iterations the primal-dual active-set method gets from the "smo" route's starts before the primal method takes
+#: over (``SVMPlusProblem.exact_from``). Where it converged it took 4-12 iterations from the decomposition solver's
+#: point (up to 28) and 1-5 from the next lower C's solution (one 20), and each failure cost up to
+#: ``MAX_ACTIVE_SET_ITER`` dense solves: 2.3 s of w_mixture 1:2's (l = 400) 75 warm starts. CPU of the two methods
+#: on 86 problems (bank_marketing 2:1 + parkinson_speech 2:1 + w_mixture 1:2) with 30 / 12 / 8 / 5 / 0 tries: from
+#: the decomposition solver, 1.43 + 1.80 + 5.26 / 1.29 + 1.56 + 4.13 / 1.47 + 2.57 + 3.87 / 1.71 + 4.05 + 3.81 /
+#: 1.45 + 4.16 + 2.97 s; from the next lower C (parkinson + w_mixture, 75 each), 0.44 + 3.01 / 0.40 + 2.12 /
+#: 0.40 + 1.76 / 1.10 + 1.37 / 1.54 + 0.75 s. All exact.
+ACTIVE_SET_TRY_MAX_ITER = 12
 
 #: Iterations of the primal active-set method per training point (each adds or drops one bound; from the
 #: decomposition solver's point at tol 0.1 on bank_marketing's 86 sampled problems (l = 200) it took 11-350).
 PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT = 5
+
+#: A face system (``FaceSystem``) whose QR factor has a diagonal entry below this share of its largest is taken as
+#: singular and solved by least squares, as ``solve_symmetric`` does where LAPACK's rcond estimate is below eps.
+SINGULAR_RTOL = 1e-13
+
+#: Round-off of beta = C + a~ - a (relative to C) at an active bound of a solution given as a warm start: a~ = a - C
+#: there, and the sum gives back 0 only to a few ulps of C.
+ROUND_OFF_RTOL = 1e-12
 
 #: Kernel rows the "smo" route keeps per kernel, in MB, where it reads rows of a subset (``idx``) of the kernels.
 SMO_CACHE_MB = 100.0
@@ -266,7 +301,7 @@ class ActiveSetFailure(RuntimeError):
 
 def fit_svm_plus(
     K, K_priv, y, C: float, gamma: float, *, solver: str = "auto", qp_solver: str = "auto",
-    polish: bool = True, check_input: bool = True, tol: float = SMO_TOL,
+    polish: bool = True, check_input: bool = True, tol: float = SMO_TOL, warm_start: SVMPlus | None = None,
 ) -> SVMPlus:
     """Train SVM+ on precomputed kernels.
 
@@ -294,7 +329,12 @@ def fit_svm_plus(
     check_input : bool, default=True
         Validate K, K_priv, y, C, gamma; internal callers training on slices of a validated problem skip it.
     tol : float, default=SMO_TOL
-        The "smo" route's stopping tolerance (the largest KKT violation, margin units).
+        The "smo" route's tolerance (the largest KKT violation, margin units) for a solution it keeps unpolished
+        (``polish=False``, l > ``SMO_POLISH_MAX_L``, or where the polish fails).
+    warm_start : SVMPlus, optional
+        For the "smo" route: a solution on the same training points (any C and gamma: a neighbouring grid point's),
+        from which the active-set methods start instead of from the decomposition solver (where they fail, the
+        route runs from scratch). Its (a, beta) times C / its C is feasible here with the same active bounds.
 
     Returns
     -------
@@ -327,6 +367,11 @@ def fit_svm_plus(
     C, gamma = float(C), float(gamma)
     if solver == SMO and not (np.isfinite(tol) and tol > 0):
         raise ValueError(f"tol must be a positive finite number, got {tol!r}")
+    if warm_start is not None:
+        if solver != SMO:
+            raise ValueError(f"warm_start is used by the {SMO!r} route only, not {solver!r}")
+        if warm_start.y.shape != y.shape or not np.array_equal(warm_start.y, y):
+            raise ValueError("warm_start was trained on other labels: it must be a solution on the same points")
     problem = SVMPlusProblem.build(K, K_priv, y, C, gamma)
     t0 = time.perf_counter()
     if solver in ("auto", ACTIVE_SET):
@@ -345,7 +390,7 @@ def fit_svm_plus(
                 raise
             model = problem.qp(qp_solver, polish, prefix=f"{ACTIVE_SET}->")
     elif solver == SMO:
-        model = problem.smo(tol, polish)
+        model = problem.smo(tol, polish, warm_start)
     else:
         model = problem.qp(qp_solver, polish)
     return with_fit_time(model, time.perf_counter() - t0)
@@ -412,19 +457,21 @@ def fit_svm_plus_rbf_rows(X, X_priv, y, C: float, gamma: float, kernel_gamma: fl
     C, gamma = float(C), float(gamma)
     ridge = PRIV_RIDGE  # the RBF kernel's diagonal is 1
     t0 = time.perf_counter()
-    model, _ = _smo_solution(("rbf", X, float(kernel_gamma)), ("rbf", X_priv, float(priv_kernel_gamma)), y, C,
+    model = _smo_solution(("rbf", X, float(kernel_gamma)), ("rbf", X_priv, float(priv_kernel_gamma)), y, C,
                              gamma, 1.0 / gamma, ridge / gamma, ridge, float(tol), float(cache_mb))
     return with_fit_time(model, time.perf_counter() - t0)
 
 
 def _smo_solution(kernel, priv_kernel, y, C: float, gamma: float, priv_scale: float, priv_diag_add: float,
-                  ridge: float, tol: float, cache_mb: float) -> tuple[SVMPlus, np.ndarray]:
-    """(model, beta): the decomposition solver from a = 0, beta = C (a~ = 0: feasible for every problem) to ``tol``,
-    on the kernels ``_native.svm_plus_solve`` takes (the privileged one entering as priv_scale K~ + priv_diag_add I,
-    which is T); RuntimeError at its step limit. beta as the solver left it: a bound it reached is an exact 0, which
-    C + a~ - a (``SVMPlus.beta``) need not give back."""
+                  ridge: float, tol: float, cache_mb: float, start=None) -> SVMPlus:
+    """The decomposition solver to ``tol`` on the kernels ``_native.svm_plus_solve`` takes (the privileged one
+    entering as priv_scale K~ + priv_diag_add I, which is T), from ``start`` = (a, beta, Qa, Ta~), a feasible point
+    and its gradient parts, continued in place; by default from a = 0, beta = C (a~ = 0: feasible for every
+    problem). RuntimeError at its step limit."""
     l = y.size
-    alpha, beta, w, z = np.zeros(l), np.full(l, C), np.zeros(l), np.zeros(l)  # w = Q a, z = T a~ at that start
+    if start is None:
+        start = np.zeros(l), np.full(l, C), np.zeros(l), np.zeros(l)  # Q a = T a~ = 0 there
+    alpha, beta, w, z = start
     b, b_tilde, n_iter, converged, violation, _, _ = _native.svm_plus_solve(
         kernel, priv_kernel, l, None, y, C, priv_scale, priv_diag_add, alpha, beta, w, z, True, tol,
         SMO_MAX_ITER_PER_POINT * l, cache_mb)
@@ -433,7 +480,7 @@ def _smo_solution(kernel, priv_kernel, y, C: float, gamma: float, priv_scale: fl
                            f"of {violation:.3g} (tol {tol:g})")
     return SVMPlus(alpha=alpha, alpha_tilde=alpha + beta - C, b=float(b), b_tilde=float(b_tilde), y=y, C=C,
                    gamma=gamma, decision_train=y * w + b, correcting_train=z + b_tilde, ridge=ridge, solver=SMO,
-                   iterations=int(n_iter)), beta
+                   iterations=int(n_iter))
 
 
 @dataclass(frozen=True)
@@ -512,78 +559,101 @@ class SVMPlusProblem:
         return raw
 
     # --- the "smo" route ----------------------------------------------------------
-    def smo(self, tol: float, polish: bool) -> SVMPlus:
-        """The decomposition solver from a = 0, beta = C (a~ = 0: feasible for every problem) to ``tol``; then, where
-        ``polish`` and l <= ``SMO_POLISH_MAX_L``, made exact from its point: the primal-dual active-set method from
-        its active sets (exact zeros: a step that a bound clips sets the variable to 0), and where that fails, the
-        primal active-set method (``primal_active_set``). A solution neither makes exact is kept at ``tol``."""
+    def smo(self, tol: float, polish: bool, warm_start: SVMPlus | None = None) -> SVMPlus:
+        """The decomposition solver from a = 0, beta = C (a~ = 0: feasible for every problem). Where ``polish`` and
+        l <= ``SMO_POLISH_MAX_L``, it stops early (``SMO_START_TOL``, ``SMO_START_MAX_ITER_PER_POINT``) and the
+        active-set methods make its point exact (``exact_from``); a point they do not make exact, and every point
+        without the polish, is taken on by the decomposition solver to ``tol`` and kept there. With ``warm_start``
+        (and the polish), the active-set methods first start from that solution scaled to this C: y'a = 0 and
+        beta >= 0 are kept by scaling, 1'(a + beta) = lC (1'a~ = 0) is met by C / C_0, and the active bounds stay
+        active (on bank_marketing's problems, from the next lower C of the grid, the median start was optimal at
+        once)."""
         l, C, y = self.y.size, self.C, self.y
-        raw, beta = _smo_solution(("precomputed", np.ascontiguousarray(self.K)),
-                                  ("precomputed", np.ascontiguousarray(self.T)), y, C, self.gamma, 1.0, 0.0, self.ridge,
-                                  tol, SMO_CACHE_MB)
-        alpha = raw.alpha
         name = f"{SMO}+{ACTIVE_SET}"
-        if polish and l <= SMO_POLISH_MAX_L:
-            try:
-                # block pivots only: where they fail, the primal method is what converges, not the single pivots of
-                # polished_from_sets (up to POLISH_MAX_ITER dense solves, failing on the degenerate problems)
-                return self.active_set(alpha == 0.0, beta == 0.0, name)
-            except ActiveSetFailure:
-                exact = self.primal_active_set(alpha.copy(), beta.copy(), name, PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT * l)
-                if exact is not None:
-                    return exact
-        return raw
+        polishing = polish and l <= SMO_POLISH_MAX_L
+        if warm_start is not None and polishing:
+            scale = C / warm_start.C
+            # beta = C_0 + a~ - a rounds where the bound is active (a~ = a - C_0): its exact zeros are restored, as
+            # the working sets are the bounds at which the point sits exactly
+            beta = np.where(warm_start.beta <= ROUND_OFF_RTOL * warm_start.C, 0.0, warm_start.beta)
+            exact = self.exact_from(scale * np.maximum(warm_start.alpha, 0.0), scale * beta, name)
+            if exact is not None:
+                return exact
+        kernels = ("precomputed", np.ascontiguousarray(self.K)), ("precomputed", np.ascontiguousarray(self.T))
+        alpha, beta, w, z = np.zeros(l), np.full(l, C), np.zeros(l), np.zeros(l)  # w = Q a, z = T a~ at that start
+        if polishing:
+            # beta as the solver leaves it, not C + a~ - a: a bound it reached is an exact 0, which that sum need not
+            # give back
+            _native.svm_plus_solve(*kernels, l, None, y, C, 1.0, 0.0, alpha, beta, w, z, True, SMO_START_TOL,
+                                   SMO_START_MAX_ITER_PER_POINT * l, SMO_CACHE_MB)
+            exact = self.exact_from(alpha, beta, name)
+            if exact is not None:
+                return exact
+        return _smo_solution(*kernels, y, C, self.gamma, 1.0, 0.0, self.ridge, tol, SMO_CACHE_MB,
+                             start=(alpha, beta, w, z))
+
+    def exact_from(self, alpha, beta, name: str) -> SVMPlus | None:
+        """The exact solution from a feasible point (its exact zeros are its active bounds), or None: the primal-dual
+        method from its active sets, block pivots only, for up to ``ACTIVE_SET_TRY_MAX_ITER`` iterations, and where
+        that fails the primal method from the point (``primal_active_set``). The primal-dual method changes many
+        bounds per dense solve where it converges, the primal one a bound per (cheaper) iteration: which is faster
+        depends on the problem (measured at ``ACTIVE_SET_TRY_MAX_ITER``)."""
+        try:
+            return self.active_set(alpha == 0.0, beta == 0.0, name, max_iter=ACTIVE_SET_TRY_MAX_ITER)
+        except ActiveSetFailure:
+            return self.primal_active_set(alpha.copy(), beta.copy(), name,
+                                          PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT * self.y.size)
 
     def primal_active_set(self, alpha, beta, name: str, max_iter: int) -> SVMPlus | None:
         """The primal active-set method (Nocedal and Wright, Numerical Optimization, 2nd ed., Algorithm 16.3) in
-        (a, beta) from a feasible point: the working set holds the bounds at which the point sits (a_i = 0,
-        beta_i = 0); each iteration minimises the dual on that face (``solve_on_sets``) and steps towards the
-        minimiser as far as feasibility allows, adding the bound that stops it; at the face's minimiser it drops
-        the bound with the most negative multiplier (mu_i for a_i = 0, xi_i for beta_i = 0), or stops where none is
-        below -``KKT_TOL``. F never increases, and one bound changes per iteration, so unlike the primal-dual
-        method it does not cycle on degenerate problems (a_i and mu_i both ~0: bank_marketing's, where that method
-        failed on nearly every model from the QP's rounded sets and from the decomposition solver's). None where
-        ``max_iter`` runs out or the end point fails the KKT check."""
+        x = [a; beta] from a feasible point: the working set holds the bounds at which the point sits (a_i = 0,
+        beta_i = 0); each iteration minimises the dual on that face and steps towards the minimiser as far as
+        feasibility allows, adding the bound that stops it; at the face's minimiser it drops the bound with the
+        most negative multiplier (mu_i for a_i = 0, xi_i for beta_i = 0), or stops where none is below
+        -``KKT_TOL``. F never increases, and one bound changes per iteration, so unlike the primal-dual method it
+        does not cycle on degenerate problems (a_i and mu_i both ~0: bank_marketing's, where that method failed on
+        nearly every model from the QP's rounded sets and from the decomposition solver's). As one bound changes,
+        the face's KKT system loses or gains one row and column: its QR factorization is updated (``FaceSystem``),
+        O(n^2) per iteration where a fresh solve costs O(n^3). None where ``max_iter`` runs out or the end point
+        fails the KKT check."""
         C, y, l = self.C, self.y, self.y.size
-        Z, B = alpha == 0.0, beta == 0.0
+        x = np.concatenate([alpha, beta])
+        face = FaceSystem(self, np.flatnonzero(x != 0.0))
         dropped = -1  # the bound dropped last: re-added at once by a zero step, the method would go round
         for iteration in range(1, max_iter + 1):
-            a, a_tilde, b, b_tilde = self.solve_on_sets(Z, B)
-            a = np.where(Z, 0.0, a)
-            beta_face = np.where(B, 0.0, C + a_tilde - a)
-            da, db = a - alpha, beta_face - beta
+            x_face, b, b_tilde = face.minimiser()
+            d = x_face - x
             with np.errstate(divide="ignore", invalid="ignore"):
-                room_a = np.where(da < 0, alpha / -da, np.inf)
-                room_b = np.where(db < 0, beta / -db, np.inf)
-            ia, ib = int(np.argmin(room_a)), int(np.argmin(room_b))
-            if min(room_a[ia], room_b[ib]) < 1.0:
-                t = min(room_a[ia], room_b[ib])
-                blocking = ia if room_a[ia] <= room_b[ib] else l + ib
-                if t == 0.0 and blocking == dropped:
+                room = np.where(d < 0, x / -d, np.inf)
+            k = int(np.argmin(room))
+            if room[k] < 1.0:
+                if room[k] == 0.0 and k == dropped:
                     # the face minimiser is no descent along the dropped bound (a singular face, whose least-squares
                     # solution is not a minimiser): give up rather than cycle
                     return None
-                alpha = np.maximum(alpha + t * da, 0.0)
-                beta = np.maximum(beta + t * db, 0.0)
-                if blocking < l:
-                    alpha[ia], Z[ia] = 0.0, True
-                else:
-                    beta[ib], B[ib] = 0.0, True
+                x = np.maximum(x + room[k] * d, 0.0)
+                x[k] = 0.0
+                face.fix(k)
                 continue
-            alpha, beta = a, beta_face
+            x = x_face
+            alpha, beta = x[:l], x[l:]
             xi = self.T @ (alpha + beta - C) + b_tilde
             mu = self.Q @ alpha + b * y - 1.0 + xi
-            multipliers = np.concatenate([np.where(Z, mu, np.inf), np.where(B, xi, np.inf)])
+            multipliers = np.where(face.fixed, np.concatenate([mu, xi]), np.inf)
             k = int(np.argmin(multipliers))
             if multipliers[k] >= -KKT_TOL:
                 model = self.model(alpha, alpha + beta - C, b, b_tilde, name, iteration)
+                if model.kkt_violation > KKT_TOL:
+                    # the face solve's forward error (condition ~1 / PRIV_RIDGE): mu_i of a free a_i ~ C far from 0
+                    # is ~1e-9, a_i mu_i / C above KKT_TOL (w_mixture 1:2, l = 400, C = 2^10, gamma = 2^-4); one
+                    # step of iterative refinement (the residual of M formed anew) takes it to round-off
+                    x, b, b_tilde = face.minimiser(refine=True)
+                    model = self.model(x[:l], x[:l] + x[l:] - C, b, b_tilde, name, iteration)
                 return model if model.kkt_violation <= KKT_TOL else None
-            if k < l:
-                Z[k] = False
-            else:
-                B[k - l] = False
+            face.free(k)
             dropped = k
         return None
+
 
     def interior_point(self, qp_solver: str, factors=(None, None)) -> SVMPlus:
         """The QP switch's solution of the dual (RuntimeError if it was not solved). ``factors`` = (L, L~), each
@@ -771,6 +841,98 @@ class SVMPlusProblem:
             correcting_train=self.T @ a_tilde + b_tilde, ridge=self.ridge, solver=solver,
             iterations=iterations,
         )
+
+
+
+class FaceSystem:
+    """The KKT system of the SVM+ dual on one face of its bounds, in x = [a; beta] (2l variables, a~ = a + beta - C):
+
+        min 1/2 x'Hx + q'x  s.t.  Ax = c,  x_k = 0 for the fixed k,
+
+    H = [[Q + T, T], [T, T]], q = -[1 + C T1; C T1], A = [[y', 0], [1', 1']], c = [0; lC] (1'a~ = 0). On the free
+    set S its matrix is M = [[0, A_S], [A_S', H_SS]] and M [nu; x_S] = [c; -q_S] gives the face's minimiser and the
+    equality multipliers nu, which are b and b~ (stationarity in a: Qa + Ta~ - 1 + b y + b~ = mu; in beta:
+    Ta~ + b~ = xi). M is kept as its QR factorization, updated by Givens rotations (``scipy.linalg.qr_insert``,
+    ``qr_delete``) when a variable is freed (a row and a column appended) or fixed (its row and column deleted):
+    backward stable like a fresh factorization, where updating M's inverse by bordering lost up to 8 digits on
+    bank_marketing's faces (docs/experiments.md)."""
+
+    def __init__(self, problem: SVMPlusProblem, free):
+        self.problem = problem
+        l = problem.y.size
+        self.fixed = np.ones(2 * l, dtype=bool)
+        self.fixed[free] = False
+        self.order = np.asarray(free, dtype=np.intp)  # the variable of each row of M after the two of A
+        T1 = problem.T.sum(axis=1)
+        self.q = -np.concatenate([1.0 + problem.C * T1, problem.C * T1])
+        self.c = np.array([0.0, l * problem.C])
+        self.orthogonal, self.triangular = sla.qr(self.matrix(), check_finite=False)
+
+    def entries(self, k: int, rows) -> np.ndarray:
+        """M's entries of variable k on the variables ``rows``: H[rows, k]."""
+        problem, l = self.problem, self.problem.y.size
+        i = k % l
+        column = problem.T[rows % l, i]
+        if k < l:
+            column = column + np.where(rows < l, problem.Q[rows % l, i], 0.0)
+        return column
+
+    def constraint(self, k: int) -> np.ndarray:
+        """A's column of variable k: (y_i, 1) for a_i, (0, 1) for beta_i."""
+        l = self.problem.y.size
+        return np.array([self.problem.y[k] if k < l else 0.0, 1.0])
+
+    def matrix(self) -> np.ndarray:
+        """M formed anew from Q and T (the factorization's start, the least-squares fallback, the refinement)."""
+        problem, l, order = self.problem, self.problem.y.size, self.order
+        n = order.size
+        points, is_alpha = order % l, order < l
+        M = np.zeros((n + 2, n + 2))
+        M[2:, 2:] = problem.T[np.ix_(points, points)]
+        M[2:, 2:] += np.where(np.outer(is_alpha, is_alpha), problem.Q[np.ix_(points, points)], 0.0)
+        M[0, 2:] = M[2:, 0] = np.where(is_alpha, problem.y[points], 0.0)
+        M[1, 2:] = M[2:, 1] = 1.0
+        return M
+
+    def free(self, k: int) -> None:
+        """Drop the bound x_k = 0: M gains the row and column of x_k, appended."""
+        n = self.order.size + 2
+        column = np.concatenate([self.constraint(k), self.entries(k, self.order)])
+        self.orthogonal, self.triangular = sla.qr_insert(self.orthogonal, self.triangular, column, n, which="col",
+                                                         check_finite=False)
+        row = np.concatenate([column, self.entries(k, np.array([k]))])
+        self.orthogonal, self.triangular = sla.qr_insert(self.orthogonal, self.triangular, row, n, which="row",
+                                                         check_finite=False)
+        self.order = np.append(self.order, k)
+        self.fixed[k] = False
+
+    def fix(self, k: int) -> None:
+        """Add the bound x_k = 0: M loses the row and column of x_k."""
+        position = 2 + int(np.flatnonzero(self.order == k)[0])
+        self.orthogonal, self.triangular = sla.qr_delete(self.orthogonal, self.triangular, position, 1, which="row",
+                                                         check_finite=False)
+        self.orthogonal, self.triangular = sla.qr_delete(self.orthogonal, self.triangular, position, 1, which="col",
+                                                         check_finite=False)
+        self.order = np.delete(self.order, position - 2)
+        self.fixed[k] = True
+
+    def minimiser(self, refine: bool = False):
+        """(x, b, b~): the face's minimiser (zero on the fixed variables) and the equality multipliers. Where M is
+        singular to working precision (duplicate free points, a linear kernel with more free points than features,
+        no in-bound SV to pin b) the least-squares solution of ``solve_symmetric``: any solution of the consistent
+        system serves. ``refine``: one step of iterative refinement, its residual from M formed anew."""
+        rhs = np.concatenate([self.c, -self.q[self.order]])
+        diagonal = np.abs(np.diag(self.triangular))
+        if diagonal.min() > SINGULAR_RTOL * diagonal.max():
+            z = sla.solve_triangular(self.triangular, self.orthogonal.T @ rhs, check_finite=False)
+            if refine:
+                z += sla.solve_triangular(self.triangular, self.orthogonal.T @ (rhs - self.matrix() @ z),
+                                          check_finite=False)
+        else:
+            z = solve_symmetric(self.matrix(), rhs)
+        x = np.zeros(self.fixed.size)
+        x[self.order] = z[2:]
+        return x, float(z[0]), float(z[1])
 
 
 def pivoted_cholesky(K, rtol: float, max_rank: int):
