@@ -551,3 +551,14 @@ def test_svm_plus_loo_table_gives_the_weights_fixed_rmse_without_unpolished_mode
     low_rank = table.iloc[1]
     assert low_rank["l"] == 20 and low_rank["unpolished_pct"] == 100.0
     assert low_rank["rmse_span_converted"] == pytest.approx(90.0) and math.isnan(low_rank["rmse_span_converted_polished"])
+
+
+def test_the_selection_table_says_why_the_toys_ratios_agree_at_its_whole_pool(ran):
+    """At l = 400 (the toy's training pool) the ratios 1:2 and 2:1 train on the same points: a table showing
+    those rows says so; at any other l, or at 1:40, it says nothing about it (issue 43)."""
+    _, _, rows, _, _ = ran
+    footer = build_table("exp8_selection", rows.assign(l=400, ratio="1:2")).footer
+    assert [line for line in footer if "whole training pool" in line] == [footer[-1]]
+    assert not any("whole training pool" in line for line in build_table("exp8_selection", rows).footer)
+    assert not any("whole training pool" in line
+                   for line in build_table("exp8_selection", rows.assign(l=400)).footer)  # the fixture's 1:40

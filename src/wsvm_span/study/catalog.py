@@ -160,13 +160,6 @@ _BANK_NOTE = ("bank_marketing: the training set is drawn class-balanced (150 yes
               "that mean (the balanced test error). bank_marketing_stratified draws its training set with the "
               "file's class ratio instead (34 yes, 266 no).")
 
-#: the toy's two largest training sets are one (issue 43): the rows agree, and the tables should say why
-_TOY_SHARED_TRAINING_NOTE = ("w_mixture: at l = 400 the ratios 1:2 and 2:1 train on the same 400 points of each seed "
-                             "(the toy's whole training pool), so their rows there agree for every method whose "
-                             "weights do not come from the validation sample (svm, svm_plus, nw, sigmoid): the same CV, "
-                             "span-rule, span bound and minimum; only their validation columns, and the learned "
-                             "weights, differ.")
-
 #: bank_marketing under Table 3: which column to read (issue 26)
 _BANK_SELECTION_NOTE = ("bank_marketing: the training set is drawn class-balanced (150 yes, 150 no) and the test set "
                         "is 11% positive, so the lowest test errors (near the 11% of always answering no) belong to "
@@ -239,7 +232,7 @@ TABLES: tuple[Table, ...] = (
           "rule, the exact LOO error (where computed for every grid point), and the minimum test error over the "
           "grid. Mean +- sd over the seeded subsamples (column Replicates); l: training size, ratio: "
           "training-to-validation.",
-          headline="Experiment 8 (SVM+ and weighted SVMs)", notes=(("w_mixture", _TOY_SHARED_TRAINING_NOTE),)),
+          headline="Experiment 8 (SVM+ and weighted SVMs)"),
     Table("exp8_time", "lupi.table_exp8_time", ("exp8",), "exp8",
           "Seconds (one thread) each selection rule spends over a method's grid: training and the validation error; "
           "K-fold CV; training and the span-rule; training and SVM+'s LOO rule; training and the exact LOO. Every "

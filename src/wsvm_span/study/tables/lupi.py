@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ...data.synthetic import W_SIZES
 from ...svm_plus import engine_kept_unpolished
 from ...tie_rules import select_test_error
 from ..results_schema import parse_ratio
@@ -85,7 +86,24 @@ def table_exp8_selection(df: pd.DataFrame, tie_rule: str = "worst", name: str = 
             row[rule], row[f"{rule}_sd"] = _mean_sd(vals) if np.isfinite(vals).all() else (math.nan, math.nan)
         out.append(row)
     return TableResult(name, pd.DataFrame(out), [*LUPI_RULES, "min_error"], key_columns=list(LUPI_KEYS),
-                       footer=_unconverged_footer(df))
+                       footer=_unconverged_footer(df) + _shared_training_footer(df))
+
+
+#: the toy and its training pool's size: at this l every draw takes all of it, whatever the ratio
+_TOY_POOL = ("w_mixture", W_SIZES[0])
+
+
+def _shared_training_footer(df: pd.DataFrame) -> list[str]:
+    """Why the toy's rows at l = 400 agree across the ratios 1:2 and 2:1 (issue 43): said under a table that
+    shows them."""
+    dataset, pool = _TOY_POOL
+    shown = df[(df["dataset"] == dataset) & (df["l"] == pool)]
+    if shown.empty or not set(shown["ratio"]) & {"1:2", "2:1"}:
+        return []
+    return [f"{dataset}: at l = {pool} the ratios 1:2 and 2:1 train on the same {pool} points of each seed (the "
+            "toy's whole training pool), so their rows there agree for every method whose weights do not come from "
+            "the validation sample (svm, svm_plus, nw, sigmoid): the same CV, span-rule, span bound and minimum; "
+            "only their validation columns, and the learned weights, differ."]
 
 
 def _unconverged_footer(df: pd.DataFrame) -> list[str]:
