@@ -422,7 +422,9 @@ class KernelSpec:
         if self.name == "precomputed":
             raise ValueError("a precomputed kernel is given, not computed")
         X = check_features(X, name="X")
-        return self.from_products(X @ (X if Z is None else check_features(Z, name="Z")).T)
+        G = X @ (X if Z is None else check_features(Z, name="Z")).T
+        # G is this call's own array: the product kernels overwrite it (linear is G itself) rather than copy l x l
+        return self.from_products(G, out=G)
 
 
 def kernel_expansion(K, coef, cols, rows=None, out=None) -> np.ndarray:

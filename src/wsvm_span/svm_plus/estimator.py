@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..kernels import rbf_expansion, rbf_kernel, resolve_rbf_gamma
+from ..kernels import KernelSpec, rbf_expansion, resolve_rbf_gamma
 from ..utils.validation import check_features, check_kernel, check_positive_semidefinite
 from .loo import leave_one_out, loo_rule
 from .model import SVMPlus
@@ -28,13 +28,6 @@ from .solver import SMO, SMO_POLISH_MAX_L, SMO_TOL, SOLVERS, fit_svm_plus, fit_s
 KERNELS = ("rbf", "linear", "precomputed")
 #: ``loo``: how ``fit`` estimates the model's leave-one-out error (``loo_error_``)
 LOO_ESTIMATES = {"rule": loo_rule, "exact": leave_one_out}
-
-
-def _gram(kernel: str, gamma: float, A, B=None) -> np.ndarray:
-    if kernel == "rbf":
-        return rbf_kernel(A, B, gamma)
-    B = A if B is None else B
-    return A @ B.T
 
 
 class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
@@ -196,9 +189,10 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
             model = fit_svm_plus_rbf_rows(X, X_priv, labels, self.C, self.gamma_plus, self._gamma, self._priv_gamma,
                                           tol=self.tol, cache_mb=self.cache_size)
         else:
-            K = check_kernel(X) if self.kernel == "precomputed" else _gram(self.kernel, self._gamma, X)
+            K = (check_kernel(X) if self.kernel == "precomputed"
+                 else KernelSpec(self.kernel, gamma=self._gamma).block(X))
             K_priv = (check_kernel(X_priv, name="X_privileged") if self.priv_kernel == "precomputed"
-                      else _gram(self.priv_kernel, self._priv_gamma, X_priv))
+                      else KernelSpec(self.priv_kernel, gamma=self._priv_gamma).block(X_priv))
             if self.kernel == "precomputed":
                 check_positive_semidefinite(K, name="X (a precomputed kernel)")
             if self.priv_kernel == "precomputed":
