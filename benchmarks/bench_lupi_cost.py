@@ -42,7 +42,7 @@ import yaml
 from wsvm_span.study import config as sc
 from wsvm_span.study.grid import grid_point, grid_size
 from wsvm_span.study.experiments import lupi
-from wsvm_span.svm_plus import fit_svm_plus
+from wsvm_span.svm_plus import ActiveSetFailure, fit_svm_plus
 from wsvm_span.svm_plus import solver as svm_plus_solver
 from wsvm_span.utils.environment import machine_info, single_threaded
 
@@ -128,6 +128,15 @@ def parse_setting(text: str):
     if not sep or not hasattr(svm_plus_solver, name) or not name.isupper():
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE with NAME a constant of wsvm_span.svm_plus.solver, got {text!r}")
     return name, type(getattr(svm_plus_solver, name))(value)
+
+
+def previous_default(K, K_priv, y, C: float, gamma: float):
+    """SVM+ by the default route before issue 42 made the decomposition route the default: the active-set method
+    from the plain SVM's sets, the QP route (polished) where it fails. The baseline of the SVM+ route benchmarks."""
+    try:
+        return fit_svm_plus(K, K_priv, y, C, gamma, solver="active-set", check_input=False)
+    except ActiveSetFailure:
+        return fit_svm_plus(K, K_priv, y, C, gamma, solver="qp", check_input=False)
 
 
 def svm_plus_models(job, problem, stride: int):

@@ -1,7 +1,7 @@
-"""The SVM+ decomposition solver (``fit_svm_plus(..., solver="smo")``) against the route the study uses
-(``solver="auto"``: the active-set method, falling back to the QP route and its polish), on an Experiment 8 job's
-own SVM+ problems: every ``--stride``-th point of the job's SVM+ grid (its kernels from the job's ``prepare``), one
-BLAS thread, both routes on each problem taking turns (the baseline first on even problems, second on odd ones),
+"""The SVM+ decomposition solver (``fit_svm_plus(..., solver="smo")``) against the route the study used before
+issue 42 (``bench_lupi_cost.previous_default``: the active-set method, falling back to the QP route and its polish),
+on an Experiment 8 job's own SVM+ problems: every ``--stride``-th point of the job's SVM+ grid (its kernels from the
+job's ``prepare``), one BLAS thread, both routes on each problem taking turns (the baseline first on even problems, second on odd ones),
 CPU seconds (``time.process_time``) of the training alone.
 
 Per problem it records both routes' CPU time and solver names, the "smo" route's iterations (the active-set
@@ -86,6 +86,12 @@ def timed(**kwargs):
     return model, time.process_time() - c0
 
 
+def timed_previous(args):
+    c0 = time.process_time()
+    model = bench_lupi_cost.previous_default(args["K"], args["K_priv"], args["y"], args["C"], args["gamma"])
+    return model, time.process_time() - c0
+
+
 def problem_args(problem, point) -> dict:
     """``fit_svm_plus``'s arguments for one grid point of the job's problem."""
     return dict(K=problem.kernels[point["log2_kernel_scale"]].K, K_priv=problem.priv_kernels[point["log2_priv_gamma"]],
@@ -107,11 +113,11 @@ def measure(job, problem, stride: int, tol: float, warm_from: str | None = None)
                     previous = {**point, warm_from: values[values.index(point[warm_from]) - 1]}
                     warm["warm_start"] = fit_svm_plus(**problem_args(problem, previous), solver=SMO, tol=tol)
             if n % 2 == 0:
-                base, t_base = timed(**args)
+                base, t_base = timed_previous(args)
                 smo, t_smo = timed(**args, solver=SMO, tol=tol, **warm)
             else:
                 smo, t_smo = timed(**args, solver=SMO, tol=tol, **warm)
-                base, t_base = timed(**args)
+                base, t_base = timed_previous(args)
             qp = SVMPlusProblem.build(K, K_priv, problem.y, C, gamma)
             oracle = clarabel_objective(qp)
             rows.append({"index": i, "point": point, "warm_started": bool(warm), "baseline_cpu_s": t_base,

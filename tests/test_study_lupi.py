@@ -230,7 +230,8 @@ def test_rows_match_an_independent_recomputation(ran):
     for idx, row in mine.iterrows():
         C = 2.0 ** row["log2_C"]
         if row["method"] in ("svm", "nw"):
-            w = np.full(30, C) if row["method"] == "svm" else probability_weights(nadaraya_watson(X, y).p, C, 1.0)
+            w = np.full(30, C) if row["method"] == "svm" else probability_weights(
+                    nadaraya_watson(split.X_val[va], split.y_val[va], X_eval=X, y_eval=y).p, C, 1.0)
             m = ws.fit_svm(K, y, w)
             assert row["test_error"] == pytest.approx(np.mean(split.y_test * m.decision_function(K_test) <= 0))
             assert row["val_error"] == pytest.approx(np.mean(split.y_val[va] * m.decision_function(K_val) <= 0))
@@ -517,13 +518,17 @@ def test_the_cost_benchmark_measures_a_job_model_by_model(tmp_path):
             assert model["n_unconverged_inner"] == (0 if method == "learned" else None)
 
 
-def test_the_svm_plus_loo_benchmark_compares_both_routes_on_a_job(tmp_path):
-    """benchmarks/bench_svm_plus_loo.py times SVM+'s exact LOO with and without the bordering on a tiny job's
-    SVM+ grid points, and finds the same LOO errors (its baseline patches the library: a rename would break
-    it unnoticed)."""
-    summary = _run_benchmark(tmp_path, "bench_svm_plus_loo", "--stride", "1")["summary"]
-    assert summary["models"] == 2 and summary["same_loo_error"] == 2 and summary["max_abs_df"] < 1e-6
-    assert summary["cpu_s"]["fresh"] > 0 and summary["cpu_s"]["bordered"] > 0
+@pytest.mark.parametrize("benchmark, errors", [("bench_svm_plus_loo", "same_loo_error"),
+                                               ("bench_svm_plus_cv", "same_cv_error")])
+def test_the_svm_plus_route_benchmarks_compare_both_routes_on_a_job(tmp_path, benchmark, errors):
+    """benchmarks/bench_svm_plus_loo.py and bench_svm_plus_cv.py time SVM+'s exact LOO and CV by the route before
+    issue 42 (written in the benchmarks from the library's parts: a rename would break them unnoticed) and by the
+    warm-started default on a tiny job's SVM+ grid points, and find the same errors."""
+    summary = _run_benchmark(tmp_path, benchmark, "--stride", "1")["summary"]
+    assert summary.get("models", summary.get("points")) == 2 and summary[errors] == 2
+    assert summary["cpu_s"]["previous"] > 0 and summary["cpu_s"]["warm"] > 0
+    if benchmark == "bench_svm_plus_loo":
+        assert summary["max_abs_df"] < 1e-6
 
 
 def test_svm_plus_loo_table_gives_the_weights_fixed_rmse_without_unpolished_models():

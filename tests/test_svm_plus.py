@@ -244,16 +244,35 @@ def test_decision_and_correcting_functions_on_new_points():
         m.decision_function(K[:5, :10])
 
 
-def test_active_set_failure_is_reported_or_falls_back():
-    """Large C, small gamma: the active-set method cycles on this problem (measured);
-    'auto' must then fall back to the QP route and still return an exact KKT point."""
+def test_active_set_failure_is_reported_and_the_default_route_solves_the_problem():
+    """Large C, small gamma: the active-set method from the plain SVM's sets cycles on this problem (measured) and
+    says so; the default route (the decomposition solver made exact) solves it, to the KKT conditions recomputed
+    from the kernels and to the QP route's objective."""
     _, _, y, K, K_priv = privileged_problem(2, l=120, priv_gamma=0.5)
     C, gamma = 64.0, 0.01
     with pytest.raises(ActiveSetFailure):
         fit_svm_plus(K, K_priv, y, C, gamma, solver="active-set")
     m = fit_svm_plus(K, K_priv, y, C, gamma)
-    assert m.solver.startswith("active-set->")
-    assert_kkt_from_kernels(m, K, K_priv, 10 * KKT_TOL)
+    assert m.solver == "smo+active-set"
+    assert_kkt_from_kernels(m, K, K_priv, KKT_TOL)
+    qp = fit_svm_plus(K, K_priv, y, C, gamma, solver="qp")
+    assert dual_objective(m, K, K_priv) == pytest.approx(dual_objective(qp, K, K_priv), rel=1e-9)
+
+
+def test_default_route_falls_back_to_the_qp_route_where_its_polish_fails(monkeypatch):
+    """Where the active-set methods do not make the decomposition solver's point exact, "auto" hands the problem to
+    the QP route (polished, named "smo->..."), and "smo" keeps its own solution at ``tol`` (named "smo")."""
+    from wsvm_span.svm_plus import solver
+
+    _, _, y, K, K_priv = privileged_problem(1, l=60)
+    monkeypatch.setattr(solver.SVMPlusProblem, "exact_from", lambda self, alpha, beta, name: None)
+    m = fit_svm_plus(K, K_priv, y, 2.0, 1.0)
+    assert m.solver.startswith("smo->") and m.solver.endswith("+active-set")
+    assert_kkt_from_kernels(m, K, K_priv, KKT_TOL)
+    raw = fit_svm_plus(K, K_priv, y, 2.0, 1.0, solver="smo", tol=1e-4)
+    assert raw.solver == "smo" and kept_unpolished(raw.solver)
+    # tol bounds the working-set rule's violation (margin units), not the products a_i mu_i checked here
+    assert_kkt_from_kernels(raw, K, K_priv, 1e-3)
 
 
 # --- equivalence -----------------------------------------------------------------------
@@ -490,6 +509,26 @@ def test_nadaraya_watson_against_hand_written_sums():
     best = max(nadaraya_watson(X, y, bandwidth=median * f).log_likelihood for f in BANDWIDTH_FACTORS)
     assert chosen.log_likelihood == pytest.approx(best)
     assert np.isclose(chosen.bandwidth / median, BANDWIDTH_FACTORS).any()
+
+
+def test_nadaraya_watson_from_a_validation_sample_against_hand_written_sums():
+    """svm-plus.md A as the study does it: P(1|x) learned on the validation sample (bandwidth by that sample's
+    leave-one-out likelihood) and evaluated at the training points, every validation point counted."""
+    rng = np.random.default_rng(1)
+    X_val, X = rng.normal(size=(40, 2)), rng.normal(size=(15, 2))
+    y_val, y = np.where(X_val[:, 0] > 0, 1.0, -1.0), np.where(X[:, 0] > 0.3, 1.0, -1.0)
+    est = nadaraya_watson(X_val, y_val, X_eval=X, y_eval=y)
+    h = nadaraya_watson(X_val, y_val).bandwidth
+    assert est.bandwidth == h and est.log_likelihood == nadaraya_watson(X_val, y_val).log_likelihood
+    for i in range(X.shape[0]):
+        w = np.array([np.exp(-np.sum((X[i] - X_val[j]) ** 2) / (2 * h * h)) for j in range(40)])
+        eta = w @ y_val / w.sum()
+        assert est.eta[i] == pytest.approx(eta, rel=1e-10)
+        assert est.p[i] == pytest.approx(max((1 + y[i] * eta) / 2, P_FLOOR), rel=1e-10)
+    with pytest.raises(ValueError, match="come together"):
+        nadaraya_watson(X_val, y_val, X_eval=X)
+    with pytest.raises(ValueError, match="features"):
+        nadaraya_watson(X_val, y_val, X_eval=X[:, :1], y_eval=y)
 
 
 def test_probability_round_off_is_clipped_and_real_errors_refused():
@@ -787,31 +826,25 @@ def test_evaluate_svm_plus_against_retraining(engine):
         assert r.cv_folds == 5 and r.n_sv == weighted.support.size
 
 
-def test_cv_folds_of_a_qp_route_model_go_straight_to_the_qp_route(monkeypatch):
-    """Where the full model needed the QP route (the active-set method cycles on this problem), its K-fold CV
-    refits skip the active-set try; the CV error still equals that of cold QP refits of the folds (written here),
-    and a model the active-set method solved keeps "auto" for its folds."""
-    from wsvm_span.svm_plus import selection
+@pytest.mark.parametrize("C, gamma", [(64.0, 0.01), (1.0, 10.0), (0.25, 0.25)])
+def test_cv_folds_start_from_the_full_model_and_give_cold_qp_refits_cv_error(C, gamma):
+    """K-fold CV warm-started from the full model (each fold's problem is the full one less a fold's points) gives
+    the CV error of cold QP refits of the folds (written here), and each fold's model is the same solution."""
+    from wsvm_span.svm_plus import kfold_cv_error
 
     _, _, y, K, K_priv = privileged_problem(2, l=120, priv_gamma=0.5)
     folds = ws.stratified_folds(y, 5, 0)
-    D = ws.enclosing_ball_diameter(K)
-    routes = []
-    fit = selection.fit_svm_plus
-
-    def recording_fit(*args, **kwargs):
-        routes.append(kwargs.get("solver", "auto"))
-        return fit(*args, **kwargs)
-
-    monkeypatch.setattr(selection, "fit_svm_plus", recording_fit)
-    for (C, gamma), folds_route in (((64.0, 0.01), "qp"), ((1.0, 10.0), "auto")):
-        routes.clear()
-        r = evaluate_svm_plus(K, K_priv, y, C, gamma, K[:10], y[:10], folds=folds, D=D)
-        full_route = fit_svm_plus(K, K_priv, y, C, gamma).solver
-        assert full_route.startswith("active-set->") == (folds_route == "qp")
-        assert routes == ["auto"] + [folds_route] * 5  # the full model, then the five folds
-        assert r.cv_error == pytest.approx(cold_qp_cv_error(K, K_priv, y, C, gamma, folds, fit))
-    assert selection.fold_solver(fit_svm_plus(K, K_priv, y, 64.0, 0.01), "active-set") == "active-set"
+    full = fit_svm_plus(K, K_priv, y, C, gamma)
+    assert kfold_cv_error(K, K_priv, y, C, gamma, folds, model=full) == pytest.approx(
+        cold_qp_cv_error(K, K_priv, y, C, gamma, folds))
+    for fold in np.unique(folds):
+        train = np.flatnonzero(folds != fold)
+        sub = np.ix_(train, train)
+        warm = fit_svm_plus(K[sub], K_priv[sub], y[train], C, gamma, warm_start=full, warm_start_points=train)
+        cold = fit_svm_plus(K[sub], K_priv[sub], y[train], C, gamma, solver="qp")
+        assert_kkt_from_kernels(warm, K[sub], K_priv[sub], KKT_TOL)
+        assert dual_objective(warm, K[sub], K_priv[sub]) == pytest.approx(
+            dual_objective(cold, K[sub], K_priv[sub]), rel=1e-9)
 
 
 def test_evaluate_weighted_matches_evaluate_model_and_drops_zero_weights():
@@ -896,7 +929,7 @@ def degenerate_problem(l: int = 25, seed: int = 1, kernel_gamma: float = 2.0**-6
 
 @pytest.mark.parametrize("problem", [
     {},
-    {"l": 60, "seed": 2, "priv_gamma": 1.0, "C": 0.25},
+    {"l": 60, "seed": 6, "priv_gamma": 1.0, "C": 0.25},
     {"l": 100, "seed": 0, "kernel_gamma": 2.0**-4, "priv_gamma": 1.0, "C": 0.25},
 ])
 def test_the_polish_second_try_solves_degenerate_problems(problem, monkeypatch):
@@ -938,7 +971,7 @@ def test_unpolished_solutions_are_counted_and_warned_about_once(monkeypatch):
     before = unpolished_solutions()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
-        models = [fit_svm_plus(K, K_priv, y, C, gamma) for _ in range(3)]
+        models = [fit_svm_plus(K, K_priv, y, C, gamma, solver="qp") for _ in range(3)]
     assert [m.solver for m in models] == ["clarabel"] * 3  # the QP route's raw solution, kept
     assert all(kept_unpolished(m.solver) for m in models)
     assert unpolished_solutions() == before + 3

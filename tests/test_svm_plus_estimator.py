@@ -104,12 +104,14 @@ def test_grid_search_routes_the_privileged_features_by_fold():
         assert search.cv_results_["mean_test_score"][i] == pytest.approx(np.mean(scores), abs=1e-12)
 
 
-def test_rows_computed_on_demand_beyond_the_polish_size(monkeypatch):
-    """With solver="smo", RBF kernels and more points than the polish takes, fit trains on kernel rows computed on
-    demand (no l x l array): the decomposition solver's model at tol, the same as on the precomputed kernels."""
+@pytest.mark.parametrize("solver", ["auto", "smo"])
+def test_rows_computed_on_demand_beyond_the_polish_size(monkeypatch, solver):
+    """With the default route or "smo", RBF kernels and more points than the polish takes, fit trains on kernel rows
+    computed on demand (no l x l array): the decomposition solver's model at tol, the same as on the precomputed
+    kernels."""
     monkeypatch.setattr(estimator_module, "SMO_POLISH_MAX_L", 50)
     X, y, X_priv = data(5, l=120)
-    clf = SVMPlusClassifier(C=1.0, gamma_plus=1.0, gamma=0.3, priv_gamma=1.0, solver="smo", tol=1e-6,
+    clf = SVMPlusClassifier(C=1.0, gamma_plus=1.0, gamma=0.3, priv_gamma=1.0, solver=solver, tol=1e-6,
                             cache_size=0.01).fit(X, y, X_privileged=X_priv)
     assert clf.solver_ == "smo"
     labels = np.where(y == "pos", 1.0, -1.0)

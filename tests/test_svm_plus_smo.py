@@ -233,7 +233,7 @@ def degenerate_problem(seed):
     return ws.rbf_kernel(X, gamma=width), ws.rbf_kernel(X_priv, gamma=1.0), y, C, gamma
 
 
-@pytest.mark.parametrize("seed", [37, 78, 271])
+@pytest.mark.parametrize("seed", [37, 78, 176])
 def test_primal_active_set_is_exact_where_the_primal_dual_method_fails(seed):
     K, K_priv, y, C, gamma = degenerate_problem(seed)
     problem = SVMPlusProblem.build(K, K_priv, y, C, gamma)
@@ -345,7 +345,48 @@ def test_warm_start_along_a_grid_of_C_is_exact(monkeypatch):
 def test_warm_start_is_refused_where_it_does_not_apply():
     K, K_priv, y, C, gamma = problem(0)
     model = svm_plus.fit_svm_plus(K, K_priv, y, C, gamma, solver=SMO)
-    with pytest.raises(ValueError, match="warm_start is used by the 'smo' route only"):
-        svm_plus.fit_svm_plus(K, K_priv, y, C, gamma, warm_start=model)
+    for route in ("qp", "active-set"):
+        with pytest.raises(ValueError, match="warm_start is used by the 'auto' and 'smo' routes only"):
+            svm_plus.fit_svm_plus(K, K_priv, y, C, gamma, solver=route, warm_start=model)
     with pytest.raises(ValueError, match="other labels"):
         svm_plus.fit_svm_plus(K, K_priv, -y, C, gamma, solver=SMO, warm_start=model)
+    with pytest.raises(ValueError, match="other labels"):  # positions of other points
+        svm_plus.fit_svm_plus(K[:10, :10], K_priv[:10, :10], y[:10], C, gamma, warm_start=model,
+                              warm_start_points=np.arange(1, 11))
+    with pytest.raises(ValueError, match="warm_start_points without warm_start"):
+        svm_plus.fit_svm_plus(K, K_priv, y, C, gamma, warm_start_points=np.arange(y.size))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_feasible_start_meets_the_constraints_and_keeps_the_active_bounds(seed):
+    """``feasible_start`` on a subset (a CV fold, a point left out) and at another C: a >= 0, beta >= 0, y'a = 0 and
+    1'(a + beta) = l'C, checked here; on the model's own points at its own C it is the model's (a, beta)."""
+    K, K_priv, y, C, gamma = problem(seed)
+    model = svm_plus.fit_svm_plus(K, K_priv, y, C, gamma)
+    rng = np.random.default_rng(seed)
+    for points, C_new in ((np.arange(y.size), C), (np.arange(y.size), 4 * C),
+                          (np.sort(rng.choice(y.size, y.size - 1, replace=False)), C),
+                          (np.sort(rng.choice(y.size, 4 * y.size // 5, replace=False)), C / 2)):
+        a, beta = svm_plus.feasible_start(model, C_new, points)
+        assert a.min() >= 0.0 and beta.min() >= 0.0
+        assert abs(y[points] @ a) <= 1e-9 * C_new * y.size
+        assert (a + beta).sum() == pytest.approx(points.size * C_new, rel=1e-12)
+        if points.size == y.size:
+            np.testing.assert_allclose(a, model.alpha * C_new / C, rtol=1e-12, atol=1e-12 * C_new)
+            np.testing.assert_array_equal(beta == 0.0, model.beta <= 1e-12 * C)
+        else:  # scalings keep every zero of a zero where the class still carries weight
+            assert np.all(a[model.alpha[points] == 0.0] == 0.0)
+
+
+def test_leave_one_out_refits_give_the_decision_values_of_cold_qp_refits():
+    """The exact LOO's refits (bordered active-set iterations, else the default route warm-started from the full model
+    without the point) give the LOO decision values of cold QP refits written here, at a small and a large C."""
+    K, K_priv, y, C, gamma = problem(3)
+    for C_try in (C / 16, C * 16):
+        model = svm_plus.fit_svm_plus(K, K_priv, y, C_try, gamma)
+        loo = svm_plus.leave_one_out(model, K, K_priv)
+        for t, p in enumerate(loo.points):
+            rest = np.delete(np.arange(y.size), p)
+            sub = np.ix_(rest, rest)
+            cold = svm_plus.fit_svm_plus(K[sub], K_priv[sub], y[rest], C_try, gamma, solver="qp")
+            assert loo.decision_loo[t] == pytest.approx(float(K[p, rest] @ (cold.y * cold.alpha) + cold.b), abs=1e-5)

@@ -19,6 +19,7 @@ does not fail on it.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import logging
 import math
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 __all__ = ["VERIFY_ATOL", "VERIFY_RTOL", "STALE_HEADING", "ColumnDifference", "JobCheck", "PartCheck",
-           "committed_jobs", "compare_rows", "is_measured", "stale_parts", "verify_part"]
+           "committed_jobs", "compare_rows", "is_measured", "stale_parts", "stale_reason", "verify_part"]
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +105,9 @@ class PartCheck:
 
 
 def stale_parts(readme: str | Path) -> dict[str, str]:
-    """The parts marked stale in ``reproduced/README.md`` (part -> reason): the lines ``- `part`: reason``
-    under the heading :data:`STALE_HEADING`, up to the next heading."""
+    """The parts marked stale in ``reproduced/README.md`` (part or shell pattern -> reason): the lines
+    ``- `part`: reason`` under the heading :data:`STALE_HEADING`, up to the next heading (``stale_reason`` reads
+    them)."""
     path = Path(readme)
     if not path.is_file():
         return {}
@@ -118,6 +120,14 @@ def stale_parts(readme: str | Path) -> dict[str, str]:
         if inside and m:
             out[m.group(1)] = m.group(2).strip()
     return out
+
+
+def stale_reason(stale: Mapping[str, str], part: str) -> str | None:
+    """The reason ``part`` is stale: its own line of ``stale_parts``, else the first line whose name is a shell
+    pattern it matches (``paper-exp8-*``: a change that moves every part of an experiment), else None."""
+    if part in stale:
+        return stale[part]
+    return next((reason for pattern, reason in stale.items() if fnmatch.fnmatchcase(part, pattern)), None)
 
 
 def committed_jobs(rows_file: str | Path) -> list[tuple[dict, slice]]:
@@ -273,5 +283,4 @@ def verify_part(part: str | Path, sample: int | None = 3, seed: int = 0, max_job
         except ValueError as exc:
             check.problem = str(exc)
         log.info("%s: %s", slot, "same rows" if check.ok else "DIFFERENT")
-    reason = (stale or {}).get(part.name)
-    return PartCheck(part.name, checks, len(committed), stale_reason=reason)
+    return PartCheck(part.name, checks, len(committed), stale_reason=stale_reason(stale or {}, part.name))

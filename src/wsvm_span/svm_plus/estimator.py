@@ -49,12 +49,12 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         Kernel of the privileged features ("precomputed": ``X_privileged`` is the (l, l) privileged kernel).
     priv_gamma : float or {"scale", "auto"}, default="scale"
         The privileged RBF kernel's parameter.
-    solver : {"auto", "active-set", "qp", "smo"}, default="auto"
+    solver : {"auto", "smo", "active-set", "qp"}, default="auto"
         The route of ``fit_svm_plus``. With RBF kernels in both spaces and more than ``SMO_POLISH_MAX_L`` training
-        points, "smo" trains on kernel rows computed on demand (``fit_svm_plus_rbf_rows``: no l x l array).
+        points, "auto" and "smo" train on kernel rows computed on demand (``fit_svm_plus_rbf_rows``: no l x l array).
     tol : float, default=1e-3
-        Tolerance of the "smo" route's solution where it is kept unpolished (above ``SMO_POLISH_MAX_L`` points, or
-        where the exact methods fail).
+        Tolerance of the decomposition solver's solution where it is kept unpolished (above ``SMO_POLISH_MAX_L``
+        points, or under "smo" where the exact methods fail).
     cache_size : float, default=200
         Kernel rows (MB per kernel) kept by the "smo" route on rows computed on demand.
     loo : {None, "rule", "exact"}, default=None
@@ -173,10 +173,11 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
                              f"got {self.classes_.size} ({self.classes_[:5].tolist()})")
         labels = np.where(index == 1, 1.0, -1.0)
         l = X.shape[0]
-        on_rows = self.solver == SMO and self.kernel == "rbf" and self.priv_kernel == "rbf" and l > SMO_POLISH_MAX_L
+        on_rows = (self.solver in ("auto", SMO) and self.kernel == "rbf" and self.priv_kernel == "rbf"
+                   and l > SMO_POLISH_MAX_L)
         if on_rows and self.loo is not None:
             raise ValueError(f"loo={self.loo!r} needs the l x l kernels, which the rows computed on demand "
-                             f"(solver='smo', l = {l} > {SMO_POLISH_MAX_L}) avoid: leave loo=None")
+                             f"(solver={self.solver!r}, l = {l} > {SMO_POLISH_MAX_L}) avoid: leave loo=None")
         if self.kernel == "precomputed" and X.shape[1] != l:
             raise ValueError(f"with kernel='precomputed', X must be the (l, l) training kernel, got shape {X.shape}")
         if self.priv_kernel == "precomputed" and X_priv.shape[1] != l:

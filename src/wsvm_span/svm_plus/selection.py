@@ -37,7 +37,7 @@ from ..span.estimates import analyse_spans
 from .equivalence import ZERO_WEIGHT, svm_plus_weights, to_weighted_svm, zero_weight_errors
 from .loo import leave_one_out, loo_rule
 from .model import SVMPlus
-from .solver import ACTIVE_SET, fit_svm_plus, kept_unpolished
+from .solver import SMO, fit_svm_plus, kept_unpolished
 
 #: An SVM+ row's ``engine``: this prefix, then the ``SVMPlus.solver`` that trained it.
 SVM_PLUS_ENGINE_PREFIX = "svm+:"
@@ -134,7 +134,8 @@ class SelectionEvaluation:
         return asdict(self)
 
 
-def kfold_cv_error(K, K_priv, y, C: float, gamma: float, folds, *, solver: str = "auto") -> float:
+def kfold_cv_error(K, K_priv, y, C: float, gamma: float, folds, *, solver: str = "auto",
+                   model: SVMPlus | None = None) -> float:
     """K-fold CV error of SVM+: retrain SVM+ on each fold's training part, count errors on its held-out part
     (f = 0 counts as an error).
 
@@ -150,6 +151,10 @@ def kfold_cv_error(K, K_priv, y, C: float, gamma: float, folds, *, solver: str =
         Fold ids.
     solver : str, default="auto"
         As in :func:`fit_svm_plus`.
+    model : SVMPlus, optional
+        The model of the same C and gamma on all l points, when the caller has it: under the "auto" and "smo"
+        routes each fold starts from it (``fit_svm_plus``'s ``warm_start``), a fold's problem being the full one less
+        a fold's points (the same solutions, fewer active-set iterations).
 
     Returns
     -------
@@ -171,31 +176,26 @@ def kfold_cv_error(K, K_priv, y, C: float, gamma: float, folds, *, solver: str =
     >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
     >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
     >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
-    >>> round(svm_plus.kfold_cv_error(K, K_priv, y, 1.0, 1.0, ws.stratified_folds(y, 5, seed=0)), 4)
+    >>> folds = ws.stratified_folds(y, 5, seed=0)
+    >>> round(svm_plus.kfold_cv_error(K, K_priv, y, 1.0, 1.0, folds), 4)
     0.1667
+    >>> svm_plus.kfold_cv_error(K, K_priv, y, 1.0, 1.0, folds, model=model) == 0.16666666666666666
+    True
     """
     folds = np.asarray(folds)
     y = np.asarray(y, dtype=float)
+    warm = model is not None and solver in ("auto", SMO)
     errors = 0
     for fold in np.unique(folds):
         held = np.flatnonzero(folds == fold)
         train = np.flatnonzero(folds != fold)
         if np.all(y[train] == y[train][0]):
             raise ValueError(f"fold {fold}'s training part holds a single class; use fewer folds")
-        model = fit_svm_plus(K[np.ix_(train, train)], K_priv[np.ix_(train, train)], y[train], C, gamma,
-                             solver=solver, check_input=False)
-        errors += int(np.sum(-y[held] * model.decision_function(K[np.ix_(held, train)]) >= 0))
+        fold_model = fit_svm_plus(K[np.ix_(train, train)], K_priv[np.ix_(train, train)], y[train], C, gamma,
+                                  solver=solver, check_input=False, warm_start=model if warm else None,
+                                  warm_start_points=train if warm else None)
+        errors += int(np.sum(-y[held] * fold_model.decision_function(K[np.ix_(held, train)]) >= 0))
     return errors / y.size
-
-
-def fold_solver(model: SVMPlus, solver: str) -> str:
-    """The route of the K-fold CV refits of ``model``'s grid point: under "auto", straight to the QP route where
-    ``model`` needed it. A fold's problem is the full one less a fold's points: on the W toy (w_mixture 1:2, l = 400,
-    36 grid points) 97 of 100 folds of full problems that defeated the active-set method from the plain SVM's
-    sets defeated it too, each paying that try (about a third of its time) before the QP route; folds of the
-    others took it 6 times in 80. Measured (``benchmarks/bench_svm_plus_cv.py``): the CV 1.35x faster there and
-    1.34x at 2:1, l = 200, with the same CV errors; unchanged where the active-set method solves every problem."""
-    return "qp" if solver == "auto" and model.solver != ACTIVE_SET else solver
 
 
 def _held_out_error(model, K_rows, y_rows) -> tuple[float, float]:
@@ -209,6 +209,7 @@ def _held_out_error(model, K_rows, y_rows) -> tuple[float, float]:
 def evaluate_svm_plus(
     K, K_priv, y, C: float, gamma: float, K_test, y_test, *, folds, D: float, K_val=None, y_val=None,
     solver: str = "auto", qp_solver: str = "auto", compute_loo: bool = False, engine: str = AUTO,
+    model: SVMPlus | None = None,
 ) -> SelectionEvaluation:
     """One grid point of SVM+: train it and compute its test and validation errors, the span-rule and span bound
     of its equivalent weighted SVM, its LOO rule, K-fold CV and, with ``compute_loo``, its exact LOO error and
@@ -244,6 +245,10 @@ def evaluate_svm_plus(
         The engine that retrains the equivalent weighted SVM without each of its SVs (``loo_converted``): "smo"
         starts each retraining from the SVM+ solution; "auto" is LIBSVM from zero. SVM+ itself is trained by
         ``solver``.
+    model : SVMPlus, optional
+        The grid point's model where the caller trained it (a sweep along C, each point warm-started from the last:
+        ``fit_svm_plus(..., warm_start=)``); its ``fit_time`` is the row's ``t_train``. None: trained here by
+        ``solver``.
 
     Returns
     -------
@@ -267,9 +272,12 @@ def evaluate_svm_plus(
     """
     y = np.asarray(y, dtype=float)
     l = y.size
-    t0 = time.perf_counter()
-    model = fit_svm_plus(K, K_priv, y, C, gamma, solver=solver, qp_solver=qp_solver, check_input=False)
-    t_train = time.perf_counter() - t0
+    if model is None:
+        model = fit_svm_plus(K, K_priv, y, C, gamma, solver=solver, qp_solver=qp_solver, check_input=False)
+    elif (model.C, model.gamma) != (C, gamma) or not np.array_equal(model.y, y):
+        raise ValueError(f"model was trained at C = {model.C}, gamma = {model.gamma} (or on other labels), not at this "
+                         f"grid point's C = {C}, gamma = {gamma}")
+    t_train = model.fit_time
     weighted = to_weighted_svm(model, K, engine=engine)
     spans = analyse_spans(weighted, K, D=D, qp_solver=qp_solver)
     zero_errors = zero_weight_errors(model) / l
@@ -277,7 +285,7 @@ def evaluate_svm_plus(
     rule = loo_rule(model, K, K_priv).error
     t_loo_rule = time.perf_counter() - t0
     t0 = time.perf_counter()
-    cv = kfold_cv_error(K, K_priv, y, C, gamma, folds, solver=fold_solver(model, solver))
+    cv = kfold_cv_error(K, K_priv, y, C, gamma, folds, solver=solver, model=model)
     t_cv = time.perf_counter() - t0
     loo, converted, t_loo = math.nan, math.nan, math.nan
     if compute_loo:

@@ -2,7 +2,7 @@
 
     min 1/2 a'YKYa - 1'a + 1/(2 gamma) a~'K~a~   s.t.  y'a = 0,  1'a~ = 0,  0 <= a_i <= C + a~_i,
 
-by one of three solvers of the same QP:
+by one of these routes to the same solution:
 
 - ``"qp"``: the project's QP switch (``solve_qp``: MOSEK when licensed, Clarabel otherwise).
   b and b~ are the multipliers of the two equality constraints: in the Lagrangian
@@ -37,8 +37,7 @@ by one of three solvers of the same QP:
   border one inverse of the full model's system instead, ``loo.BorderedSystem``).
   The method can cycle on problems whose reduced Hessian is not an M-matrix (seen with
   small gamma and large C on random problems: ~1 in 6); a repeated state or
-  ``MAX_ACTIVE_SET_ITER`` without convergence falls back to the "qp" route under
-  ``solver="auto"`` (recorded in ``SVMPlus.solver``) and raises under "active-set".
+  ``MAX_ACTIVE_SET_ITER`` without convergence raises ``ActiveSetFailure``.
 - ``"smo"``: the compiled decomposition solver (``csrc/svm_plus_smo.c``): steps of two or three variables that keep
   both equality constraints (the alternating SMO of Pechyony, Izmailov, Vashist and Vapnik, 2010), second-order
   working sets, conjugate directions between unclipped steps (Pechyony and Vapnik's caSMO, 2011), stopped when the
@@ -49,10 +48,12 @@ by one of three solvers of the same QP:
   polished ("smo+active-set") it stops early (``SMO_START_TOL``) and the active-set methods make its point exact
   (``SVMPlusProblem.exact_from``: a short try of the primal-dual one, then the primal one, ``primal_active_set``,
   one bound per iteration, its face system's QR factors updated: ``FaceSystem``), or start from ``warm_start``, a
-  neighbouring grid point's solution; a point they do not make exact is taken on to ``tol`` and kept there
-  ("smo"). Not the default: from scratch it is 2.0x / 1.7x faster than the "auto" route in all on bank_marketing's
-  and w_mixture's sampled problems but 2.2x slower on parkinson_speech's; warm-started from the next lower C,
-  2.8-14x faster on all three (``benchmarks/bench_svm_plus_smo.py``, docs/experiments.md).
+  neighbouring solution made feasible (``feasible_start``: another C, or the full training set's solution for a CV
+  fold or a leave-one-out refit); a point they do not make exact is taken on to ``tol`` and kept there ("smo").
+- ``"auto"`` (the default): the "smo" route, handing a point the active-set methods do not make exact to the "qp"
+  route (named "smo->..."). It replaced the active-set method from the plain SVM with the QP route as its fallback
+  (issue 42): that fallback ran on most of bank_marketing's problems and on nearly every refit of their exact
+  LOO, where the warm-started active-set methods finish (``benchmarks/bench_lupi_cost.py``, docs/experiments.md).
 """
 from __future__ import annotations
 
@@ -100,6 +101,16 @@ PRIV_RIDGE = 1e-6
 #: a looser tolerance would accept wrong active sets, a tighter one would chase round-off
 #: on problems whose kernels are worse conditioned than the ridge alone makes them.
 KKT_TOL = 1e-7
+
+#: A bound stays active in the active-set methods unless its multiplier (mu_i of a_i = 0, xi_i of beta_i = 0, margin
+#: units) is below -RELEASE_TOL: tighter than ``KKT_TOL``, which only accepts a solution. Degenerate points (a_i = 0
+#: and mu_i ~ 0: 22 of bank_marketing's 300 at C = gamma = 0.25) have a multiplier of -1e-8..-1e-7 at the bound where
+#: the optimum holds them just off it; at -KKT_TOL the methods kept them there, a KKT point to 6e-8 whose sets (which
+#: SVM+'s LOO rule reads) differed by such a point from the exact optimum's by the route it came by (the LOO rule
+#: 0.320 against 0.313 there). At 1e-9 the decomposition route lands in the sets of the other routes there, and on
+#: 86 sampled problems each of bank_marketing 2:1, parkinson_speech 2:1 and w_mixture 1:2 it ends at a KKT
+#: violation below 1e-10 on 163 of 258 (131 at 1e-7), for 1-6% more CPU; 1e-10 cost up to 13% more for 2 more.
+RELEASE_TOL = 1e-9
 
 #: Bound on active-set iterations. From the plain-SVM start it converged in <= 12 on
 #: parkinson_speech and in a median of 4 (90% within 15) on random problems; the single
@@ -282,10 +293,6 @@ class ActiveSetFailure(RuntimeError):
     ----------
     message : str
         What failed.
-    round_off : bool, default=False
-        True where the sets converged but their solution failed the KKT check: the round-off of a faster solve
-        (the exact LOO's bordering), which a fresh reduced system may not have; False where the method cycled or
-        ran out of iterations.
 
     Examples
     --------
@@ -294,14 +301,12 @@ class ActiveSetFailure(RuntimeError):
     True
     """
 
-    def __init__(self, message: str, round_off: bool = False):
-        super().__init__(message)
-        self.round_off = round_off
 
 
 def fit_svm_plus(
     K, K_priv, y, C: float, gamma: float, *, solver: str = "auto", qp_solver: str = "auto",
     polish: bool = True, check_input: bool = True, tol: float = SMO_TOL, warm_start: SVMPlus | None = None,
+    warm_start_points=None,
 ) -> SVMPlus:
     """Train SVM+ on precomputed kernels.
 
@@ -317,10 +322,10 @@ def fit_svm_plus(
         The SVM+ C, > 0.
     gamma : float
         The SVM+ gamma (weight of the correcting function's norm), > 0.
-    solver : {"auto", "active-set", "qp", "smo"}, default="auto"
-        "active-set" (exact; raises ``ActiveSetFailure`` if it cycles), "qp" (the project's QP switch, then
-        polished), "smo" (the decomposition solver to ``tol``, then polished) or "auto" (active-set, falling back
-        to "qp").
+    solver : {"auto", "smo", "active-set", "qp"}, default="auto"
+        "smo" (the decomposition solver, then polished; where the polish fails, kept at ``tol``), "auto" (the
+        same, falling back to "qp" where the polish fails), "active-set" (from the plain SVM's sets; exact, raises
+        ``ActiveSetFailure`` if it cycles) or "qp" (the project's QP switch, then polished).
     qp_solver : str, default="auto"
         For the "qp" route: "auto", "clarabel" or "mosek" (``solvers.qp.qp_solver_name``).
     polish : bool, default=True
@@ -329,12 +334,16 @@ def fit_svm_plus(
     check_input : bool, default=True
         Validate K, K_priv, y, C, gamma; internal callers training on slices of a validated problem skip it.
     tol : float, default=SMO_TOL
-        The "smo" route's tolerance (the largest KKT violation, margin units) for a solution it keeps unpolished
-        (``polish=False``, l > ``SMO_POLISH_MAX_L``, or where the polish fails).
+        The decomposition solver's tolerance (the largest KKT violation, margin units) for a solution it keeps
+        unpolished (``polish=False``, l > ``SMO_POLISH_MAX_L``, or, under "smo", where the polish fails).
     warm_start : SVMPlus, optional
-        For the "smo" route: a solution on the same training points (any C and gamma: a neighbouring grid point's),
-        from which the active-set methods start instead of from the decomposition solver (where they fail, the
-        route runs from scratch). Its (a, beta) times C / its C is feasible here with the same active bounds.
+        For the "auto" and "smo" routes: a solution of a neighbouring problem (any C and gamma: a neighbouring grid
+        point's; on more points: the full training set's, for a CV fold or a leave-one-out refit), from which the
+        active-set methods start instead of from the decomposition solver (where they fail, the route runs from
+        scratch). ``feasible_start`` makes it feasible here.
+    warm_start_points : array-like of int, optional
+        Where ``warm_start`` was trained on more points: the positions of this problem's l points among
+        ``warm_start``'s (None: the same points).
 
     Returns
     -------
@@ -367,14 +376,21 @@ def fit_svm_plus(
     C, gamma = float(C), float(gamma)
     if solver == SMO and not (np.isfinite(tol) and tol > 0):
         raise ValueError(f"tol must be a positive finite number, got {tol!r}")
+    start = None
     if warm_start is not None:
-        if solver != SMO:
-            raise ValueError(f"warm_start is used by the {SMO!r} route only, not {solver!r}")
-        if warm_start.y.shape != y.shape or not np.array_equal(warm_start.y, y):
-            raise ValueError("warm_start was trained on other labels: it must be a solution on the same points")
+        if solver not in ("auto", SMO):
+            raise ValueError(f"warm_start is used by the 'auto' and {SMO!r} routes only, not {solver!r}")
+        points = (np.arange(warm_start.n_train) if warm_start_points is None
+                  else np.asarray(warm_start_points, dtype=np.intp))
+        if points.shape != y.shape or not np.array_equal(warm_start.y[points], y):
+            raise ValueError("warm_start was trained on other labels: it must be a solution on the same points, or "
+                             "on more points with warm_start_points giving the positions of these among them")
+        start = feasible_start(warm_start, C, points)
+    elif warm_start_points is not None:
+        raise ValueError("warm_start_points without warm_start")
     problem = SVMPlusProblem.build(K, K_priv, y, C, gamma)
     t0 = time.perf_counter()
-    if solver in ("auto", ACTIVE_SET):
+    if solver == ACTIVE_SET:
         # First guess: a = 0 where the plain SVM has no SV, and beta = 0 everywhere. At the
         # optimum beta_i > 0 forces xi_i = 0, and a nonnegative smooth correcting
         # function touches 0 at few privileged points, so few beta_i are free; guessing
@@ -383,14 +399,9 @@ def fit_svm_plus(
         start = fit_svm(K, y, C, tol=START_SVM_TOL, check_input=False)
         Z0 = start.alpha == 0.0
         B0 = np.ones(y.size, dtype=bool)
-        try:
-            model = problem.active_set(Z0, B0, ACTIVE_SET)
-        except ActiveSetFailure:
-            if solver == ACTIVE_SET:
-                raise
-            model = problem.qp(qp_solver, polish, prefix=f"{ACTIVE_SET}->")
-    elif solver == SMO:
-        model = problem.smo(tol, polish, warm_start)
+        model = problem.active_set(Z0, B0, ACTIVE_SET)
+    elif solver in ("auto", SMO):
+        model = problem.smo(tol, polish, start, qp_solver=qp_solver if solver == "auto" else None)
     else:
         model = problem.qp(qp_solver, polish)
     return with_fit_time(model, time.perf_counter() - t0)
@@ -483,6 +494,67 @@ def _smo_solution(kernel, priv_kernel, y, C: float, gamma: float, priv_scale: fl
                    iterations=int(n_iter))
 
 
+def feasible_start(model: SVMPlus, C: float, points=None) -> tuple[np.ndarray, np.ndarray]:
+    """A feasible (a, beta) of the SVM+ dual at ``C`` on ``points`` (positions among ``model``'s training points;
+    None: all of them), from ``model``'s solution: a start for the active-set methods (``SVMPlusProblem.exact_from``)
+    that keeps the model's active bounds where it can.
+
+    The dual's constraints in (a, beta) are a >= 0, beta >= 0, y'a = 0 and 1'(a + beta) = l' C (1'a~ = 0, l' points).
+    Scaled by C / C_0, the model's own solution meets them all with the same bounds active; without some points
+    (a CV fold, a leave-one-out refit) it misses the two sums by the left-out points' share. Each class's a is then
+    scaled to the common sum s = (l' C - 1'beta) / 2 and beta to l' C - 2 s (s >= 0): a scaling keeps every zero a
+    zero, so only a class (or beta) that sums to 0 where it must not gets its total spread evenly instead. On the
+    model's own points it changes nothing but round-off.
+
+    Parameters
+    ----------
+    model : SVMPlus
+        A solution (any C).
+    C : float
+        The C of the problem to start.
+    points : array-like of int, optional
+        The problem's points among the model's.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        a and beta.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wsvm_span as ws
+    >>> from wsvm_span import svm_plus
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
+    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
+    >>> a, beta = svm_plus.feasible_start(model, 2.0, np.arange(1, 30))
+    >>> bool(abs(y[1:] @ a) < 1e-9 and abs((a + beta).sum() - 29 * 2.0) < 1e-9 and min(a.min(), beta.min()) >= 0)
+    True
+    """
+    points = np.arange(model.n_train) if points is None else np.asarray(points, dtype=np.intp)
+    scale = C / model.C
+    a = scale * np.maximum(model.alpha[points], 0.0)
+    # beta = C_0 + a~ - a rounds where the bound is active (a~ = a - C_0): its exact zeros are restored, as the
+    # working sets are the bounds at which the point sits exactly
+    beta = scale * np.where(model.beta <= ROUND_OFF_RTOL * model.C, 0.0, model.beta)[points]
+    total = points.size * C
+    y = model.y[points]
+    share = max((total - beta.sum()) / 2.0, 0.0)
+    for in_class in (y > 0, y < 0):
+        a[in_class] = _scaled_to_sum(a[in_class], share)
+    return a, _scaled_to_sum(beta, total - 2.0 * share)
+
+
+def _scaled_to_sum(v: np.ndarray, total: float) -> np.ndarray:
+    s = v.sum()
+    if s > 0.0 or v.size == 0:
+        return v * (total / s) if s > 0.0 else v
+    return np.full(v.size, total / v.size)
+
+
 @dataclass(frozen=True)
 class ReducedSystem:
     """M z = rhs of ``SVMPlusProblem.reduced_system``; z = [a_F; a~_N; b; b~].
@@ -559,24 +631,20 @@ class SVMPlusProblem:
         return raw
 
     # --- the "smo" route ----------------------------------------------------------
-    def smo(self, tol: float, polish: bool, warm_start: SVMPlus | None = None) -> SVMPlus:
+    def smo(self, tol: float, polish: bool, start=None, qp_solver: str | None = None) -> SVMPlus:
         """The decomposition solver from a = 0, beta = C (a~ = 0: feasible for every problem). Where ``polish`` and
         l <= ``SMO_POLISH_MAX_L``, it stops early (``SMO_START_TOL``, ``SMO_START_MAX_ITER_PER_POINT``) and the
-        active-set methods make its point exact (``exact_from``); a point they do not make exact, and every point
-        without the polish, is taken on by the decomposition solver to ``tol`` and kept there. With ``warm_start``
-        (and the polish), the active-set methods first start from that solution scaled to this C: y'a = 0 and
-        beta >= 0 are kept by scaling, 1'(a + beta) = lC (1'a~ = 0) is met by C / C_0, and the active bounds stay
-        active (on bank_marketing's problems, from the next lower C of the grid, the median start was optimal at
-        once)."""
+        active-set methods make its point exact (``exact_from``); with ``start``, a feasible (a, beta) of this
+        problem (``feasible_start`` of a neighbouring solution), they first start from there (on bank_marketing's
+        problems, from the next lower C of the grid, the median start was optimal at once). A point they do not
+        make exact goes to the QP route (polished) where ``qp_solver`` names its solver ("auto" route), and is
+        otherwise taken on by the decomposition solver to ``tol`` and kept there, as is every point without the
+        polish."""
         l, C, y = self.y.size, self.C, self.y
         name = f"{SMO}+{ACTIVE_SET}"
         polishing = polish and l <= SMO_POLISH_MAX_L
-        if warm_start is not None and polishing:
-            scale = C / warm_start.C
-            # beta = C_0 + a~ - a rounds where the bound is active (a~ = a - C_0): its exact zeros are restored, as
-            # the working sets are the bounds at which the point sits exactly
-            beta = np.where(warm_start.beta <= ROUND_OFF_RTOL * warm_start.C, 0.0, warm_start.beta)
-            exact = self.exact_from(scale * np.maximum(warm_start.alpha, 0.0), scale * beta, name)
+        if start is not None and polishing:
+            exact = self.exact_from(*start, name)
             if exact is not None:
                 return exact
         kernels = ("precomputed", np.ascontiguousarray(self.K)), ("precomputed", np.ascontiguousarray(self.T))
@@ -589,6 +657,8 @@ class SVMPlusProblem:
             exact = self.exact_from(alpha, beta, name)
             if exact is not None:
                 return exact
+            if qp_solver is not None:
+                return self.qp(qp_solver, polish, prefix=f"{SMO}->")
         return _smo_solution(*kernels, y, C, self.gamma, 1.0, 0.0, self.ridge, tol, SMO_CACHE_MB,
                              start=(alpha, beta, w, z))
 
@@ -610,7 +680,7 @@ class SVMPlusProblem:
         beta_i = 0); each iteration minimises the dual on that face and steps towards the minimiser as far as
         feasibility allows, adding the bound that stops it; at the face's minimiser it drops the bound with the
         most negative multiplier (mu_i for a_i = 0, xi_i for beta_i = 0), or stops where none is below
-        -``KKT_TOL``. F never increases, and one bound changes per iteration, so unlike the primal-dual method it
+        -``RELEASE_TOL``. F never increases, and one bound changes per iteration, so unlike the primal-dual method it
         does not cycle on degenerate problems (a_i and mu_i both ~0: bank_marketing's, where that method failed on
         nearly every model from the QP's rounded sets and from the decomposition solver's). As one bound changes,
         the face's KKT system loses or gains one row and column: its QR factorization is updated (``FaceSystem``),
@@ -641,7 +711,7 @@ class SVMPlusProblem:
             mu = self.Q @ alpha + b * y - 1.0 + xi
             multipliers = np.where(face.fixed, np.concatenate([mu, xi]), np.inf)
             k = int(np.argmin(multipliers))
-            if multipliers[k] >= -KKT_TOL:
+            if multipliers[k] >= -RELEASE_TOL:
                 model = self.model(alpha, alpha + beta - C, b, b_tilde, name, iteration)
                 if model.kkt_violation > KKT_TOL:
                     # the face solve's forward error (condition ~1 / PRIV_RIDGE): mu_i of a free a_i ~ C far from 0
@@ -764,8 +834,8 @@ class SVMPlusProblem:
             beta = C + a_tilde - a
             # Complementarity as a fixed point: an active bound stays active unless its
             # multiplier is negative; a free variable becomes active if it left its bound.
-            wrong = np.concatenate([np.where(Z, mu < -KKT_TOL, a < -KKT_TOL * C),
-                                    np.where(B, xi < -KKT_TOL, beta < -KKT_TOL * C)])
+            wrong = np.concatenate([np.where(Z, mu < -RELEASE_TOL, a < -KKT_TOL * C),
+                                    np.where(B, xi < -RELEASE_TOL, beta < -KKT_TOL * C)])
             n_wrong = np.count_nonzero(wrong)
             if n_wrong == 0:
                 a_tilde = np.where(B, np.maximum(a, 0.0) - C, a_tilde)
@@ -776,7 +846,7 @@ class SVMPlusProblem:
                     a_tilde = np.where(B, np.maximum(a, 0.0) - C, a_tilde)
                     model = self.model(np.maximum(a, 0.0), a_tilde, b, b_tilde, name, iteration)
                 if model.kkt_violation > KKT_TOL:
-                    raise ActiveSetFailure(f"converged sets violate KKT by {model.kkt_violation:.3g}", round_off=True)
+                    raise ActiveSetFailure(f"converged sets violate KKT by {model.kkt_violation:.3g}")
                 return model
             if n_wrong < fewest:
                 fewest, backup = n_wrong, block_backup

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.spatial.distance import pdist, squareform
+from scipy.spatial.distance import cdist, pdist, squareform
 
 from ..engines import StepLimitWarning, counting_step_limits, fit_svm, get_engine
 from ..utils.validation import check_features, check_kernel, check_labels
@@ -53,18 +53,19 @@ INNER_TOL = 1e-10
 
 @dataclass(frozen=True)
 class NWEstimate:
-    """Leave-one-out Nadaraya-Watson estimate at the training points (``nadaraya_watson``).
+    """Nadaraya-Watson estimate at the training points (``nadaraya_watson``): from a validation sample, or from the
+    training sample with each point left out.
 
     Parameters
     ----------
     eta : ndarray of shape (l,)
-        Estimate of 2 P(1 | x_i) - 1 without x_i.
+        Estimate of 2 P(1 | x_i) - 1 (without x_i where learned on the training sample).
     p : ndarray of shape (l,)
         (1 + y_i eta_i) / 2, floored at ``P_FLOOR``.
     bandwidth : float
         h of K_h(u) = exp(-||u||^2 / (2 h^2)).
     log_likelihood : float
-        sum_i log p_i at that bandwidth.
+        The sample's leave-one-out sum_i log p_i at that bandwidth (what chose it).
 
     Examples
     --------
@@ -87,45 +88,57 @@ class NWEstimate:
     log_likelihood: float
 
 
-def nadaraya_watson(X, y, bandwidth: float | None = None) -> NWEstimate:
-    """Leave-one-out Nadaraya-Watson estimate of P(y_i | x_i) at every training point (weights A of
-    svm-plus.md). O(l^2) memory.
+def nadaraya_watson(X, y, bandwidth: float | None = None, *, X_eval=None, y_eval=None) -> NWEstimate:
+    """Nadaraya-Watson estimate of P(y_i | x_i) (weights A of svm-plus.md), learned on the sample (X, y) and
+    evaluated at the points ``X_eval`` with labels ``y_eval``: the study's estimate from the validation sample at the
+    training points. Without ``X_eval`` it is evaluated at the sample's own points, each left out of its own
+    estimate (the training-sample variant: each point would otherwise vote for its own label). O(n m) memory.
 
     Parameters
     ----------
-    X : array-like of shape (l, d)
-        Features.
-    y : array-like of shape (l,)
-        Labels in {-1, +1}.
+    X : array-like of shape (n, d)
+        Features of the sample the estimate is learned from.
+    y : array-like of shape (n,)
+        Its labels in {-1, +1}.
     bandwidth : float or None, default=None
-        h; None: the candidate (``BANDWIDTH_FACTORS`` x median pairwise distance) with the largest
-        leave-one-out log-likelihood (the larger one on ties).
+        h; None: the candidate (``BANDWIDTH_FACTORS`` x the sample's median pairwise distance) with the largest
+        leave-one-out log-likelihood on the sample (the larger one on ties).
+    X_eval : array-like of shape (m, d), optional
+        Where to evaluate it (the training points); None: at the sample's points, leave-one-out.
+    y_eval : array-like of shape (m,), optional
+        Labels of ``X_eval`` (p_i is the estimated probability of y_i), required with it.
 
     Returns
     -------
     NWEstimate
-        eta, p, the bandwidth and its log-likelihood.
+        eta and p at the evaluated points, the bandwidth and the sample's leave-one-out log-likelihood.
 
     Raises
     ------
     ValueError
-        If the bandwidth is not positive and finite, or every point coincides (none can be chosen).
+        If the bandwidth is not positive and finite, every point of the sample coincides (none can be chosen), or
+        ``X_eval`` and ``y_eval`` do not come together or do not match the sample's features.
 
     Examples
     --------
     >>> import numpy as np
-    >>> import wsvm_span as ws
     >>> from wsvm_span import svm_plus
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(30, 2))
     >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
-    >>> K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(y[:, None] * X[:, :1], gamma=1.0)
-    >>> model = svm_plus.fit_svm_plus(K, K_priv, y, C=1.0, gamma=1.0)
     >>> round(float(svm_plus.nadaraya_watson(X, y).bandwidth), 4)
     0.4429
+    >>> X_val = rng.normal(size=(60, 2))
+    >>> y_val = np.where(X_val[:, 0] + 0.5 * rng.normal(size=60) > 0, 1.0, -1.0)
+    >>> nw = svm_plus.nadaraya_watson(X_val, y_val, X_eval=X, y_eval=y)
+    >>> nw.p.shape, bool(nw.p[X[:, 0] * y > 1].min() > 0.5)
+    ((30,), True)
     """
     X = check_features(X)
     y = check_labels(y, X.shape[0])
+    if (X_eval is None) != (y_eval is None):
+        raise ValueError("X_eval and y_eval come together: the points where the estimate is evaluated and their "
+                         "labels")
     D2 = squareform(pdist(X, "sqeuclidean"))
     np.fill_diagonal(D2, np.inf)  # leave x_i out
     if bandwidth is None:
@@ -133,20 +146,30 @@ def nadaraya_watson(X, y, bandwidth: float | None = None) -> NWEstimate:
         if positive.size == 0:
             raise ValueError("all points of X coincide: no bandwidth can be chosen")
         median = float(np.sqrt(np.median(positive)))
-        fits = [_nw(D2, y, median * f) for f in BANDWIDTH_FACTORS]
-        return max(reversed(fits), key=lambda fit: fit.log_likelihood)
-    if not (np.isfinite(bandwidth) and bandwidth > 0):
+        fits = [_nw(D2, y, y, median * f) for f in BANDWIDTH_FACTORS]
+        bandwidth = max(reversed(fits), key=lambda fit: fit.log_likelihood).bandwidth
+    elif not (np.isfinite(bandwidth) and bandwidth > 0):
         raise ValueError(f"bandwidth must be a positive finite number, got {bandwidth!r}")
-    return _nw(D2, y, float(bandwidth))
+    sample_fit = _nw(D2, y, y, float(bandwidth))
+    if X_eval is None:
+        return sample_fit
+    X_eval = check_features(X_eval, name="X_eval")
+    if X_eval.shape[1] != X.shape[1]:
+        raise ValueError(f"X_eval has {X_eval.shape[1]} features but the sample has {X.shape[1]}")
+    y_eval = check_labels(y_eval, X_eval.shape[0])
+    at_eval = _nw(cdist(X_eval, X, "sqeuclidean"), y, y_eval, float(bandwidth))
+    return NWEstimate(eta=at_eval.eta, p=at_eval.p, bandwidth=at_eval.bandwidth,
+                      log_likelihood=sample_fit.log_likelihood)
 
 
-def _nw(D2, y, h) -> NWEstimate:
+def _nw(D2, y, y_at, h) -> NWEstimate:
+    """eta and p at the rows of D2 (squared distances to the sample's points, inf where left out) for labels y_at."""
     # Shift each row by its nearest neighbour's distance: the ratio is unchanged and the
     # nearest weight is exp(0) = 1, so a small h cannot underflow every weight to 0.
     W = np.exp(-(D2 - D2.min(axis=1, keepdims=True)) / (2.0 * h * h))
     # |eta| <= 1 exactly (a weighted mean of labels +-1); the two sums round differently
     eta = np.clip((W @ y) / W.sum(axis=1), -1.0, 1.0)
-    p = np.maximum((1.0 + y * eta) / 2.0, P_FLOOR)
+    p = np.maximum((1.0 + y_at * eta) / 2.0, P_FLOOR)
     return NWEstimate(eta=eta, p=p, bandwidth=h, log_likelihood=float(np.log(p).sum()))
 
 

@@ -18,8 +18,9 @@ every configured method that applies to the data set (``sigmoid`` needs importan
 ``svm_plus`` privileged features) and writes one row per grid point (schema ``lupi`` of
 ``results_schema``). Hyperparameters per method:
 
-- ``svm``: log2_C;  ``nw``: log2_C, tau (c_i = C p_i^tau, p_i the leave-one-out Nadaraya-Watson
-  estimate of P(y_i | x_i) on the training sample, bandwidth by leave-one-out likelihood);
+- ``svm``: log2_C;  ``nw``: log2_C, tau (c_i = C p_i^tau, p_i the Nadaraya-Watson estimate of P(y_i | x_i)
+  learned on the validation sample and evaluated at the training points, as the study did (svm-plus.md A),
+  bandwidth by the validation sample's leave-one-out likelihood);
 - ``sigmoid``: A, B, log2_C (Experiment 2's weights, floor ``sigma``);
 - ``learned``: log2_C (the start c = C 1 of L-BFGS-B; the weights are learned on the validation sample
   with the smooth hinge of width ``learn.d``, at most ``learn.max_iter`` iterations);
@@ -274,6 +275,9 @@ class LupiProblem(SplitProblem):
     nw: Any  # the Nadaraya-Watson estimate (method "nw"), else None
     t_nw: float
     setup_s: float
+    #: the last SVM+ model of each sweep along C (log2_kernel_scale, log2_priv_gamma, log2_gamma_plus): the start of
+    #: the sweep's next C (the grid's slowest axis), warm starts that keep the solutions and cut the training's steps
+    svm_plus_sweeps: dict[tuple[float, float, float], Any] = field(default_factory=dict)
 
     @property
     def l(self) -> int:
@@ -312,7 +316,8 @@ def prepare(job: LupiJob, settings) -> LupiProblem:
                                      fold_kernels=ws.FoldKernels(K, folds))
         priv = {v: ws.rbf_kernel(split.X_priv[train], gamma=2.0**v) for v in _axis_values(job, "log2_priv_gamma")}
         t_nw = time.perf_counter()
-        nw = nadaraya_watson(X, y) if "nw" in job.grids else None
+        # P(1|x) from the validation sample, evaluated at the training points (svm-plus.md A: the study's way)
+        nw = nadaraya_watson(X_val, y_val, X_eval=X, y_eval=y) if "nw" in job.grids else None
         t_nw = time.perf_counter() - t_nw
         problem = LupiProblem(
             split=split, train=train, val=val, y=y, y_val=y_val, kernels=kernels, priv_kernels=priv,
@@ -343,17 +348,22 @@ def evaluate_grid_point(job: LupiJob, problem: LupiProblem, method: str,
     the benchmarks time it model by model)."""
     import wsvm_span as ws
     from wsvm_span.engines import counting_step_limits
-    from wsvm_span.svm_plus import evaluate_svm_plus, evaluate_weighted, learn_weights, probability_weights
+    from wsvm_span.svm_plus import (evaluate_svm_plus, evaluate_weighted, fit_svm_plus, learn_weights,
+                                    probability_weights)
 
     p = problem
     k = p.kernels[point["log2_kernel_scale"]]
     C = 2.0 ** point["log2_C"]
     shared = dict(folds=p.folds, D=k.D, K_val=k.K_val, y_val=p.y_val, qp_solver=job.qp_solver, compute_loo=job.loo)
     if method == "svm_plus":
+        K_priv, gamma_plus = p.priv_kernels[point["log2_priv_gamma"]], 2.0 ** point["log2_gamma_plus"]
+        sweep = (point["log2_kernel_scale"], point["log2_priv_gamma"], point["log2_gamma_plus"])
         with counting_step_limits() as stopped:
-            ev = evaluate_svm_plus(k.K, p.priv_kernels[point["log2_priv_gamma"]], p.y, C,
-                                   2.0 ** point["log2_gamma_plus"], k.K_test, p.split.y_test, engine=job.engine,
-                                   **shared)
+            model = fit_svm_plus(k.K, K_priv, p.y, C, gamma_plus, qp_solver=job.qp_solver, check_input=False,
+                                 warm_start=p.svm_plus_sweeps.get(sweep))
+            p.svm_plus_sweeps[sweep] = model
+            ev = evaluate_svm_plus(k.K, K_priv, p.y, C, gamma_plus, k.K_test, p.split.y_test, engine=job.engine,
+                                   model=model, **shared)
         return GridPointResult(ev, 0.0, k.gamma, None, len(stopped))
     t_weights, n_unconverged_inner = 0.0, None
     if method == "svm":
