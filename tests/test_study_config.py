@@ -126,6 +126,19 @@ def test_chunk_size_by_data_set_pattern():
         assert sorted(j.chunk for j in dj) == list(range(len(dj)))
 
 
+def test_engine_by_data_set_pattern():
+    # a data set takes the engine of the one pattern it matches, or svm.engine; a name alone trains them all
+    raw = base_config()
+    raw["svm"] = {"engine": "smo"}
+    raw["experiments"]["exp1"]["engine"] = {"ban*": "auto"}
+    raw["experiments"]["exp6"]["engine"] = "libsvm"
+    jobs = ex.plan_jobs(sc.validate_config(raw))
+    engines = {(j.experiment, j.dataset): j.engine for j in jobs}
+    assert engines == {("exp1", "breast_cancer"): "smo", ("exp1", "banana"): "auto",
+                       ("exp2", "parkinson_speech"): "smo", ("exp6", "ringnorm_d20_l128"): "libsvm",
+                       ("exp6", "ringnorm_d40_l128"): "libsvm"}
+
+
 def test_replicates_follow_the_data_registry():
     raw = base_config()
     raw.update(seeds=[0, 1, 2], realizations=[1, 2])
@@ -217,6 +230,12 @@ def test_loo_selection_is_seeded_and_chunk_independent():
          "experiments.exp1.chunk_size: the key 128 must be a string (quote it)"),
         (lambda c: c["experiments"]["exp1"].update(chunk_size={"banana": "x"}),
          "experiments.exp1.chunk_size.banana: 'x' is not of type 'integer'"),
+        (lambda c: c["experiments"]["exp1"].update(engine={"bann*": "auto"}),
+         "experiments.exp1.engine: pattern 'bann*' matches none of the experiment's data sets"),
+        (lambda c: c["experiments"]["exp1"].update(engine={"banana": "svmlight"}),
+         "experiments.exp1.engine.banana: 'svmlight' is not one of ['auto', 'sklearn', 'libsvm', 'smo', 'path']"),
+        (lambda c: c["experiments"]["exp1"].update(engine={"b*": "smo", "banana": "auto"}),
+         "experiments.exp1.engine: data set 'banana' matches several patterns ('b*', 'banana')"),
         (lambda c: c["experiments"].update(exp9={"sizes": {"skin_nonskin": [8]}, "log2_C": {"values": [0]}}),
          "experiments.exp9.sizes.skin_nonskin[0]: 8 is less than the minimum of 16"),
         (lambda c: c.update(nonsense=1), "Additional properties are not allowed ('nonsense' was unexpected)"),
