@@ -143,3 +143,12 @@ def test_bad_selections_have_clear_messages(tmp_path, body, message):
     with pytest.raises(sc.ConfigError) as err:
         part(tmp_path, body)
     assert message in str(err.value)
+
+
+def test_a_bad_base_is_named(tmp_path):
+    broken = study()
+    broken["experiments"]["exp1"]["datasets"] = ["nosuchset"]
+    write(tmp_path / "base.yaml", broken)
+    with pytest.raises(sc.ConfigError) as err:
+        part(tmp_path, {"base": "base.yaml", "select": {"exp6": {}}})
+    assert str(err.value).startswith("base base.yaml: invalid config") and "nosuchset" in str(err.value)

@@ -176,7 +176,10 @@ def _on_base(cfg: dict, schema: str | os.PathLike | None, workdir: str | os.Path
     nested = [key for key in ("base", "select", "renumber") if key in raw]
     if nested:
         raise ConfigError(f"base: {name} has {', '.join(nested)} itself; a base is a full config")
-    merged = validate_config(raw, schema)
+    try:
+        merged = validate_config(raw, schema)
+    except ConfigError as exc:
+        raise ConfigError(f"base {name}: {exc}") from None
     for key, value in cfg.items():
         own = key in OWN_SETTINGS and isinstance(value, Mapping) and isinstance(merged.get(key), Mapping)
         merged[key] = {**merged[key], **value} if own else value
@@ -207,7 +210,8 @@ def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
         yield "realizations: has duplicates"
     if cfg["loo"]["max_train_size"] is not None and cfg["loo"]["max_train_size"] < 1:
         yield "loo.max_train_size: must be positive or null"
-    from ..experiments import KINDS  # the job kinds check their blocks (imported on use: the kinds are heavy)
+    # the job kinds check their blocks, and the jobs a selection names (imported on use: the kinds are heavy)
+    from ..experiments import KINDS, selection_problems
 
     exps = cfg["experiments"]
     for exp, sub in exps.items():
@@ -227,8 +231,6 @@ def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
     for exp, spec in exps.items():
         for axis_name, axis in spec.get("grid", {}).items():  # a kind without one checks its own axes
             yield from _axis_problems(f"experiments.{exp}.grid.{axis_name}", axis)
-    from ..experiments import selection_problems
-
     yield from selection_problems(cfg)
 
 
