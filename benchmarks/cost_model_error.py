@@ -7,7 +7,7 @@ A calibration fitted without some data sets (``wsvm-span calibrate-cost --exclud
 error of pricing them from their family or from the training size alone:
 
     wsvm-span calibrate-cost --output /tmp/cal.json --exclude 'ringnorm_*_l4096' results/exp6/rows.parquet
-    .venv/bin/python benchmarks/cost_model_error.py config/reproduced-exp6.yaml --results results \\
+    .venv/bin/python benchmarks/cost_model_error.py reproduced/paper-exp6/reproduced-exp6.yaml --results results \\
         --calibration /tmp/cal.json --json benchmarks/out/cost_model_error.json
 """
 

@@ -9,7 +9,7 @@ beta_i = 0 puts every point at its bound), its in-bound count at the split's tol
 weights fixed retrained by "auto" (LIBSVM) and "smo", with the range of y_p f over the left-out points.
 
     python benchmarks/probe_unpolished_svm_plus.py \\
-        --config config/reproduced-exp8-bank_marketing-2to1-l150-s0-4.yaml --job bank_marketing 2:1 0.75 0 \\
+        --config reproduced/paper-exp8-bank_marketing-2to1-l150-s0-4/reproduced-exp8-bank_marketing-2to1-l150-s0-4.yaml --job bank_marketing 2:1 0.75 0 \\
         --rows reproduced/paper-exp8-bank_marketing-2to1-l150-s0-4/rows/exp8.parquet --stride 7 --limit 3
 
 Writes a JSON file (default ``benchmarks/out/unpolished-svm-plus-<data set>-<ratio>-<fraction>-s<seed>.json``).

@@ -260,6 +260,10 @@ def test_job_priced_by_its_engine():
     est = estimate([smo], cal, engine="auto")
     assert est.cpu_s == pytest.approx(by_libsvm) and est.ratio_basis == {}
     assert est.engines == {"exp1": {"engine": "sklearn", "priced_as": "sklearn", "by": "calibration"}}
+    # an experiment whose data sets two engines train (experiments.<exp>.engine) is named once per engine
+    assert estimate([smo, lib], cal).engines == {
+        "exp1 (smo)": {"engine": "smo", "priced_as": "smo", "by": "ratios"},
+        "exp1 (sklearn)": {"engine": "sklearn", "priced_as": "sklearn", "by": "calibration"}}
 
 
 def test_engine_without_ratios_for_the_job_kind_is_priced_as_the_calibration():

@@ -161,7 +161,7 @@ def test_method_laws_price_the_committed_parts_as_measured(part):
 
     readme = (REPRODUCED / f"paper-exp8-{part}" / "README.md").read_text(encoding="utf-8")
     measured_h = float(re.search(r"^\| CPU \(user \+ sys[^|]*\|[^|]*\| ([\d.]+) CPU-h", readme, re.M).group(1))
-    cfg = sc.load_config(REPO_ROOT / "config" / f"reproduced-exp8-{part}.yaml")
+    cfg = sc.load_config(REPRODUCED / f"paper-exp8-{part}" / f"reproduced-exp8-{part}.yaml", workdir=REPO_ROOT)
     priced_h = estimate(ex.plan_jobs(cfg), load_calibration()).cpu_s / 3600
     assert priced_h == pytest.approx(measured_h, rel=IN_SAMPLE_TOL)
 

@@ -37,13 +37,12 @@ def test_paper_config_dry_run_plans_the_full_study(tmp_path, env):
     elapsed = time.monotonic() - t0
     assert res.returncode == 0, explain(res)
     counts = _job_counts(res.stdout + res.stderr)
-    # exp1: 12 data sets x 33 chunks (1089 models / 33); exp2: (parkinson_speech once, the two bank draws over 10
-    # seeds each) x 17 (1700 / 100); exp6: 12 data sets (l <= 1024)
-    # x 1 chunk (the whole grid) + 12 x 33; exp10: one
+    # exp1: 12 data sets x 33 chunks (1089 models / 33); exp2: parkinson_speech once x 17 (1700 / 100), the two bank
+    # draws over 10 seeds each, a replicate per job; exp6: 24 data sets x 33; exp10: one
     # job per replicate (23 digit subsets, 100 breast cancer splits); exp8: (5 data sets x 2 ratios + the W toy x
     # 3 ratios) x 4 training sizes x 10 subsamples; exp7: one job per size n (4); exp9: one job per data set and size
     # (skin 7, ringnorm 6, mnist_2_9 1)
-    assert counts["grid_chunk"] == 12 * 33 + 21 * 17 + 12 * 1 + 12 * 33 + 23 + 100 + 13 * 4 * 10 + 4 + 14
+    assert counts["grid_chunk"] == 12 * 33 + 17 + 20 + 24 * 33 + 23 + 100 + 13 * 4 * 10 + 4 + 14
     assert counts["collect_rows"] == 7
     assert counts["table"] == 7 + 3 + 3 + 1 + 2
     # exp3 curves (12 x 2 + 3 x 3), the LOO scatter, exp6 time and SV counts, exp10 diameters, curves and span

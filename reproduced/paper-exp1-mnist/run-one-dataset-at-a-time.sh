@@ -3,7 +3,7 @@
 # then the whole workflow (rows, tables, figures, MLflow summary)
 cd "$(git rev-parse --show-toplevel)"
 export PATH="$PWD/.venv/bin:$PATH"
-CFG=${CFG:-config/reproduced-exp1-mnist.yaml}
+CFG=${CFG:-reproduced/paper-exp1-mnist/reproduced-exp1-mnist.yaml}
 for ds in ${DATASETS:-mnist_2_9 mnist_1_7 mnist_3_6 mnist_0_8}; do
   targets=$(for i in $(seq 0 32); do echo results/exp1/$ds/class/chunk-$i.parquet; done)
   echo "=== $ds start $(date -u +%FT%TZ)"

@@ -3,7 +3,7 @@
 # whole workflow (rows, tables, figures, MLflow summary)
 cd "$(git rev-parse --show-toplevel)"
 export PATH="$PWD/.venv/bin:$PATH"
-CFG=${CFG:-config/reproduced-exp6-l8192.yaml}
+CFG=${CFG:-reproduced/paper-exp6-l8192/reproduced-exp6-l8192.yaml}
 for d in ${DIMENSIONS:-20 40 80}; do
   ds=ringnorm_d${d}_l8192
   targets=$(for i in $(seq 0 32); do echo results/exp6/$ds/class/chunk-$i.parquet; done)

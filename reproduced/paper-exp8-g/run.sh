@@ -4,5 +4,5 @@
 cd "$(git rev-parse --show-toplevel)"
 export PATH="$PWD/.venv/bin:$PATH"
 echo "=== start $(date -u +%FT%TZ)"
-/usr/bin/time -v -o ${TIMES:-/tmp}/time-all.txt nice -n 10 snakemake --cores ${CORES:-1} --configfile config/reproduced-exp8-g.yaml || { echo "=== FAILED $(date -u +%FT%TZ)"; exit 1; }
+/usr/bin/time -v -o ${TIMES:-/tmp}/time-all.txt nice -n 10 snakemake --cores ${CORES:-1} --configfile reproduced/paper-exp8-g/reproduced-exp8-g.yaml || { echo "=== FAILED $(date -u +%FT%TZ)"; exit 1; }
 echo "=== done $(date -u +%FT%TZ)"

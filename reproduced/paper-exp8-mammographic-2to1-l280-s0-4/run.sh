@@ -1,8 +1,8 @@
 #!/bin/bash
-# Experiment 8 at paper size, part mammographic-2to1-l280-s0-4 (mammographic at 2:1; config/reproduced-exp8-mammographic-2to1-l280-s0-4.yaml):
+# Experiment 8 at paper size, part mammographic-2to1-l280-s0-4 (mammographic at 2:1; reproduced/paper-exp8-mammographic-2to1-l280-s0-4/reproduced-exp8-mammographic-2to1-l280-s0-4.yaml):
 # the whole workflow (rows, tables, figures, MLflow summary), one job at a time beside another run, niced
 cd "$(git rev-parse --show-toplevel)"
 export PATH="$PWD/.venv/bin:$PATH"
 echo "=== start $(date -u +%FT%TZ)"
-/usr/bin/time -v -o ${TIMES:-/tmp}/time-all.txt nice -n 10 snakemake --cores ${CORES:-1} --configfile config/reproduced-exp8-mammographic-2to1-l280-s0-4.yaml || { echo "=== FAILED $(date -u +%FT%TZ)"; exit 1; }
+/usr/bin/time -v -o ${TIMES:-/tmp}/time-all.txt nice -n 10 snakemake --cores ${CORES:-1} --configfile reproduced/paper-exp8-mammographic-2to1-l280-s0-4/reproduced-exp8-mammographic-2to1-l280-s0-4.yaml || { echo "=== FAILED $(date -u +%FT%TZ)"; exit 1; }
 echo "=== done $(date -u +%FT%TZ)"

@@ -200,8 +200,8 @@ def cmd_table(args) -> int:
 def _print_engine_pricing(e: dict) -> None:
     """Which engine's seconds priced each experiment, and where an engine's ratios came from."""
     by: dict[tuple[str, str, str], list[str]] = {}
-    for exp, d in e["engines"].items():
-        by.setdefault((d["engine"], d["priced_as"], d["by"]), []).append(exp)
+    for exp, d in e["engines"].items():  # an experiment several engines train is keyed "exp (engine)"
+        by.setdefault((d["engine"], d["priced_as"], d["by"]), []).append(exp.removesuffix(f" ({d['engine']})"))
     for (engine, priced_as, how), exps in by.items():
         if how == "own laws":
             how = ("priced by their job kind's own laws" + (f", measured with {priced_as}" if priced_as else "")

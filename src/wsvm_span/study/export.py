@@ -50,7 +50,8 @@ def export_results(config: str | Path, results: str | Path, output: str | Path) 
         (output / sub).mkdir(exist_ok=True)
         for f in sorted((results / sub).glob(pattern)):
             shutil.copyfile(f, output / sub / f.name)
-    shutil.copyfile(config, output / config.name)
+    if config.resolve() != (output / config.name).resolve():  # a part's config may live in its folder already
+        shutil.copyfile(config, output / config.name)
     record = {
         "config": config.name, "config_hash": config_hash(cfg),
         "code_versions": dict(Counter(p.get("code_version", "unknown") for p in prov)),
@@ -70,7 +71,7 @@ def export_results(config: str | Path, results: str | Path, output: str | Path) 
     lines = [
         f"# Reproduced results: {config.name}",
         "",
-        f"Produced by `snakemake --cores <n> --configfile config/{config.name}`, exported by "
+        f"Produced by `snakemake --cores <n> --configfile {output / config.name}`, exported by "
         f"`wsvm-span export-results`. Config hash `{record['config_hash']}`; code version(s) "
         + ", ".join(f"`{v}` ({n} jobs)" for v, n in record["code_versions"].items()) + ".",
         "",

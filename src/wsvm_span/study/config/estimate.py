@@ -30,6 +30,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import platform
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -243,14 +244,14 @@ def job_memory_mb(job) -> float:
 def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | None = None) -> Estimate:
     """Project the CPU-hours, wall time on ``cores`` cores, longest job and peak memory of ``jobs`` from the
     cost calibration ``cal`` (what `check-config --estimate` prints); every job trained by its own engine (the
-    config's ``svm.engine``), or by ``engine`` where given.
+    config's ``svm.engine``, or its experiment's for the job's data set), or by ``engine`` where given.
     """
     from wsvm_span.engines import get_engine
 
     jobs = list(jobs)
     per_exp: dict[str, float] = {}
     training: dict[str, float] = {}
-    engines: dict[str, dict[str, str]] = {}
+    engines: dict[tuple[str, str], dict[str, str]] = {}  # (experiment, engine that trains its jobs) -> pricing
     by_ratios: set[tuple[str, str]] = set()
     parts = dict.fromkeys(PARTS, 0.0)
     times, mems = [], []
@@ -270,15 +271,21 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
             own_laws.add(job.dataset)
             if caps.trains_with_config_engine:
                 trained_by = get_engine(engine or job.engine).name
-                engines.setdefault(job.experiment, {"engine": trained_by, "priced_as": caps.priced_engine or "",
-                                                    "by": "own laws"})
+                engines.setdefault((job.experiment, trained_by), {"engine": trained_by,
+                                                                  "priced_as": caps.priced_engine or "",
+                                                                  "by": "own laws"})
         elif caps.trains_with_config_engine:
-            trained_by = engine or job.engine
+            trained_by = get_engine(engine or job.engine).name
             priced_as = cal.pricing(job, engine)
-            engines.setdefault(job.experiment, {"engine": get_engine(trained_by).name, "priced_as": priced_as,
-                                                "by": "calibration" if priced_as == cal.engine else "ratios"})
+            engines.setdefault((job.experiment, trained_by), {"engine": trained_by, "priced_as": priced_as,
+                                                              "by": "calibration" if priced_as == cal.engine
+                                                              else "ratios"})
             if priced_as != cal.engine:
                 by_ratios.add((priced_as, job.dataset))
+    # an experiment whose data sets several engines train (experiments.<exp>.engine) is named once per engine
+    per_exp_engines = Counter(exp for exp, _ in engines)
+    engines_named = {exp if per_exp_engines[exp] == 1 else f"{exp} ({trained_by})": how
+                     for (exp, trained_by), how in engines.items()}
     # a data set only an own-pricing kind runs is not priced by the calibration's data sets
     by_calibration = {j.dataset for j in jobs if not kind_of(j).CAPABILITIES.prices_own_jobs}
     basis: dict[str, list[str]] = {"measured": [], "family": [], "size": []}
@@ -293,5 +300,5 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
                     peak_memory_mb=float(sum(sorted(mems, reverse=True)[:max(1, cores)])), cores=cores,
                     jobs=len(jobs), measured_datasets=basis["measured"], family_datasets=basis["family"],
                     extrapolated_datasets=basis["size"], own_law_datasets=sorted(own_laws - by_calibration),
-                    engines=engines,
+                    engines=engines_named,
                     ratio_basis=ratio_basis if by_ratios else {}, per_part_cpu_s=parts)

@@ -4,6 +4,9 @@ The schema is package data, ``wsvm_span/study/config/config.schema.yaml`` (one p
 the CLI both call :func:`validate_config`, which fills in the schema's defaults and then runs the semantic
 checks. The file is used as it is: its enums (engines, QP solvers, tie rules) and the experiments it
 defines are the code's registries and catalog, checked by ``tests/test_packaging.py``.
+
+A config may be a part of another: ``base`` names the config whose settings it takes and ``select`` the jobs
+it keeps of them (``reproduced/<part>/``: parts of ``config/paper.yaml``; :mod:`..experiments.selection`).
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from ..canonical import ConfigError, canonical_json
 from ..dataset_names import is_known_dataset as _is_known, valid_names_text
 from ..grid import axis_problems as _axis_problems
 
-__all__ = ["ConfigError", "SCORED_DATASETS", "IDA_DATASETS", "find_schema", "load_schema", "load_config",
-           "validate_config", "config_hash", "canonical_json", "known_datasets", "valid_names_text"]
+__all__ = ["ConfigError", "OWN_SETTINGS", "SCORED_DATASETS", "IDA_DATASETS", "find_schema", "load_schema",
+           "load_config", "validate_config", "config_hash", "canonical_json", "known_datasets", "valid_names_text"]
 
 # What the study knows about its data sets comes from the data registry (``wsvm_span.data.DATASETS``:
 # sizes, realizations, whether the split uses a seed, whether it carries scores); it loads no data.
@@ -89,11 +92,16 @@ def known_datasets() -> list[str]:
 
 
 # ----------------------------------------------------------------------------------------- validation
-def load_config(path: str | os.PathLike, schema: str | os.PathLike | None = None) -> dict:
-    """Read a YAML config file and return it validated (defaults filled in)."""
+def load_config(path: str | os.PathLike, schema: str | os.PathLike | None = None,
+                workdir: str | os.PathLike | None = None) -> dict:
+    """Read a YAML config file and return it validated (defaults filled in; a ``base`` read from ``workdir``:
+    :func:`validate_config`)."""
+    return validate_config(_read_config(Path(path)), schema=schema, workdir=workdir)
+
+
+def _read_config(path: Path) -> dict:
     import yaml
 
-    path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     with open(path, encoding="utf-8") as fh:
@@ -103,15 +111,21 @@ def load_config(path: str | os.PathLike, schema: str | os.PathLike | None = None
             raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(cfg, dict):
         raise ConfigError(f"{path}: the config must be a mapping")
-    return validate_config(cfg, schema=schema)
+    return cfg
 
 
-def validate_config(cfg: Mapping[str, Any], schema: str | os.PathLike | None = None) -> dict:
+def validate_config(cfg: Mapping[str, Any], schema: str | os.PathLike | None = None,
+                    workdir: str | os.PathLike | None = None) -> dict:
     """Validate ``cfg`` against the schema and the semantic rules; return a copy with defaults.
 
+    A config with ``base`` is its base's settings (the file at ``base``, relative to ``workdir``, default the
+    working directory, as the data folders are) with its own :data:`OWN_SETTINGS`, ``select`` and ``renumber``.
+    A config with ``select`` keeps only the experiments it names (their jobs: ``experiments.plan_jobs``).
     Raises :class:`ConfigError` listing every problem found (one per line)."""
     schema_path = find_schema(schema)
     cfg = copy.deepcopy(dict(cfg))
+    if "base" in cfg:
+        cfg = _on_base(cfg, schema, workdir)
     validator = _validator_with_defaults(load_schema(str(schema_path)))
     errors = sorted(validator.iter_errors(cfg), key=lambda e: (list(e.absolute_path), e.message))
     if errors:
@@ -135,7 +149,41 @@ def validate_config(cfg: Mapping[str, Any], schema: str | os.PathLike | None = N
     problems = list(_semantic_problems(cfg))
     if problems:
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
+    if "select" in cfg:  # the tables and figures of the experiments it selects, no others
+        cfg["experiments"] = {exp: block for exp, block in cfg["experiments"].items() if exp in cfg["select"]}
     return cfg
+
+
+#: what a config with ``base`` sets itself, besides ``select`` and ``renumber``: the study's name, where data and
+#: runs live, figures, scheduler hints; no job's spec holds any of them, so its jobs are the base's, byte for byte
+OWN_SETTINGS = ("study", "data", "tracking", "figures", "resources")
+
+
+def _on_base(cfg: dict, schema: str | os.PathLike | None, workdir: str | os.PathLike | None) -> dict:
+    """The settings of a config with ``base``: its base's, validated, with its own (:data:`OWN_SETTINGS`: a
+    mapping merged into the base's), ``select`` and ``renumber``."""
+    name = cfg.pop("base")
+    if not isinstance(name, str):
+        raise ConfigError(f"base: {name!r} is not a path (the config this one selects from, e.g. config/paper.yaml)")
+    stray = sorted(set(cfg) - {*OWN_SETTINGS, "select", "renumber"})
+    if stray:
+        raise ConfigError(f"{', '.join(stray)}: a config with base takes these from its base ({name}), so that its "
+                          f"jobs are the base's; it sets only {', '.join(OWN_SETTINGS)}, select and renumber")
+    try:
+        raw = _read_config(Path(workdir or Path.cwd()) / name)
+    except ConfigError as exc:
+        raise ConfigError(f"base: {exc} (a base is read relative to the working directory)") from None
+    nested = [key for key in ("base", "select", "renumber") if key in raw]
+    if nested:
+        raise ConfigError(f"base: {name} has {', '.join(nested)} itself; a base is a full config")
+    try:
+        merged = validate_config(raw, schema)
+    except ConfigError as exc:
+        raise ConfigError(f"base {name}: {exc}") from None
+    for key, value in cfg.items():
+        own = key in OWN_SETTINGS and isinstance(value, Mapping) and isinstance(merged.get(key), Mapping)
+        merged[key] = {**merged[key], **value} if own else value
+    return merged
 
 
 def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
@@ -162,7 +210,8 @@ def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
         yield "realizations: has duplicates"
     if cfg["loo"]["max_train_size"] is not None and cfg["loo"]["max_train_size"] < 1:
         yield "loo.max_train_size: must be positive or null"
-    from ..experiments import KINDS  # the job kinds check their blocks (imported on use: the kinds are heavy)
+    # the job kinds check their blocks, and the jobs a selection names (imported on use: the kinds are heavy)
+    from ..experiments import KINDS, selection_problems
 
     exps = cfg["experiments"]
     for exp, sub in exps.items():
@@ -182,6 +231,7 @@ def _semantic_problems(cfg: Mapping[str, Any]) -> Iterator[str]:
     for exp, spec in exps.items():
         for axis_name, axis in spec.get("grid", {}).items():  # a kind without one checks its own axes
             yield from _axis_problems(f"experiments.{exp}.grid.{axis_name}", axis)
+    yield from selection_problems(cfg)
 
 
 def _dataset_list_problems(cfg: Mapping[str, Any], exp: str, ds: list[str], scored: bool) -> Iterator[str]:

@@ -5,7 +5,8 @@ A kind (``weight_grid``: Experiments 1, 2 and 6; ``standard_span``: Experiment 1
 the config, prepares what all of a job's rows share, and evaluates the rows: the contract is
 :class:`.base.JobKind`, with its declared :class:`.base.KindCapabilities`. The catalog says which kind each
 experiment uses (``catalog.Experiment.kind``); :func:`plan_jobs` plans every configured experiment,
-:func:`job_from_json` reads a job back from its spec, and ``study.runner.run_chunk`` runs any job.
+:func:`job_from_json` reads a job back from its spec, and ``study.runner.run_chunk`` runs any job. A config's
+``select`` narrows what :func:`plan_jobs` plans to a part of the study (:mod:`.selection`).
 
 Adding an experiment (docs/development.md): a kind module here, registered by one entry in :data:`KINDS`
 (:func:`register_kind` checks it against the contract), an entry in ``catalog.EXPERIMENTS``, its table
@@ -21,10 +22,11 @@ from ..canonical import ConfigError
 from . import lupi, reference_path, sampling, standard_span, weight_grid
 from .base import (CHUNK_BENCHMARK_PATTERN, CHUNK_LOG_PATTERN, CHUNK_PATTERN, PLACING_COLUMNS, JobIdentity, JobKind,
                    KindCapabilities, benchmark_path, chunk_path, job_slot, log_path, parse_job_json, replicates)
+from .selection import select_jobs, selection_problems
 
 __all__ = ["CHUNK_BENCHMARK_PATTERN", "CHUNK_LOG_PATTERN", "CHUNK_PATTERN", "KINDS", "JobKind", "KindCapabilities",
            "PLACING_COLUMNS", "benchmark_path", "chunk_path", "experiment_datasets", "job_from_json", "job_slot",
-           "kind_of", "log_path", "plan_jobs", "register_kind", "replicates"]
+           "kind_of", "log_path", "plan_jobs", "register_kind", "replicates", "selection_problems"]
 
 #: the members every kind has (:class:`.base.JobKind`); ``calibrated_seconds`` only with ``prices_own_jobs``
 _MEMBERS = ("KIND", "JOB", "ROWS", "CAPABILITIES", "ROW_IDENTIFIERS", "plan", "config_problems", "prepare",
@@ -65,12 +67,13 @@ def kind_of(job) -> JobKind:
 
 
 def plan_jobs(cfg: Mapping[str, Any], experiments: tuple[str, ...] | None = None) -> list:
-    """Every job of the config, in a deterministic order (no data is loaded)."""
+    """Every job of the config (those its ``select`` keeps: :mod:`.selection`), in a deterministic order (no data
+    is loaded)."""
     jobs = []
     for exp in experiments or catalog.grid_experiments():
         if exp in cfg["experiments"]:
             jobs += KINDS[catalog.EXPERIMENTS[exp].kind].plan(cfg, exp)
-    return jobs
+    return select_jobs(cfg, jobs)
 
 
 def experiment_datasets(cfg: Mapping[str, Any], experiment: str) -> list[str]:

@@ -27,7 +27,7 @@ from ..results_schema import COLUMNS, SchemaError
 from .base import (JobIdentity, KindCapabilities, SplitProblem, evaluate_models, grid_job_memory_mb, replicates,
                    warm_up_indices)
 
-__all__ = ["GridJob", "GridProblem", "JOB", "KIND", "ROWS", "chunk_size", "config_problems", "evaluate",
+__all__ = ["GridJob", "GridProblem", "JOB", "KIND", "ROWS", "chunk_size", "config_problems", "engine", "evaluate",
            "evaluation_row", "experiment_datasets", "follows_path", "loo_models", "loo_selection", "model_weights",
            "plan", "prepare"]
 
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 #: one row per trained model
 KIND = "weight_grid"
 ROWS = "model"
-#: priced per model by the cost model; trained by the config's svm.engine
+#: priced per model by the cost model; trained by the config's svm.engine (or the experiment's, per data set)
 CAPABILITIES = KindCapabilities()
 ROW_IDENTIFIERS: frozenset[str] = frozenset()
 
@@ -47,7 +47,8 @@ class GridJob(JobIdentity):
     """Models ``model_start .. model_stop - 1`` of one data set's grid, one replicate.
 
     axes : the grid (name -> values, in grid order; model ``i`` is ``grid_point(axes, i)``)
-    engine, qp_solver, tol : how models are trained and span QPs solved (config ``svm``)
+    engine, qp_solver, tol : how models are trained and span QPs solved (config ``svm``; the engine per data set
+        where the experiment names one)
     cv_folds, cv_seed : the stratified folds of K-fold CV (the fold seed is ``cv.seed + seed``)
     loo_models : the model indices of this chunk that get exact LOO (decided by the planner from the
         config's ``loo`` settings and the data set's training size)
@@ -125,32 +126,50 @@ def loo_models(cfg: Mapping[str, Any], experiment: str, dataset: str, n_models: 
     return loo_selection(cfg, experiment, dataset, n_models)
 
 
-def chunk_size(cfg: Mapping[str, Any], experiment: str, dataset: str) -> int:
-    """Models per job of ``dataset`` in ``experiment``: the experiment's ``chunk_size``, a number or data-set
-    name patterns (shell-style; at most one matches a data set), else the config's ``chunk_size``."""
-    own = cfg["experiments"][experiment].get("chunk_size")
+#: the keys of a weight-grid experiment's block that take data-set name patterns (the others are one value)
+_BY_DATASET_KEYS = ("chunk_size", "engine")
+
+
+def _by_dataset(cfg: Mapping[str, Any], experiment: str, key: str, dataset: str):
+    """The experiment's ``key`` for ``dataset``: its one value, or the value of the data-set name pattern
+    (shell-style; at most one matches a data set) that matches it; None where the experiment leaves ``key`` out
+    or no pattern matches."""
+    own = cfg["experiments"][experiment].get(key)
     if isinstance(own, Mapping):
-        own = next((size for pattern, size in own.items() if fnmatch.fnmatchcase(dataset, pattern)), None)
-    return int(own or cfg["chunk_size"])
+        return next((value for pattern, value in own.items() if fnmatch.fnmatchcase(dataset, pattern)), None)
+    return own
+
+
+def chunk_size(cfg: Mapping[str, Any], experiment: str, dataset: str) -> int:
+    """Models per job of ``dataset`` in ``experiment``: the experiment's ``chunk_size`` (a number or data-set
+    name patterns), else the config's ``chunk_size``."""
+    return int(_by_dataset(cfg, experiment, "chunk_size", dataset) or cfg["chunk_size"])
+
+
+def engine(cfg: Mapping[str, Any], experiment: str, dataset: str) -> str:
+    """The engine that trains ``dataset``'s models in ``experiment``: the experiment's ``engine`` (a name or
+    data-set name patterns), else the config's ``svm.engine``."""
+    return _by_dataset(cfg, experiment, "engine", dataset) or cfg["svm"]["engine"]
 
 
 def config_problems(cfg: Mapping[str, Any], experiment: str):
-    """``chunk_size`` patterns that match none of the experiment's data sets (a typo would leave its data sets
-    at the default size unnoticed), and data sets that several patterns match (which size they get would
-    depend on the patterns' order, which the config hash does not see)."""
-    own = cfg["experiments"][experiment].get("chunk_size")
-    if not isinstance(own, Mapping):
-        return
+    """Data-set name patterns (``chunk_size``, ``engine``) that match none of the experiment's data sets (a typo
+    would leave its data sets at the config's value unnoticed), and data sets that several patterns of one key
+    match (which value they get would depend on the patterns' order, which the config hash does not see)."""
     names = experiment_datasets(cfg, experiment)
-    for pattern in own:
-        if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
-            yield (f"experiments.{experiment}.chunk_size: pattern {pattern!r} matches none of the "
-                   f"experiment's data sets ({', '.join(names)})")
-    for name in names:
-        matching = [pattern for pattern in own if fnmatch.fnmatchcase(name, pattern)]
-        if len(matching) > 1:
-            yield (f"experiments.{experiment}.chunk_size: data set {name!r} matches several patterns "
-                   f"({', '.join(map(repr, matching))}); give each data set at most one")
+    for key in _BY_DATASET_KEYS:
+        own = cfg["experiments"][experiment].get(key)
+        if not isinstance(own, Mapping):
+            continue
+        for pattern in own:
+            if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
+                yield (f"experiments.{experiment}.{key}: pattern {pattern!r} matches none of the "
+                       f"experiment's data sets ({', '.join(names)})")
+        for name in names:
+            matching = [pattern for pattern in own if fnmatch.fnmatchcase(name, pattern)]
+            if len(matching) > 1:
+                yield (f"experiments.{experiment}.{key}: data set {name!r} matches several patterns "
+                       f"({', '.join(map(repr, matching))}); give each data set at most one")
 
 
 def plan(cfg: Mapping[str, Any], experiment: str) -> list[GridJob]:
@@ -162,6 +181,7 @@ def plan(cfg: Mapping[str, Any], experiment: str) -> list[GridJob]:
     jobs = []
     for dataset in experiment_datasets(cfg, experiment):
         size = chunk_size(cfg, experiment, dataset)
+        trained_by = engine(cfg, experiment, dataset)
         n_chunks = -(-n // size)
         with_loo = loo_models(cfg, experiment, dataset, n)
         for rep, (seed, realization) in enumerate(replicates(cfg, dataset)):
@@ -170,7 +190,7 @@ def plan(cfg: Mapping[str, Any], experiment: str) -> list[GridJob]:
                 jobs.append(GridJob(
                     experiment=experiment, dataset=dataset, weighting=weighting, seed=seed, realization=realization,
                     chunk=rep * n_chunks + j, model_start=start, model_stop=stop, axes=axes,
-                    engine=cfg["svm"]["engine"], qp_solver=cfg["svm"]["qp_solver"], tol=float(cfg["svm"]["tol"]),
+                    engine=trained_by, qp_solver=cfg["svm"]["qp_solver"], tol=float(cfg["svm"]["tol"]),
                     cv_folds=int(cfg["cv"]["folds"]), cv_seed=int(cfg["cv"]["seed"]) + seed,
                     loo_models=tuple(sorted(i for i in with_loo if start <= i < stop)), sigma=sigma,
                 ))
