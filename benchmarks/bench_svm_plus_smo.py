@@ -1,8 +1,9 @@
 """The SVM+ decomposition solver (``fit_svm_plus(..., solver="smo")``) against the route the study used before
-issue 42 (``bench_lupi_cost.previous_default``: the active-set method, falling back to the QP route and its polish),
-on an Experiment 8 job's own SVM+ problems: every ``--stride``-th point of the job's SVM+ grid (its kernels from the
-job's ``prepare``), one BLAS thread, both routes on each problem taking turns (the baseline first on even problems, second on odd ones),
-CPU seconds (``time.process_time``) of the training alone.
+issue 42 (``bench_lupi_cost.previous_default``: the active-set method, falling back to the QP route and its polish)
+or, with ``--baseline qp``, the QP route alone (polished), on an Experiment 8 job's own SVM+ problems: every
+``--stride``-th point of the job's SVM+ grid (its kernels from the job's ``prepare``), one BLAS thread, both routes
+on each problem taking turns (the baseline first on even problems, second on odd ones), CPU seconds
+(``time.process_time``) of the training alone.
 
 Per problem it records both routes' CPU time and solver names, the "smo" route's iterations (the active-set
 method's where it polished, the decomposition solver's where not), the dual objectives of both solutions and of
@@ -86,9 +87,14 @@ def timed(**kwargs):
     return model, time.process_time() - c0
 
 
-def timed_previous(args):
+#: the routes ``--baseline`` names: the default before issue 42, or the QP route alone (polished)
+BASELINES = {"previous": lambda a: bench_lupi_cost.previous_default(a["K"], a["K_priv"], a["y"], a["C"], a["gamma"]),
+             "qp": lambda a: fit_svm_plus(**a, solver="qp")}
+
+
+def timed_baseline(baseline: str, args):
     c0 = time.process_time()
-    model = bench_lupi_cost.previous_default(args["K"], args["K_priv"], args["y"], args["C"], args["gamma"])
+    model = BASELINES[baseline](args)
     return model, time.process_time() - c0
 
 
@@ -98,7 +104,8 @@ def problem_args(problem, point) -> dict:
                 y=problem.y, C=2.0 ** point["log2_C"], gamma=2.0 ** point["log2_gamma_plus"], check_input=False)
 
 
-def measure(job, problem, stride: int, tol: float, warm_from: str | None = None) -> dict:
+def measure(job, problem, stride: int, tol: float, warm_from: str | None = None,
+            baseline: str = "previous") -> dict:
     axes = job.grids["svm_plus"]
     rows = []
     with single_threaded():
@@ -113,11 +120,11 @@ def measure(job, problem, stride: int, tol: float, warm_from: str | None = None)
                     previous = {**point, warm_from: values[values.index(point[warm_from]) - 1]}
                     warm["warm_start"] = fit_svm_plus(**problem_args(problem, previous), solver=SMO, tol=tol)
             if n % 2 == 0:
-                base, t_base = timed_previous(args)
+                base, t_base = timed_baseline(baseline, args)
                 smo, t_smo = timed(**args, solver=SMO, tol=tol, **warm)
             else:
                 smo, t_smo = timed(**args, solver=SMO, tol=tol, **warm)
-                base, t_base = timed_previous(args)
+                base, t_base = timed_baseline(baseline, args)
             qp = SVMPlusProblem.build(K, K_priv, problem.y, C, gamma)
             oracle = clarabel_objective(qp)
             rows.append({"index": i, "point": point, "warm_started": bool(warm), "baseline_cpu_s": t_base,
@@ -164,13 +171,16 @@ def main(argv=None) -> int:
                     help="the smo route's tolerance for a solution its polish does not make exact")
     ap.add_argument("--warm-from", choices=("log2_C", "log2_gamma_plus"), default=None,
                     help="warm-start the smo route from the predecessor on this grid axis")
+    ap.add_argument("--baseline", choices=sorted(BASELINES), default="previous",
+                    help="the route timed against it: the default before issue 42 (previous) or the QP route alone")
     args = ap.parse_args(argv)
     cfg, job = bench_lupi_cost.load_job(args.config, args.job)
     if "svm_plus" not in job.grids:
         raise SystemExit(f"{job.slot} has no SVM+ grid (its data set has no privileged features)")
-    result = measure(job, lupi.prepare(job, sc.runtime_settings(cfg, ROOT)), args.stride, args.tol, args.warm_from)
+    result = measure(job, lupi.prepare(job, sc.runtime_settings(cfg, ROOT)), args.stride, args.tol, args.warm_from,
+                     args.baseline)
     out = bench_lupi_cost.output_path(args.output, "svm-plus-smo" + (f"-warm-{args.warm_from}" if args.warm_from
-                                                                         else ""), job)
+                                                                         else "") + f"-vs-{args.baseline}", job)
     bench_lupi_cost.write_result(out, job, result)
     print(result["summary"])
     return 0
