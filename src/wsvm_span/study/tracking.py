@@ -369,12 +369,11 @@ class _DatabaseRuns:
     ``log_batch`` (params, metrics and latest metrics) and ``set_terminated`` (status, end time) write for each
     run, in one statement per table. Through the client a model run takes three sessions and an ORM object per
     entry: ~20 ms of this process's CPU on the 2-core machine, more than a small Experiment 8 job's model costs
-    (docs/study.md, *MLflow*). ``tests/test_study_tracking.py`` holds both ways to the same runs."""
+    (docs/study.md, *MLflow*). ``tests/test_study_runner.py`` holds both ways to the runs its rows file says."""
 
     def __init__(self, uri: str, artifact_root: str | None):
-        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
-
         from mlflow.store.tracking import DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH
+        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 
         # the default artifact root only places the experiments the store creates; a run's artifacts go under
         # its experiment's location
