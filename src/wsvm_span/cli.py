@@ -78,7 +78,8 @@ def cmd_check_config(args) -> int:
 
         cal = load_calibration(args.calibration)
         summary["estimate"] = estimate(jobs, cal, cores=args.cores, engine=args.engine).as_dict()
-        summary["estimate"]["calibration"] = dict(cal.source, engine=cal.engine, engine_ratios=[f"{engine}/{kind}" for engine, kind in cal.engines])
+        summary["estimate"]["calibration"] = dict(cal.source, engine=cal.engine,
+                                                  engine_ratios=[f"{engine}/{kind}" for engine, kind in cal.engines])
     if args.json:
         out = dict(summary, config_resolved=cfg) if args.show else summary
         print(json.dumps(out, indent=2, sort_keys=True))
