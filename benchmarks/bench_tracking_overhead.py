@@ -14,6 +14,7 @@ It can also summarise the overhead of a finished workflow from the provenance of
 
     python benchmarks/bench_tracking_overhead.py
     python benchmarks/bench_tracking_overhead.py --dataset parkinson_speech --experiment exp2
+    python benchmarks/bench_tracking_overhead.py --config config/paper.yaml --slot exp8/w_mixture/1to40/s0-r1/chunk-0
     python benchmarks/bench_tracking_overhead.py --from-results results
 
 Writes a JSON record to benchmarks/out/tracking_overhead.json (or --out).
@@ -51,10 +52,16 @@ def bench_job(args) -> dict:
     from wsvm_span.study.experiments import plan_jobs
 
     cfg = sc.load_config(args.config)
-    jobs = [j for j in plan_jobs(cfg) if j.experiment == args.experiment and j.dataset == args.dataset]
-    if not jobs:
-        raise SystemExit(f"no job of {args.experiment}/{args.dataset} in {args.config}")
-    job = jobs[args.chunk]
+    if args.slot:
+        jobs = [j for j in plan_jobs(cfg) if j.slot == args.slot]
+        if not jobs:
+            raise SystemExit(f"no job {args.slot} in {args.config}")
+        job = jobs[0]
+    else:
+        jobs = [j for j in plan_jobs(cfg) if j.experiment == args.experiment and j.dataset == args.dataset]
+        if not jobs:
+            raise SystemExit(f"no job of {args.experiment}/{args.dataset} in {args.config}")
+        job = jobs[args.chunk]
     if args.no_loo:
         job = dataclasses.replace(job, loo_models=())
     spec_json = job.to_json()
@@ -65,7 +72,7 @@ def bench_job(args) -> dict:
         exe = Path(sys.executable).parent / "wsvm-span"
         t0 = time.perf_counter()
         subprocess.run([str(exe), "init-tracking", "--tracking-uri", uri, "--artifact-root", f"{tmp}/art",
-                        "--experiment-prefix", "bench", "--experiments", args.experiment],
+                        "--experiment-prefix", "bench", "--experiments", job.experiment],
                        check=True, capture_output=True)
         init_s = time.perf_counter() - t0
         tracking = ["--tracking-uri", uri, "--experiment-prefix", "bench", "--config-hash", rt.config_hash]
@@ -112,6 +119,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--experiment", default="exp1")
     p.add_argument("--dataset", default="banana")
     p.add_argument("--chunk", type=int, default=0, help="index among the data set's jobs")
+    p.add_argument("--slot", help="the job of this slot instead (e.g. exp8/w_mixture/1to40/s0-r1/chunk-0; "
+                                  "--experiment, --dataset and --chunk are then ignored)")
     p.add_argument("--no-loo", action="store_true", help="drop exact LOO (a cheaper job: worst case share)")
     p.add_argument("--from-results", type=Path, help="summarise a finished workflow instead")
     p.add_argument("--tracking-uri", help="log to this store (e.g. a tracking server) instead of a temporary SQLite one")

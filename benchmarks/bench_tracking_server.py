@@ -49,7 +49,8 @@ def _row_metrics() -> list[str]:
 
 def _writer(uri: str, experiment: str, writer: int, jobs: int, models: int, start) -> dict:
     """One grid job after another, as the runner logs them; returns its timings."""
-    from wsvm_span.study.tracking import COMPLETE, JOB_RUN, KIND, MODEL_INDEX, SLOT, Tracker
+    from wsvm_span.study.runner import FLUSH_RUNS
+    from wsvm_span.study.tracking import COMPLETE, JOB_RUN, KIND, MODEL_INDEX, SLOT, ModelRun, Tracker
 
     metrics = _row_metrics()
     start.wait(120)
@@ -64,17 +65,18 @@ def _writer(uri: str, experiment: str, writer: int, jobs: int, models: int, star
         tracker.delete_slot(eid, slot)
         job_run = tracker.create_run(eid, slot, tags={KIND: "job", SLOT: slot, COMPLETE: "false"},
                                      params={"chunk": j, "n_models": models}, parent_id=parent)
+        runs = [ModelRun(f"{slot}/m{i}",
+                         tags={KIND: "model", SLOT: slot, JOB_RUN: job_run, MODEL_INDEX: i,
+                               "dataset": f"load_w{writer}", "weighting": "class", "engine": "sklearn",
+                               "qp_solver": "clarabel", "code_version": "bench", "config_hash": "bench"},
+                         params={"log2_C_plus": float(i % 33), "log2_C_minus": float(i // 33), "model_index": i},
+                         metrics={m: (i * 7 + k) % 100 / 100 for k, m in enumerate(metrics)},
+                         time_ms=int(time.time() * 1000))
+                for i in range(j * models, (j + 1) * models)]
         children = []
         tc = time.perf_counter()
-        for i in range(j * models, (j + 1) * models):
-            children.append(tracker.create_run(
-                eid, f"{slot}/m{i}",
-                tags={KIND: "model", SLOT: slot, JOB_RUN: job_run, MODEL_INDEX: i, "dataset": f"load_w{writer}",
-                      "weighting": "class", "engine": "sklearn", "qp_solver": "clarabel",
-                      "code_version": "bench", "config_hash": "bench"},
-                params={"log2_C_plus": float(i % 33), "log2_C_minus": float(i // 33), "model_index": i},
-                metrics={m: (i * 7 + k) % 100 / 100 for k, m in enumerate(metrics)},
-                parent_id=parent, finished=True))
+        for b in range(0, len(runs), FLUSH_RUNS):  # in the runner's batches
+            children += tracker.log_finished_runs(eid, runs[b:b + FLUSH_RUNS], parent_id=parent)
         child_s += time.perf_counter() - tc
         tracker.check_slot(eid, slot, job_run, children)
         tracker.log_metrics(job_run, {"n_models": models}, tags={COMPLETE: "true"})

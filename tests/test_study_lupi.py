@@ -154,7 +154,9 @@ IN_SAMPLE_TOL = 0.25
 @pytest.mark.parametrize("part", PRICED_PARTS)
 def test_method_laws_price_the_committed_parts_as_measured(part):
     """The committed paper-size parts of Experiment 8 (their configs, and the CPU measured by /usr/bin/time that
-    their READMEs record), priced with the shipped calibration's overheads: within IN_SAMPLE_TOL."""
+    their READMEs record), priced with the shipped calibration's overheads: within IN_SAMPLE_TOL. The laws alone:
+    the calibration's measured ratio of smo's Experiment 8 jobs (fitted on the parts' wall seconds, all 52 of them)
+    is left out."""
     import re
 
     from wsvm_span.study.config.estimate import load_calibration
@@ -162,7 +164,7 @@ def test_method_laws_price_the_committed_parts_as_measured(part):
     readme = (REPRODUCED / f"paper-exp8-{part}" / "README.md").read_text(encoding="utf-8")
     measured_h = float(re.search(r"^\| CPU \(user \+ sys[^|]*\|[^|]*\| ([\d.]+) CPU-h", readme, re.M).group(1))
     cfg = sc.load_config(REPRODUCED / f"paper-exp8-{part}" / f"reproduced-exp8-{part}.yaml", workdir=REPO_ROOT)
-    priced_h = estimate(ex.plan_jobs(cfg), load_calibration()).cpu_s / 3600
+    priced_h = estimate(ex.plan_jobs(cfg), load_calibration().with_kind_ratios([])).cpu_s / 3600
     assert priced_h == pytest.approx(measured_h, rel=IN_SAMPLE_TOL)
 
 

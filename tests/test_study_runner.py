@@ -1,5 +1,6 @@
 """The grid job (``wsvm_span.study.runner.run_chunk``) on a tiny synthetic data set (no files needed):
-work done once per job, the configured QP solver, schema/evaluation drift, provenance tags of the runs."""
+work done once per job, the configured QP solver, schema/evaluation drift, and its MLflow runs (real SQLite
+stores): the rows file's models, params, metrics and tags, logged in batches, and a job killed between them."""
 
 from __future__ import annotations
 
@@ -83,28 +84,6 @@ def test_evaluation_field_outside_the_schema_is_an_error(tmp_path, monkeypatch):
         run_chunk(tiny_job(), None, RuntimeSettings(data_dir=str(tmp_path)))
 
 
-def test_child_runs_carry_code_version_and_config_hash(tmp_path):
-    from mlflow.tracking import MlflowClient
-
-    from wsvm_span.study.tracking import KIND, experiment_name
-
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    settings = RuntimeSettings(tracking_enabled=True, data_dir=str(tmp_path / "data"), tracking_uri=uri,
-                               experiment_prefix="runner-test", artifact_root=str(tmp_path / "artifacts"),
-                               config_hash="cafe" * 16)
-    res = run_chunk(tiny_job(), tmp_path / "chunk-0.parquet", settings)
-    client = MlflowClient(uri)
-    exp = client.get_experiment_by_name(experiment_name("runner-test", "exp6"))
-    runs = client.search_runs([exp.experiment_id], max_results=1000)
-    parent = next(r for r in runs if r.info.run_id == res.parent_run_id)
-    children = [r for r in runs if r.data.tags.get(KIND) == "model"]
-    assert len(children) == 6
-    for tag in ("code_version", "config_hash"):
-        assert parent.data.tags[tag]
-        assert {c.data.tags.get(tag) for c in children} == {parent.data.tags[tag]}
-    assert parent.data.tags["config_hash"] == "cafe" * 16
-
-
 def test_fold_kernels_are_cached_only_within_the_memory_limit(tmp_path):
     from wsvm_span.study.results_schema import read_provenance, read_rows
 
@@ -115,3 +94,106 @@ def test_fold_kernels_are_cached_only_within_the_memory_limit(tmp_path):
     assert read_provenance(tmp_path / "b.parquet")["fold_cache"] is False
     assert [r["cv_error"] for r in cached.rows] == [r["cv_error"] for r in sliced.rows]
     assert len(read_rows(tmp_path / "b.parquet")) == job.n_models
+
+
+# the columns of a rows file that are no MLflow metrics of its model run: where the model sits (seed, replicate,
+# sizes, index) and, below, its params
+NOT_METRICS = {"seed", "realization", "l", "d", "model_index", "chunk", "gamma"}
+
+
+def _tracked(tmp_path, name: str) -> RuntimeSettings:
+    return RuntimeSettings(tracking_enabled=True, data_dir=str(tmp_path / "data"),
+                           tracking_uri=f"sqlite:///{tmp_path / name}", experiment_prefix="runner-test",
+                           artifact_root=str(tmp_path / "artifacts"), config_hash="cafe" * 16)
+
+
+def _slot_runs(settings: RuntimeSettings, slot: str):
+    """The store's active runs of a job slot, read back with MLflow's own client."""
+    from mlflow.tracking import MlflowClient
+
+    from wsvm_span.study.tracking import SLOT, experiment_name
+
+    client = MlflowClient(settings.tracking_uri)
+    exp = client.get_experiment_by_name(experiment_name(settings.experiment_prefix, "exp6"))
+    return client.search_runs([exp.experiment_id], f"tags.`{SLOT}` = '{slot}'", max_results=1000)
+
+
+@pytest.mark.parametrize("path", ["database", "client"])
+def test_model_runs_in_the_store_are_the_rows_of_the_job(tmp_path, monkeypatch, path):
+    """Every row of the job's rows file is one finished model run whose params are its hyperparameters and index,
+    whose metrics are its other numeric columns (the finite ones, with their values) and whose tags place it, and
+    the job run is complete; logged in batches of 4 (so 4 + 2 runs), by the database path (one transaction per
+    batch) and by the client path a tracking server takes (three requests per run), into a real SQLite store."""
+    import math
+
+    from mlflow.tracking import MlflowClient
+
+    from wsvm_span.study import runner, tracking
+    from wsvm_span.study.results_schema import read_rows
+
+    monkeypatch.setattr(runner, "FLUSH_RUNS", 4)
+    if path == "client":
+        monkeypatch.setattr(tracking, "_database_store", lambda uri: False)
+    job, settings = tiny_job(), _tracked(tmp_path, "mlflow.db")
+    res = run_chunk(job, tmp_path / "chunk-0.parquet", settings)
+    rows = read_rows(tmp_path / "chunk-0.parquet").to_dict("records")
+    runs = _slot_runs(settings, job.slot)
+    (parent,) = [r for r in runs if r.info.run_id == res.parent_run_id]
+    assert parent.data.tags["wsvm.complete"] == "true" and parent.info.status == "FINISHED"
+    assert parent.data.metrics["n_models"] == 6
+    models = {r.data.tags["mlflow.runName"]: r for r in runs if r.data.tags.get("wsvm.kind") == "model"}
+    assert len(runs) == 1 + len(rows) == 7 and sorted(models) == sorted(f"{DATASET} m{i}" for i in range(6))
+    dataset_run = parent.data.tags["mlflow.parentRunId"]
+    client = MlflowClient(settings.tracking_uri)
+    for row in rows:
+        run = models[f"{DATASET} m{row['model_index']}"]
+        assert run.info.status == "FINISHED" and run.info.lifecycle_stage == "active"
+        assert run.info.end_time >= run.info.start_time > 0
+        params = {"log2_C_plus": row["log2_C_plus"], "log2_C_minus": row["log2_C_minus"],
+                  "model_index": row["model_index"]}
+        assert {k: float(v) for k, v in run.data.params.items()} == pytest.approx(params, rel=1e-9)
+        metrics = {k: float(v) for k, v in row.items() if k not in NOT_METRICS | set(params)
+                   and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+        assert metrics and "test_error" in metrics and "span_rule" in metrics
+        assert run.data.metrics == metrics
+        assert run.data.tags == {
+            "mlflow.runName": f"{DATASET} m{row['model_index']}", "mlflow.parentRunId": dataset_run,
+            "wsvm.kind": "model", "wsvm.job_slot": job.slot, "wsvm.job_run": res.parent_run_id,
+            "wsvm.model_index": str(row["model_index"]), "dataset": DATASET, "config_hash": "cafe" * 16,
+            "code_version": parent.data.tags["code_version"], "engine": row["engine"], "qp_solver": row["qp_solver"]}
+        # each metric logged once, at the time the run says its model was done
+        history = [m for key in metrics for m in client.get_metric_history(run.info.run_id, key)]
+        assert len(history) == len(metrics) and {m.timestamp for m in history} == {run.info.start_time}
+
+
+def test_a_job_killed_between_batches_leaves_no_complete_job_and_its_rerun_logs_each_model_once(tmp_path,
+                                                                                               monkeypatch):
+    """A job that dies after its first batch of model runs leaves them and its job run, FAILED and not complete;
+    its rerun deletes them and logs the job's 6 models once."""
+    from wsvm_span.study import runner
+
+    monkeypatch.setattr(runner, "FLUSH_RUNS", 4)
+    real_log_row = runner.JobRuns.log_row
+
+    def dies_at_the_fifth_row(self, row):
+        if row["model_index"] == 4:
+            raise KeyboardInterrupt  # as a kill's signal would end it, between two batches
+        real_log_row(self, row)
+
+    job, settings = tiny_job(), _tracked(tmp_path, "mlflow.db")
+    with monkeypatch.context() as m:
+        m.setattr(runner.JobRuns, "log_row", dies_at_the_fifth_row)
+        with pytest.raises(KeyboardInterrupt):
+            run_chunk(job, tmp_path / "chunk-0.parquet", settings)
+    runs = _slot_runs(settings, job.slot)
+    (killed,) = [r for r in runs if r.data.tags.get("wsvm.kind") == "job"]
+    assert killed.data.tags["wsvm.complete"] == "false" and killed.info.status == "FAILED"
+    assert sorted(r.data.tags["wsvm.model_index"] for r in runs if r.data.tags.get("wsvm.kind") == "model") == \
+        ["0", "1", "2", "3"]
+    assert not (tmp_path / "chunk-0.parquet").exists()
+
+    res = run_chunk(job, tmp_path / "chunk-0.parquet", settings)
+    runs = _slot_runs(settings, job.slot)
+    assert [r.info.run_id for r in runs if r.data.tags.get("wsvm.kind") == "job"] == [res.parent_run_id]
+    assert sorted(r.data.tags["wsvm.model_index"] for r in runs if r.data.tags.get("wsvm.kind") == "model") == \
+        [str(i) for i in range(6)]

@@ -18,6 +18,7 @@ from wsvm_span.study.tracking import (
     MODEL_INDEX,
     SLOT,
     CREDENTIALS_ENV,
+    ModelRun,
     Tracker,
     TrackingRefused,
     auth_refusal,
@@ -30,19 +31,23 @@ from wsvm_span.study.tracking import (
 N_WRITERS = 4
 JOBS_PER_WRITER = 2
 MODELS_PER_JOB = 20
+BATCH = 8  # model runs per transaction: a job's 20 in three
 EXPERIMENT = "test-concurrency/exp1"
 
 
 def _log_job(tracker: Tracker, eid: str, slot: str, n_models: int) -> str:
-    """What a grid job does: clear its slot, parent run, one finished child per model, check, finish."""
+    """What a grid job does: clear its slot, parent run, its models' finished runs in batches (of BATCH here),
+    check, finish."""
     tracker.delete_slot(eid, slot)
     parent = tracker.create_run(eid, slot, tags={KIND: "job", SLOT: slot, COMPLETE: "false"},
                                 params={"slot": slot})
-    children = [tracker.create_run(eid, f"{slot}/m{i}", tags={KIND: "model", SLOT: slot, MODEL_INDEX: i},
-                                   params={"log2_C_plus": float(i), "model_index": i},
-                                   metrics={"test_error": i / 100, "span_rule": i / 50, "nan_metric": float("nan")},
-                                   parent_id=parent, finished=True)
-                for i in range(n_models)]
+    runs = [ModelRun(f"{slot}/m{i}", tags={KIND: "model", SLOT: slot, MODEL_INDEX: i},
+                     params={"log2_C_plus": float(i), "model_index": i},
+                     metrics={"test_error": i / 100, "span_rule": i / 50, "nan_metric": float("nan")},
+                     time_ms=int(time.time() * 1000))
+            for i in range(n_models)]
+    children = [run_id for b in range(0, n_models, BATCH)
+                for run_id in tracker.log_finished_runs(eid, runs[b:b + BATCH], parent_id=parent)]
     tracker.check_slot(eid, slot, parent, children)
     tracker.log_metrics(parent, {"n_models": n_models}, tags={COMPLETE: "true"})
     tracker.terminate(parent)

@@ -78,7 +78,8 @@ def cmd_check_config(args) -> int:
 
         cal = load_calibration(args.calibration)
         summary["estimate"] = estimate(jobs, cal, cores=args.cores, engine=args.engine).as_dict()
-        summary["estimate"]["calibration"] = dict(cal.source, engine=cal.engine, engine_ratios=sorted(cal.engines))
+        summary["estimate"]["calibration"] = dict(cal.source, engine=cal.engine,
+                                                  engine_ratios=[f"{engine}/{kind}" for engine, kind in cal.engines])
     if args.json:
         out = dict(summary, config_resolved=cfg) if args.show else summary
         print(json.dumps(out, indent=2, sort_keys=True))
@@ -217,6 +218,9 @@ def _print_engine_pricing(e: dict) -> None:
         b = e["ratio_basis"]
         print(f"    ratios measured on: {', '.join(b['measured']) or 'none'}; from their family at other training "
               f"sizes: {', '.join(b['family']) or 'none'}; from the training size alone: {', '.join(b['size']) or 'none'}")
+    if e["kind_ratios"]:
+        print("    times the measured ratio of their engine and job kind on the committed parts: "
+              + ", ".join(f"{key} {ratio:.2f}" for key, ratio in e["kind_ratios"].items()))
 
 
 def cmd_figure(args) -> int:
@@ -232,9 +236,9 @@ def cmd_figure(args) -> int:
 
 def cmd_calibrate_cost(args) -> int:
     from .study.collect import write_json_atomic
-    from .study.config.estimate import calibrate, engine_ratios, load_calibration
-
+    from .study.config.estimate import calibrate, committed_error, engine_ratios, fit_kind_ratios, load_calibration
     from .study.results_schema import SchemaError
+    from .study.verify import committed_wall_seconds
 
     if bool(args.rows) == bool(args.base):
         print("wsvm-span calibrate-cost: give either rows files or --base (a calibration to start from)",
@@ -245,15 +249,41 @@ def cmd_calibrate_cost(args) -> int:
         if args.engine_ratios:
             cal = cal.with_ratios(engine_ratios(json.loads(Path(f).read_text(encoding="utf-8"))
                                                 for f in args.engine_ratios))
+        if args.parts:
+            kept = [Path(part) for part in args.parts if (Path(part) / "rows").is_dir()]
+            if len(kept) < len(args.parts):
+                log.warning("calibrate-cost: left out the parts that keep no rows: %s",
+                            ", ".join(sorted(Path(p).name for p in args.parts if Path(p) not in kept)))
+            measured = [(job, wall_s, part.name) for part in kept for job, wall_s in committed_wall_seconds(part)]
+            before = committed_error(cal, measured)
+            cal = cal.with_kind_ratios(fit_kind_ratios(cal, measured))
+            _print_committed_error(before, committed_error(cal, measured), cal)
     except (OSError, SchemaError, ValueError, KeyError) as exc:
         print(f"wsvm-span calibrate-cost: {exc}", file=sys.stderr)
         return 2
     write_json_atomic(cal.as_dict(), args.output)
-    log.info("cost calibration of %s from %s models of %d data sets%s -> %s", cal.engine,
+    log.info("cost calibration of %s from %s models of %d data sets%s%s -> %s", cal.engine,
              cal.source.get("models", "?"), len(cal.datasets),
-             "".join(f"; {name}: ratios measured on {len(r.datasets)} data sets" for name, r in cal.engines.items()),
+             "".join(f"; {engine} on {kind} jobs: ratios measured on {len(r.datasets)} data sets"
+                     for (engine, kind), r in cal.engines.items()),
+             f"; measured ratios of {len(cal.kind_ratios)} (engine, job kind)s" if cal.kind_ratios else "",
              args.output)
     return 0
+
+
+def _print_committed_error(before: dict, after: dict, cal) -> None:
+    """The projection's error on the committed parts per experiment, before and after the measured ratios."""
+    print("measured ratio (engine/job kind: measured / projected seconds of its committed jobs):")
+    for r in cal.kind_ratios.values():
+        print(f"  {r.engine}/{r.kind}: {r.ratio:.3f} ({r.jobs} jobs in {len(r.parts)} part(s), "
+              f"{r.measured_s / 3600:.2f} h measured)")
+    print("error of the projection on the committed parts (projected / measured - 1, the jobs' own wall seconds):")
+    print(f"  {'experiment':10s} {'jobs':>5s} {'measured h':>11s} {'before h':>9s} {'error':>8s} {'after h':>8s} "
+          f"{'error':>8s}")
+    for exp, b in before.items():
+        a = after[exp]
+        print(f"  {exp:10s} {b['jobs']:5d} {b['measured_s'] / 3600:11.2f} {b['projected_s'] / 3600:9.2f} "
+              f"{100 * b['error']:+7.1f}% {a['projected_s'] / 3600:8.2f} {100 * a['error']:+7.1f}%")
 
 
 def cmd_export_results(args) -> int:
@@ -525,6 +555,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine-ratios", nargs="+", default=[], metavar="FILE",
                    help="measurement files of another engine against the calibration's "
                         "(benchmarks/bench_smo.py ratios): that engine is then priced by its ratios")
+    p.add_argument("--parts", nargs="+", default=[], metavar="PART",
+                   help="committed parts of reproduced/ (folders with rows/ and provenance.json): fit the measured "
+                        "ratio of each (engine, job kind) of their jobs to the projection, replacing the ones the "
+                        "calibration had, and print the projection's error on them per experiment, before and "
+                        "after")
     p.add_argument("rows", nargs="*", help="rows files of finished experiments (results/<experiment>/rows.parquet)")
     p.set_defaults(func=cmd_calibrate_cost)
 

@@ -1,6 +1,7 @@
 """The cost calibration of the study's jobs: per-data-set seconds per model and power laws ``a * l^b`` per
-component, the overheads, and other engines' ratios to the calibrated engine (what ``config.estimate``
-explains and prices with, and what a kind's ``calibrated_seconds`` reads).
+component, the overheads, other engines' ratios to the calibrated engine per job kind, and the measured ratio
+of each (engine, job kind)'s committed jobs to their projection (what ``config.estimate`` explains and prices
+with, and what a kind's ``calibrated_seconds`` reads).
 
 It lives below the job kinds (a kind prices its jobs from a :class:`Calibration`); measuring one from
 finished results (``calibrate``) and pricing a config's jobs (``estimate``) are in
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -20,8 +21,9 @@ import numpy as np
 
 from .cost import approx_sizes
 
-__all__ = ["CALIBRATION_FILE", "Calibration", "DEFAULT_ENGINE", "EngineRatios", "FAMILY_POINTS", "PER_LOO_MODEL",
-           "PER_MODEL", "SOLVER", "TRAINING", "engine_ratios", "family", "load_calibration"]
+__all__ = ["CALIBRATION_FILE", "Calibration", "DEFAULT_ENGINE", "EngineRatios", "FAMILY_POINTS", "KindRatio",
+           "OWN_ENGINES", "PER_LOO_MODEL", "PER_MODEL", "SOLVER", "TRAINING", "engine_ratios", "family",
+           "load_calibration"]
 
 #: the calibration shipped with the package
 # (package data beside the config schema: ``wsvm-span calibrate-cost`` writes it there)
@@ -39,6 +41,9 @@ SOLVER = ("t_train", "t_cv", "t_loo")
 #: the engine the calibrated runs used where a calibration file does not say (files written before engines
 #: were priced: all of them were LIBSVM runs)
 DEFAULT_ENGINE = "sklearn"
+#: the engine of a job whose kind trains with engines of its own, not the config's ``svm.engine`` (Experiment 9
+#: compares several, each priced by its own law): what its kind's measured ratio is keyed by
+OWN_ENGINES = "own"
 #: the per-job and per-model tracking costs are told apart only from jobs whose sizes differ this much
 CHUNK_SPREAD = 3.0
 #: a family's law is fitted over its this many largest measured training sizes, as a parabola in log-log:
@@ -106,6 +111,10 @@ class EngineRatios:
     laws: dict[str, tuple[float, float]]  # component -> (a, b) of ratio = a * l^b
     measurements: list[dict[str, Any]] = field(default_factory=list)  # the measurement files' contents
 
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.engine, self.kind
+
     def ratio(self, dataset: str, component: str) -> float:
         """The ratio of a data set: measured; else along its family's measured sizes, a power law through the
         largest (a ratio varies slowly with l, and a parabola through three measured ratios would turn their
@@ -127,25 +136,25 @@ class EngineRatios:
                    laws={k: tuple(v) for k, v in d["laws"].items()}, measurements=list(d.get("measurements", [])))
 
 
-def engine_ratios(payloads: Iterable[Mapping[str, Any]]) -> dict[str, EngineRatios]:
-    """Per engine, its ratios from measurement files' contents (``bench_smo.py ratios``: the engine, its
-    baseline, the job kind, and per sample row the CPU seconds of each SOLVER component by each engine).
+def engine_ratios(payloads: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], EngineRatios]:
+    """Per (engine, job kind), its ratios from measurement files' contents (``bench_smo.py ratios``: the engine,
+    its baseline, the job kind, and per sample row the CPU seconds of each SOLVER component by each engine).
 
     A data set's ratio of a component is the engine's total over its sample rows divided by the baseline's:
     the baseline's total of a row is its mean per model times the row's models where it was timed on every
     k-th model only (``libsvm_every``; its models start from zero, so a systematic sample prices the row),
     and exact LOO is compared over the models that had it (both engines ran all of them).
     """
-    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for p in payloads:
-        grouped.setdefault(str(p["engine"]), []).append(p)
+        grouped.setdefault((str(p["engine"]), str(p["kind"])), []).append(p)
     out = {}
-    for engine, files in grouped.items():
-        baselines, kinds = {str(p["baseline"]) for p in files}, {str(p["kind"]) for p in files}
-        if len(baselines) > 1 or len(kinds) > 1:
-            raise ValueError(f"ratios of {engine!r} measured against several baselines {sorted(baselines)} or job "
-                             f"kinds {sorted(kinds)}: calibrate each pair on its own")
-        (baseline,), (kind,) = baselines, kinds
+    for (engine, kind), files in grouped.items():
+        baselines = {str(p["baseline"]) for p in files}
+        if len(baselines) > 1:
+            raise ValueError(f"ratios of {engine!r} on {kind} jobs measured against several baselines "
+                             f"{sorted(baselines)}: calibrate each pair on its own")
+        (baseline,) = baselines
         totals: dict[str, dict[str, Any]] = {}
         for p in files:
             for m in p["measurements"]:
@@ -162,9 +171,44 @@ def engine_ratios(payloads: Iterable[Mapping[str, Any]]) -> dict[str, EngineRati
                     for ds, e in sorted(totals.items())}
         ls = np.array([d["l"] for d in datasets.values()])
         laws = {c: _power_law(ls, np.array([d[c] for d in datasets.values()])) for c in SOLVER}
-        out[engine] = EngineRatios(engine=engine, baseline=baseline, kind=kind, datasets=datasets, laws=laws,
-                                   measurements=[dict(p) for p in files])
+        out[engine, kind] = EngineRatios(engine=engine, baseline=baseline, kind=kind, datasets=datasets, laws=laws,
+                                         measurements=[dict(p) for p in files])
     return out
+
+
+@dataclass
+class KindRatio:
+    """The measured seconds of the committed jobs of one job kind that one engine trained, over the cost model's
+    projection of the same jobs without this ratio: the totals' ratio (so that the projection of such jobs adds
+    up to what they took), the jobs' own clocks (their wall seconds, on the machines and loads they ran at; a
+    process's start is in neither). Fitted by ``wsvm-span calibrate-cost --parts`` on the committed parts of
+    ``reproduced/`` (``config.estimate.fit_kind_ratios``)."""
+
+    engine: str  # the engine that trained the jobs (OWN_ENGINES for a kind with engines of its own)
+    kind: str  # their job kind
+    ratio: float  # measured_s / projected_s
+    jobs: int
+    measured_s: float
+    projected_s: float
+    parts: list[str] = field(default_factory=list)  # the committed parts they are of
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.engine, self.kind
+
+    def as_dict(self) -> dict:
+        return {"engine": self.engine, "kind": self.kind, "ratio": self.ratio, "jobs": self.jobs,
+                "measured_s": self.measured_s, "projected_s": self.projected_s, "parts": self.parts}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "KindRatio":
+        return cls(engine=d["engine"], kind=d["kind"], ratio=float(d["ratio"]), jobs=int(d["jobs"]),
+                   measured_s=float(d["measured_s"]), projected_s=float(d["projected_s"]), parts=list(d["parts"]))
+
+
+def _by_key(entries: Iterable) -> dict:
+    """Ratios by their (engine, kind) key, in that order (a calibration file lists them so)."""
+    return {e.key: e for e in sorted(entries, key=lambda e: e.key)}
 
 
 @dataclass
@@ -180,14 +224,18 @@ class Calibration:
     source: dict[str, Any] = field(default_factory=dict)  # where and on what machine it was measured
     process_start_s: float = 0.0  # per-job seconds before the job's own clock starts (interpreter, imports)
     engine: str = DEFAULT_ENGINE  # the engine of the calibrated runs
-    engines: dict[str, EngineRatios] = field(default_factory=dict)  # other engines: their ratios to it
+    # other engines' ratios to it, per (engine, job kind) they were measured on
+    engines: dict[tuple[str, str], EngineRatios] = field(default_factory=dict)
+    # per (engine, job kind): the committed jobs' measured seconds over their projection
+    kind_ratios: dict[tuple[str, str], KindRatio] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {"datasets": self.datasets, "laws": {k: list(v) for k, v in self.laws.items()},
                 "setup_law": list(self.setup_law), "job_overhead_s": self.job_overhead_s,
                 "model_overhead_s": self.model_overhead_s, "process_start_s": self.process_start_s,
                 "source": self.source, "engine": self.engine,
-                "engines": {k: v.as_dict() for k, v in self.engines.items()}}
+                "engines": [v.as_dict() for v in self.engines.values()],
+                "kind_ratios": [v.as_dict() for v in self.kind_ratios.values()]}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Calibration":
@@ -196,36 +244,52 @@ class Calibration:
                    model_overhead_s=float(d["model_overhead_s"]), source=dict(d.get("source", {})),
                    process_start_s=float(d.get("process_start_s", 0.0)),
                    engine=str(d.get("engine", DEFAULT_ENGINE)),
-                   engines={k: EngineRatios.from_dict(v) for k, v in d.get("engines", {}).items()})
+                   # a file written before the ratios were keyed by job kind maps the engine to its ratios
+                   engines=_by_key(EngineRatios.from_dict(v) for v in _entries(d.get("engines", []))),
+                   kind_ratios=_by_key(KindRatio.from_dict(v) for v in d.get("kind_ratios", [])))
 
-    def with_ratios(self, ratios: Mapping[str, EngineRatios]) -> "Calibration":
-        """This calibration with the given engines' ratios (replacing theirs); each must have been measured
-        against this calibration's engine."""
-        for name, r in ratios.items():
+    def with_ratios(self, ratios: Mapping[tuple[str, str], EngineRatios]) -> "Calibration":
+        """This calibration with the given engines' ratios (replacing theirs for the same job kind); each must
+        have been measured against this calibration's engine."""
+        for (name, kind), r in ratios.items():
             if r.baseline != self.engine:
-                raise ValueError(f"the ratios of {name!r} were measured against {r.baseline!r}, but this "
-                                 f"calibration's seconds are {self.engine!r}'s")
-        return Calibration(**{**self.__dict__, "engines": {**self.engines, **ratios}})
+                raise ValueError(f"the ratios of {name!r} on {kind} jobs were measured against {r.baseline!r}, but "
+                                 f"this calibration's seconds are {self.engine!r}'s")
+        return replace(self, engines=_by_key({**self.engines, **ratios}.values()))
+
+    def with_kind_ratios(self, ratios: Iterable[KindRatio]) -> "Calibration":
+        """This calibration with these measured ratios of (engine, job kind) in place of all it had."""
+        return replace(self, kind_ratios=_by_key(ratios))
+
+    def trained_by(self, job, engine: str | None = None) -> str:
+        """The engine that trains ``job``: ``engine`` where given, else the job's own (the config's
+        ``svm.engine``), by its registry name (``auto`` is ``sklearn``); :data:`OWN_ENGINES` for a job of a kind
+        whose jobs have no such engine (its engines are its own)."""
+        from wsvm_span.engines import get_engine
+
+        if getattr(job, "engine", None) is None:
+            return OWN_ENGINES
+        return get_engine(engine or job.engine).name
 
     def pricing(self, job, engine: str | None = None) -> str:
         """The engine whose seconds price ``job`` trained by ``engine`` (default: the job's own ``engine``,
         the config's ``svm.engine``): that engine where this calibration is its or has its ratios for the
         job's kind; else this calibration's engine."""
-        from wsvm_span.engines import get_engine
+        name = self.trained_by(job, engine)
+        return name if (name, getattr(job, "kind", None)) in self.engines else self.engine
 
-        name = engine or getattr(job, "engine", None)
-        if name is None:
-            return self.engine
-        name = get_engine(name).name
-        ratios = self.engines.get(name)
-        return name if ratios is not None and ratios.kind == getattr(job, "kind", None) else self.engine
+    def kind_ratio(self, job, engine: str | None = None) -> float:
+        """The measured ratio of the jobs of ``job``'s kind trained by its engine (``engine`` where given) to
+        their projection, 1 where the calibration has none (:class:`KindRatio`)."""
+        measured = self.kind_ratios.get((self.trained_by(job, engine), getattr(job, "kind", None)))
+        return 1.0 if measured is None else measured.ratio
 
-    def per_model(self, dataset: str, component: str, engine: str | None = None) -> float:
+    def per_model(self, dataset: str, component: str, engine: str | None = None, kind: str | None = None) -> float:
         """Seconds per model of a component on a data set, by this calibration's engine or, for an ``engine``
-        with ratios, times that engine's ratio (SOLVER components only)."""
+        with ratios for job ``kind``, times that engine's ratio (SOLVER components only)."""
         seconds = _priced(self.datasets, self.laws, dataset, component, _family_law)
         if engine is not None and engine != self.engine and component in SOLVER:
-            seconds *= self.engines[engine].ratio(dataset, component)
+            seconds *= self.engines[engine, kind].ratio(dataset, component)
         return seconds
 
     def family_points(self, dataset: str, component: str) -> list[tuple[float, float]]:
@@ -236,6 +300,12 @@ class Calibration:
         """How a data set is priced: "measured", "family" (its family at other training sizes) or "size" (the
         all-data-set laws)."""
         return _basis(self.datasets, dataset)
+
+
+def _entries(engines: Mapping[str, Any] | list) -> list:
+    """A calibration file's engine ratios: a list, or (a file written before they were keyed by job kind) a
+    mapping of engine names to them."""
+    return list(engines.values()) if isinstance(engines, Mapping) else list(engines)
 
 
 def _family_law(ls: np.ndarray, ts: np.ndarray, l: float) -> float:

@@ -16,6 +16,13 @@ a job that was killed), then logs anew, and at the end checks that the slot hold
 logged (removing any other, e.g. the twin of a request that a dropped connection made the client send
 twice). So the store mirrors ``results/``: one job run per chunk file and one model run per row.
 
+Batching: a job's model runs are logged finished, many at a time (:meth:`Tracker.log_finished_runs`), at the
+job's end and at the flush points of :class:`wsvm_span.study.runner.JobRuns`. A database store (SQLite,
+PostgreSQL, MySQL) gets a batch in one transaction (:class:`_DatabaseRuns`), all of it or none; a tracking
+server gets three requests per run (create, log_batch, terminate), its REST API having no batch of runs. Until
+the job's end its job run says ``wsvm.complete = false``, so a killed job leaves nothing that reads complete,
+and its rerun deletes whatever it had logged.
+
 Data set runs without a step before the fan-out: the first job of a data set creates its parent run and
 looks again; of runs created at the same moment by two jobs, each job keeps the oldest it sees (and
 deletes none: another job may have adopted it), and the summary step (:meth:`Tracker.merge_dataset_twins`)
@@ -44,9 +51,10 @@ import random
 import re
 import stat
 import time
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, TypeVar
 
 __all__ = [
     "CREDENTIALS_ENV",
@@ -58,6 +66,7 @@ __all__ = [
     "use_credentials_file",
     "log_batches",
     "with_retries",
+    "ModelRun",
     "Tracker",
     "experiment_name",
 ]
@@ -326,8 +335,102 @@ def _fmt_param(v: Any) -> str:
     return str(v)
 
 
+def _entries(metrics: Mapping[str, Any], params: Mapping[str, Any] | None, tags: Mapping[str, Any] | None
+             ) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+    """What a run stores of its metrics (NaN/inf and None dropped), params and tags: the same for every way of
+    logging them."""
+    return ({k: float(v) for k, v in metrics.items() if v is not None and math.isfinite(float(v))},
+            {k: _fmt_param(v) for k, v in (params or {}).items()}, {k: str(v) for k, v in (tags or {}).items()})
+
+
+class ModelRun(NamedTuple):
+    """A finished run to log (:meth:`Tracker.log_finished_runs`): its name, tags, params and metrics, as
+    :meth:`Tracker.create_run` takes them, and when its model was done (ms since the epoch): the run's start and
+    end time and its metrics' timestamp."""
+
+    name: str
+    tags: Mapping[str, Any]
+    params: Mapping[str, Any]
+    metrics: Mapping[str, float]
+    time_ms: int
+
+
+def _database_store(uri: str) -> bool:
+    """Whether ``uri`` is one of MLflow's database stores (an SQLAlchemy URI: ``sqlite:///...``,
+    ``postgresql+psycopg2://...``)."""
+    from mlflow.store.db.db_types import DATABASE_ENGINES
+
+    return uri.split(":", 1)[0].split("+", 1)[0] in DATABASE_ENGINES
+
+
+class _DatabaseRuns:
+    """Finished runs written into an MLflow database store many in one transaction, by MLflow's own table
+    models and sessions: the rows that its client's ``create_run`` (the run, its tags and ``mlflow.runName``),
+    ``log_batch`` (params, metrics and latest metrics) and ``set_terminated`` (status, end time) write for each
+    run, in one statement per table. Through the client a model run takes three sessions and an ORM object per
+    entry: ~20 ms of this process's CPU on the 2-core machine, more than a small Experiment 8 job's model costs
+    (docs/study.md, *MLflow*). ``tests/test_study_runner.py`` holds both ways to the runs its rows file says."""
+
+    def __init__(self, uri: str, artifact_root: str | None):
+        from mlflow.store.tracking import DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH
+        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+        # the default artifact root only places the experiments the store creates; a run's artifacts go under
+        # its experiment's location
+        self.store = SqlAlchemyStore(uri, artifact_root or DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH)
+
+    def insert(self, experiment_id: str, runs: Iterable[tuple[str, ModelRun]], parent_id: str | None) -> None:
+        """Insert ``runs`` ((run id, run) pairs) as FINISHED runs of the experiment, children of ``parent_id``."""
+        from mlflow.entities import LifecycleStage, RunStatus, SourceType
+        from mlflow.store.tracking.dbmodels.models import SqlLatestMetric, SqlMetric, SqlParam, SqlRun, SqlTag
+        from mlflow.utils.mlflow_tags import MLFLOW_RUN_NAME, MLFLOW_USER
+        from mlflow.utils.uri import append_to_uri_path
+        from sqlalchemy import insert
+
+        experiment = self.store.get_experiment(experiment_id)
+        if experiment.lifecycle_stage != LifecycleStage.ACTIVE:  # as MLflow's create_run refuses it
+            raise RuntimeError(f"MLflow experiment {experiment.name} ({experiment_id}) is deleted: no runs logged")
+        rows: dict[Any, list[dict]] = {SqlRun: [], SqlTag: [], SqlParam: [], SqlMetric: []}
+        for run_id, run in runs:
+            metrics, params, tags = _entries(run.metrics, run.params,
+                                             {**run.tags, MLFLOW_RUN_NAME: run.name,
+                                              **({PARENT: parent_id} if parent_id else {})})
+            rows[SqlRun].append({
+                "run_uuid": run_id, "name": run.name, "experiment_id": int(experiment_id),
+                "artifact_uri": append_to_uri_path(experiment.artifact_location, run_id,
+                                                   self.store.ARTIFACTS_FOLDER_NAME),
+                "source_type": SourceType.to_string(SourceType.UNKNOWN), "source_name": "",
+                "entry_point_name": "", "source_version": "", "user_id": tags.get(MLFLOW_USER, "unknown"),
+                "status": RunStatus.to_string(RunStatus.FINISHED), "start_time": run.time_ms,
+                "end_time": run.time_ms, "deleted_time": None, "lifecycle_stage": LifecycleStage.ACTIVE})
+            rows[SqlTag] += [{"run_uuid": run_id, "key": k, "value": v} for k, v in tags.items()]
+            rows[SqlParam] += [{"run_uuid": run_id, "key": k, "value": v} for k, v in params.items()]
+            rows[SqlMetric] += [{"run_uuid": run_id, "key": k, "value": v, "timestamp": run.time_ms, "step": 0,
+                                 "is_nan": False} for k, v in metrics.items()]
+        rows[SqlLatestMetric] = rows[SqlMetric]  # one value per metric: it is the latest
+        with self.store.ManagedSessionMaker(read_only=False) as session:
+            for table, values in rows.items():
+                if values:
+                    session.execute(insert(table.__table__), values)
+
+    def slot_run_ids(self, experiment_id: str, slot: str) -> set[str]:
+        """The ids of the active runs of the experiment tagged with job slot ``slot``: what
+        :meth:`Tracker.check_slot` compares, without loading every run's params, metrics and tags as a
+        search does."""
+        from mlflow.entities import LifecycleStage
+        from mlflow.store.tracking.dbmodels.models import SqlRun, SqlTag
+        from sqlalchemy import select
+
+        query = (select(SqlRun.run_uuid).join(SqlTag, SqlTag.run_uuid == SqlRun.run_uuid)
+                 .where(SqlRun.experiment_id == int(experiment_id), SqlRun.lifecycle_stage == LifecycleStage.ACTIVE,
+                        SqlTag.key == SLOT, SqlTag.value == slot))
+        with self.store.ManagedSessionMaker() as session:
+            return set(session.execute(query).scalars())
+
+
 class Tracker:
-    """Thin, retrying wrapper of :class:`mlflow.tracking.MlflowClient`.
+    """Thin, retrying wrapper of :class:`mlflow.tracking.MlflowClient`, which writes batches of finished runs
+    into a database store in one transaction each (:class:`_DatabaseRuns`).
 
     ``seconds`` accumulates the wall time spent in MLflow (import, store access, retries), which is
     the tracking overhead the study reports."""
@@ -348,6 +451,7 @@ class Tracker:
             with _store_creation(uri, sqlite_wal):
                 self.client = MlflowClient(tracking_uri=uri)
                 self.ensure_reachable()  # opens (and, if new, creates) the store
+                self.database = _DatabaseRuns(uri, artifact_root) if _database_store(uri) else None
         self._exp_ids: dict[str, str] = {}
 
     # -------------------------------------------------------------------------------- plumbing
@@ -472,17 +576,21 @@ class Tracker:
         """Delete ``runs``; returns how many. With ``end_running_as`` (e.g. "KILLED"), a run still RUNNING is
         ended with that status first: a deleted run keeps its status, and a job killed mid-run must not
         read as running for ever in the store's trash or in ``mlflow gc``'s listing."""
-        n = 0
-        for run in runs:
-            try:
-                if end_running_as and run.info.status in ("RUNNING", "SCHEDULED"):
-                    self.call(self.client.set_terminated, run.info.run_id, end_running_as)
-                self.call(self.client.delete_run, run.info.run_id)
-                n += 1
-            except Exception as exc:  # already deleted by a concurrent cleanup
-                if "deleted" not in str(exc).lower() and "not found" not in str(exc).lower():
-                    raise
-        return n
+        return sum(self._delete(run.info.run_id, end_running_as if run.info.status in ("RUNNING", "SCHEDULED")
+                                else None) for run in runs)
+
+    def _delete(self, run_id: str, end_as: str | None = None) -> int:
+        """Delete one run, ended first with status ``end_as`` when given; 0 where a concurrent cleanup deleted it
+        first, else 1."""
+        try:
+            if end_as:
+                self.call(self.client.set_terminated, run_id, end_as)
+            self.call(self.client.delete_run, run_id)
+            return 1
+        except Exception as exc:  # already deleted by a concurrent cleanup
+            if "deleted" not in str(exc).lower() and "not found" not in str(exc).lower():
+                raise
+            return 0
 
     def delete_slot(self, experiment_id: str, slot: str) -> int:
         """Delete every active run (parents and children) of a job slot, those of an attempt that died
@@ -527,30 +635,45 @@ class Tracker:
 
     def create_run(self, experiment_id: str, run_name: str, tags: Mapping[str, Any],
                    params: Mapping[str, Any] | None = None, metrics: Mapping[str, float] | None = None,
-                   parent_id: str | None = None, finished: bool = False) -> str:
+                   parent_id: str | None = None, finished: bool = False, time_ms: int | None = None) -> str:
         """Create a run with tags, params and metrics: create_run + log_batch (one call within MLflow's
-        limits, which a model's row is) + set_terminated: three requests per run."""
+        limits, which a model's row is) + set_terminated: three requests per run. ``time_ms``: its start
+        (and, ``finished``, end) time and its metrics' timestamp, in ms since the epoch (default: now)."""
         tags = {k: str(v) for k, v in tags.items()}
         if parent_id:
             tags[PARENT] = parent_id
-        run = self.call(self.client.create_run, experiment_id, tags=tags, run_name=run_name)
+        run = self.call(self.client.create_run, experiment_id, start_time=time_ms, tags=tags, run_name=run_name)
         run_id = run.info.run_id
-        self.log_metrics(run_id, metrics or {}, params=params)
+        self.log_metrics(run_id, metrics or {}, params=params, time_ms=time_ms)
         if finished:
-            self.call(self.client.set_terminated, run_id, "FINISHED")
+            self.call(self.client.set_terminated, run_id, "FINISHED", end_time=time_ms)
         return run_id
 
+    def log_finished_runs(self, experiment_id: str, runs: Iterable[ModelRun], parent_id: str | None = None
+                          ) -> list[str]:
+        """Log ``runs`` as FINISHED runs of the experiment, children of ``parent_id``; returns their ids, in
+        order. A database store takes them in one transaction (:class:`_DatabaseRuns`), so a batch is in the
+        store whole or not at all and a retry after "database is locked" writes it once; a tracking server as
+        three requests each (:meth:`create_run`)."""
+        runs = list(runs)
+        if self.database is None:
+            return [self.create_run(experiment_id, r.name, r.tags, r.params, r.metrics, parent_id, finished=True,
+                                    time_ms=r.time_ms) for r in runs]
+        ids = [uuid.uuid4().hex for _ in runs]  # MLflow's run ids, drawn here so that a retry reuses them
+        if runs:
+            self.call(self.database.insert, experiment_id, list(zip(ids, runs)), parent_id)
+        return ids
+
     def log_metrics(self, run_id: str, metrics: Mapping[str, float], tags: Mapping[str, Any] | None = None,
-                    params: Mapping[str, Any] | None = None) -> None:
+                    params: Mapping[str, Any] | None = None, time_ms: int | None = None) -> None:
         """Log metrics (NaN/inf and None dropped), params and tags in as few ``log_batch`` calls as
-        MLflow's limits allow."""
+        MLflow's limits allow; ``time_ms``: the metrics' timestamp (default: now)."""
         from mlflow.entities import Metric, Param, RunTag
 
-        now = int(time.time() * 1000)
-        batches = log_batches(
-            [Metric(k, float(v), now, 0) for k, v in metrics.items() if v is not None and math.isfinite(float(v))],
-            [Param(k, _fmt_param(v)) for k, v in (params or {}).items()],
-            [RunTag(k, str(v)) for k, v in (tags or {}).items()])
+        now = int(time.time() * 1000) if time_ms is None else time_ms
+        metrics, params, tags = _entries(metrics, params, tags)
+        batches = log_batches([Metric(k, v, now, 0) for k, v in metrics.items()],
+                              [Param(k, v) for k, v in params.items()], [RunTag(k, v) for k, v in tags.items()])
         for m, p, t in batches:
             self.call(self.client.log_batch, run_id, metrics=m, params=p, tags=t)
 
@@ -564,12 +687,16 @@ class Tracker:
         logged run is missing."""
         children = list(children)
         keep = {job_run_id, *children}
-        runs = self.search(experiment_id, f"tags.`{SLOT}` = '{slot}'")
-        extra = [r for r in runs if r.info.run_id not in keep]
+        if self.database is not None:
+            found = self.call(self.database.slot_run_ids, experiment_id, slot)
+        else:
+            found = {r.info.run_id for r in self.search(experiment_id, f"tags.`{SLOT}` = '{slot}'")}
+        extra = found - keep
         if extra:
             log.warning("removing %d duplicate/stray runs of %s", len(extra), slot)
-            self.delete_runs(extra)
-        missing = keep - {r.info.run_id for r in runs}
+            for run_id in sorted(extra):
+                self._delete(run_id)
+        missing = keep - found
         if missing:
             raise RuntimeError(f"{slot}: {len(missing)} of its runs are missing from the store after logging")
         return len(children)

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 __all__ = ["VERIFY_ATOL", "VERIFY_RTOL", "STALE_HEADING", "ColumnDifference", "JobCheck", "PartCheck",
-           "committed_jobs", "compare_rows", "is_measured", "stale_parts", "stale_reason", "verify_part"]
+           "committed_jobs", "committed_wall_seconds", "compare_rows", "is_measured", "stale_parts", "stale_reason",
+           "verify_part"]
 
 log = logging.getLogger(__name__)
 
@@ -223,6 +224,43 @@ def _rows_files(part: Path) -> list[Path]:
     return files
 
 
+def _planned_jobs(part: Path) -> dict[str, Any]:
+    """The jobs of the part's config, planned again at the current code, by slot."""
+    from . import config as sc
+    from .experiments import plan_jobs
+
+    return {job.slot: job for job in plan_jobs(sc.load_config(_config_of(part)))}
+
+
+def _planned_job(planned: Mapping[str, Any], chunk: Mapping[str, Any]) -> tuple[Any, str | None]:
+    """The planned job of a committed chunk, or None and why there is none."""
+    job = planned.get(chunk["slot"])
+    if job is None:
+        return None, f"the part's config no longer plans a job at {chunk['slot']}"
+    if job.spec_hash != chunk["spec_hash"]:
+        return None, (f"the job's spec moved: the config plans spec {job.spec_hash[:16]}, the committed rows "
+                      f"are of {chunk['spec_hash'][:16]} (the planner or the config's defaults changed)")
+    return job, None
+
+
+def committed_wall_seconds(part: str | Path) -> list[tuple[Any, float]]:
+    """Every committed job of ``part`` that its config still plans as it ran: (the job, its wall seconds as the
+    job's own clock measured them, process start not included). What the cost model's error and its measured
+    ratios are taken from (``config.estimate.committed_error``, ``fit_kind_ratios``); a job the config no longer
+    plans so is left out, with a warning."""
+    part = Path(part)
+    planned = _planned_jobs(part)
+    out = []
+    for rows_file in _rows_files(part):
+        for chunk, _ in committed_jobs(rows_file):
+            job, problem = _planned_job(planned, chunk)
+            if problem is None:
+                out.append((job, float(chunk["wall_s"])))
+            else:
+                log.warning("%s: left out: %s", part.name, problem)
+    return out
+
+
 def verify_part(part: str | Path, sample: int | None = 3, seed: int = 0, max_job_seconds: float | None = None,
                 slots: Iterable[str] = (), workdir: str | Path | None = None,
                 stale: Mapping[str, str] | None = None) -> PartCheck:
@@ -233,13 +271,12 @@ def verify_part(part: str | Path, sample: int | None = 3, seed: int = 0, max_job
     import pyarrow.parquet as pq
 
     from . import config as sc
-    from .experiments import kind_of, plan_jobs
+    from .experiments import kind_of
     from .runner import run_chunk
 
     part = Path(part)
-    cfg = sc.load_config(_config_of(part))
-    settings = replace(sc.runtime_settings(cfg, workdir), tracking_enabled=False)
-    planned = {job.slot: job for job in plan_jobs(cfg)}
+    settings = replace(sc.runtime_settings(sc.load_config(_config_of(part)), workdir), tracking_enabled=False)
+    planned = _planned_jobs(part)
     committed = [(rows_file, chunk, rows) for rows_file in _rows_files(part)
                  for chunk, rows in committed_jobs(rows_file)]
     wanted = set(slots)
@@ -258,13 +295,8 @@ def verify_part(part: str | Path, sample: int | None = 3, seed: int = 0, max_job
         slot = chunk["slot"]
         check = JobCheck(slot, int(chunk["n_models"]), float(chunk.get("wall_s", math.nan)))
         checks.append(check)
-        job = planned.get(slot)
+        job, check.problem = _planned_job(planned, chunk)
         if job is None:
-            check.problem = f"the part's config no longer plans a job at {slot}"
-            continue
-        if job.spec_hash != chunk["spec_hash"]:
-            check.problem = (f"the job's spec moved: the config plans spec {job.spec_hash[:16]}, the committed rows "
-                             f"are of {chunk['spec_hash'][:16]} (the planner or the config's defaults changed)")
             continue
         if rows_file not in tables:
             tables[rows_file] = pq.read_table(rows_file)

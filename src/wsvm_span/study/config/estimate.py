@@ -23,6 +23,14 @@ engines alternating model by model in one process (``benchmarks/bench_smo.py rat
 one run is robust where absolute seconds are not: on a shared machine the load inflates both engines alike.
 A job is priced by its own engine (``svm.engine`` of the config) where the calibration has ratios for it and
 its job kind, else as the calibration's engine (and :class:`Estimate` says so).
+
+Measured ratios per (engine, job kind) (:class:`KindRatio`): whatever prices a job (the calibration's seconds,
+an engine's ratios, its kind's own laws) prices it from other runs, other machines or other kinds; the committed
+parts of ``reproduced/`` record what their jobs took. :func:`fit_kind_ratios` sets, per (engine, kind), the
+ratio of their measured seconds to the projection's, and the projection of a job (but its process's start, which
+the jobs' clocks do not see) is multiplied by its (engine, kind)'s ratio; :func:`committed_error` is the
+projection's error on those parts per experiment (``wsvm-span calibrate-cost --parts`` prints it before and
+after).
 """
 
 from __future__ import annotations
@@ -39,14 +47,15 @@ import numpy as np
 
 # the calibration (below the job kinds, which price with it), re-exported: this module explains the cost model
 from ..calibration import (CALIBRATION_FILE, CHUNK_SPREAD, DEFAULT_ENGINE, PER_LOO_MODEL, PER_MODEL,  # noqa: F401
-                                       SOLVER, TRAINING, Calibration, EngineRatios, _power_law, engine_ratios, family,
-                                       load_calibration)
+                           SOLVER, TRAINING, Calibration, EngineRatios, KindRatio, _power_law, engine_ratios, family,
+                           load_calibration)
+from .. import catalog
 from ..experiments import benchmark_path, kind_of, log_path
 from ..cost import approx_sizes
 
-__all__ = ["CALIBRATION_FILE", "Calibration", "EngineRatios", "Estimate", "benchmark_wall_s", "calibrate",
-           "engine_ratios", "estimate", "family", "job_cost", "job_seconds", "job_training_seconds",
-           "load_calibration", "process_start_seconds"]
+__all__ = ["CALIBRATION_FILE", "Calibration", "EngineRatios", "Estimate", "KindRatio", "benchmark_wall_s", "calibrate",
+           "committed_error", "engine_ratios", "estimate", "family", "fit_kind_ratios", "job_cost", "job_seconds",
+           "job_training_seconds", "load_calibration", "process_start_seconds"]
 
 
 def _slot_dataset(provenance: Mapping[str, Any]) -> str | None:
@@ -168,6 +177,8 @@ class Estimate:
     ratio_basis: dict[str, list[str]] = field(default_factory=dict)
     # cpu_s by part of the jobs' cost (PARTS): where the time goes, and so which lever is next
     per_part_cpu_s: dict[str, float] = field(default_factory=dict)
+    # the measured ratios the jobs were priced with ("engine/kind" -> ratio; KindRatio)
+    kind_ratios: dict[str, float] = field(default_factory=dict)
 
     @property
     def training_cpu_s(self) -> float:
@@ -190,7 +201,7 @@ class Estimate:
                 "measured_datasets": self.measured_datasets, "family_datasets": self.family_datasets,
                 "extrapolated_datasets": self.extrapolated_datasets, "own_law_datasets": self.own_law_datasets,
                 "engines": self.engines,
-                "ratio_basis": self.ratio_basis,
+                "ratio_basis": self.ratio_basis, "kind_ratios": self.kind_ratios,
                 "per_part_cpu_hours": {k: v / 3600 for k, v in self.per_part_cpu_s.items()}}
 
 
@@ -208,18 +219,20 @@ PARTS = (*PER_MODEL, PER_LOO_MODEL, "tracking", "setup", "process_start", "own_p
 def job_cost(job, cal: Calibration, engine: str | None = None) -> dict[str, float]:
     """Projected one-core seconds of one job by part (:data:`PARTS`): per model (``n_models``, ``loo_models``)
     from the calibration, or, for a kind that declares ``prices_own_jobs``, its ``calibrated_seconds(job,
-    cal)``; trained by its own engine, or by ``engine`` where given (:meth:`Calibration.pricing`)."""
+    cal)``; trained by its own engine, or by ``engine`` where given (:meth:`Calibration.pricing`); every part
+    but the process's start times the measured ratio of the job's engine and kind (:meth:`Calibration.kind_ratio`)."""
     kind = kind_of(job)
     if kind.CAPABILITIES.prices_own_jobs:
-        return {"own_pricing": float(kind.calibrated_seconds(job, cal)), "process_start": cal.process_start_s}
-    l, _ = approx_sizes(job.dataset)
-    a, b = cal.setup_law
-    priced_as = cal.pricing(job, engine)
-    cost = {c: job.n_models * cal.per_model(job.dataset, c, priced_as) for c in _components(job)}
-    cost[PER_LOO_MODEL] = len(job.loo_models) * cal.per_model(job.dataset, PER_LOO_MODEL, priced_as)
-    cost.update(tracking=job.n_models * cal.model_overhead_s + cal.job_overhead_s, setup=a * l ** b,
-                process_start=cal.process_start_s)
-    return cost
+        cost = {"own_pricing": float(kind.calibrated_seconds(job, cal))}
+    else:
+        l, _ = approx_sizes(job.dataset)
+        a, b = cal.setup_law
+        priced_as = cal.pricing(job, engine)
+        cost = {c: job.n_models * cal.per_model(job.dataset, c, priced_as, job.kind) for c in _components(job)}
+        cost[PER_LOO_MODEL] = len(job.loo_models) * cal.per_model(job.dataset, PER_LOO_MODEL, priced_as, job.kind)
+        cost.update(tracking=job.n_models * cal.model_overhead_s + cal.job_overhead_s, setup=a * l ** b)
+    ratio = cal.kind_ratio(job, engine)
+    return {**{part: seconds * ratio for part, seconds in cost.items()}, "process_start": cal.process_start_s}
 
 
 def job_seconds(job, cal: Calibration, engine: str | None = None) -> float:
@@ -252,7 +265,8 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
     per_exp: dict[str, float] = {}
     training: dict[str, float] = {}
     engines: dict[tuple[str, str], dict[str, str]] = {}  # (experiment, engine that trains its jobs) -> pricing
-    by_ratios: set[tuple[str, str]] = set()
+    by_ratios: set[tuple[str, str, str]] = set()
+    kind_ratios: dict[str, float] = {}
     parts = dict.fromkeys(PARTS, 0.0)
     times, mems = [], []
     own_laws: set[str] = set()
@@ -266,6 +280,8 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
             training[job.experiment] = training.get(job.experiment, 0.0) + sum(cost.get(c, 0.0) for c in TRAINING)
         times.append(t)
         mems.append(job_memory_mb(job))
+        if cal.kind_ratio(job, engine) != 1.0:
+            kind_ratios[f"{cal.trained_by(job, engine)}/{job.kind}"] = cal.kind_ratio(job, engine)
         caps = kind_of(job).CAPABILITIES
         if caps.prices_own_jobs:
             own_laws.add(job.dataset)
@@ -281,7 +297,7 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
                                                               "by": "calibration" if priced_as == cal.engine
                                                               else "ratios"})
             if priced_as != cal.engine:
-                by_ratios.add((priced_as, job.dataset))
+                by_ratios.add((priced_as, job.kind, job.dataset))
     # an experiment whose data sets several engines train (experiments.<exp>.engine) is named once per engine
     per_exp_engines = Counter(exp for exp, _ in engines)
     engines_named = {exp if per_exp_engines[exp] == 1 else f"{exp} ({trained_by})": how
@@ -292,8 +308,8 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
     for name in sorted(by_calibration):
         basis[cal.basis(name)].append(name)
     ratio_basis: dict[str, list[str]] = {"measured": [], "family": [], "size": []}
-    for priced_as, name in sorted(by_ratios):
-        ratio_basis[cal.engines[priced_as].basis(name)].append(name)
+    for priced_as, kind, name in sorted(by_ratios):
+        ratio_basis[cal.engines[priced_as, kind].basis(name)].append(name)
     return Estimate(cpu_s=float(sum(times)), per_experiment_cpu_s=per_exp, longest_job_s=max(times, default=0.0),
                     per_experiment_training_cpu_s=training,
                     peak_job_memory_mb=max(mems, default=0.0),
@@ -301,4 +317,44 @@ def estimate(jobs: Iterable, cal: Calibration, cores: int = 2, engine: str | Non
                     jobs=len(jobs), measured_datasets=basis["measured"], family_datasets=basis["family"],
                     extrapolated_datasets=basis["size"], own_law_datasets=sorted(own_laws - by_calibration),
                     engines=engines_named,
-                    ratio_basis=ratio_basis if by_ratios else {}, per_part_cpu_s=parts)
+                    ratio_basis=ratio_basis if by_ratios else {}, per_part_cpu_s=parts,
+                    kind_ratios=dict(sorted(kind_ratios.items())))
+
+
+def _own_seconds(job, cal: Calibration) -> float:
+    """Projected seconds of a job by its own clock, as the committed parts measured it: :func:`job_cost` but the
+    process's start."""
+    return float(sum(v for part, v in job_cost(job, cal).items() if part != "process_start"))
+
+
+def fit_kind_ratios(cal: Calibration, measured: Iterable[tuple[Any, float, str]]) -> list[KindRatio]:
+    """Per (engine, job kind) of the measured jobs ((job, its wall seconds, the committed part it is of):
+    ``verify.committed_wall_seconds``), the ratio of their measured seconds to their projection by ``cal``
+    without measured ratios (:class:`KindRatio`)."""
+    base = cal.with_kind_ratios([])
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for job, wall_s, part in measured:
+        g = groups.setdefault((base.trained_by(job), job.kind), {"jobs": 0, "measured_s": 0.0, "projected_s": 0.0,
+                                                                  "parts": set()})
+        g["jobs"] += 1
+        g["measured_s"] += wall_s
+        g["projected_s"] += _own_seconds(job, base)
+        g["parts"].add(part)
+    return [KindRatio(engine=engine, kind=kind, ratio=g["measured_s"] / g["projected_s"], jobs=g["jobs"],
+                      measured_s=g["measured_s"], projected_s=g["projected_s"], parts=sorted(g["parts"]))
+            for (engine, kind), g in sorted(groups.items())]
+
+
+def committed_error(cal: Calibration, measured: Iterable[tuple[Any, float, str]]) -> dict[str, dict[str, float]]:
+    """Per experiment of the measured jobs (as :func:`fit_kind_ratios` takes them): their number, measured and
+    projected seconds (the jobs' own clocks) and the projection's error, projected / measured - 1."""
+    out: dict[str, dict[str, float]] = {}
+    for job, wall_s, _ in measured:
+        e = out.setdefault(job.experiment, {"jobs": 0, "measured_s": 0.0, "projected_s": 0.0})
+        e["jobs"] += 1
+        e["measured_s"] += wall_s
+        e["projected_s"] += _own_seconds(job, cal)
+    for e in out.values():
+        e["error"] = e["projected_s"] / e["measured_s"] - 1
+    order = list(catalog.EXPERIMENTS)
+    return dict(sorted(out.items(), key=lambda kv: order.index(kv[0])))
