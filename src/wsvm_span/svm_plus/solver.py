@@ -287,12 +287,7 @@ def _count_unpolished() -> bool:
 
 class ActiveSetFailure(RuntimeError):
     """The active-set method of ``fit_svm_plus`` cycled or ran out of iterations, or the sets it converged to
-    give a solution that violates the KKT conditions.
-
-    Parameters
-    ----------
-    message : str
-        What failed.
+    give a solution that violates the KKT conditions; its message says which.
 
     Examples
     --------
