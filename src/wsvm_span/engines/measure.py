@@ -29,7 +29,7 @@ from .random_sampling import DEFAULT_KKT_TOL, KKTCertificate, SamplingRecord, fi
 from .sklearn_rbf import DEFAULT_CACHE_MB
 
 __all__ = ["FitMeasurement", "MEMORY_METHOD", "PRECOMPUTED_ENGINES", "cv_fold", "kernel_mib", "measure_fit",
-           "load_average", "peak_rss_reset"]
+           "load_average", "peak_rss_reset", "peak_rss_since"]
 
 #: how ``FitMeasurement.peak_mem_mb`` is measured (recorded with the results)
 MEMORY_METHOD = "rss"
@@ -68,6 +68,12 @@ def peak_rss_reset() -> float | None:
         return _status_kib("VmRSS") / 1024.0
     except OSError:
         return None
+
+
+def peak_rss_since(base: float | None) -> float:
+    """The resident-set high-water mark since ``peak_rss_reset`` returned ``base`` (MiB), less ``base``: what the
+    work since then added at its peak; NaN where the reset was refused (``base`` None)."""
+    return _status_kib("VmHWM") / 1024.0 - base if base is not None else float("nan")
 
 
 def kernel_mib(l: int) -> float:
@@ -121,7 +127,7 @@ def measure_fit(X, y, C, *, gamma: float, engine: str, tol: float | None = None,
             extra = {"cache_mb": cache_mb} if engine in _CACHED_ENGINES else {}
             model = fit_features(X, y, C, gamma=gamma, engine=engine, tol=tol, **extra)
         t_train, cpu_train = time.perf_counter() - t0, time.process_time() - c0
-    peak = _status_kib("VmHWM") / 1024.0 - base if base is not None else float("nan")
+    peak = peak_rss_since(base)
     certificate = record.certificate if record is not None else kkt_certificate(model, kkt_tol)
     return FitMeasurement(model, t_train, cpu_train, peak, record, certificate)
 

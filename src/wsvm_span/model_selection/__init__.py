@@ -17,7 +17,7 @@ _EXPORTS = {
     "SVM_PLUS_CRITERIA": "._grid", "SVMPlusSearchCV": "._svm_plus_search", "SpanSearchCV": "._search", "TieRule": "._search", "WholeTrainingSet": "._search",
     "gridpy_param_grid": "._grid", "svm_plus_param_grid": "._grid", "make_span_scorer": "._search",
     "nadaraya_watson_label_probability": "._nadaraya_watson", "nadaraya_watson_weights": "._nadaraya_watson",
-    "read_data_file": ".files",
+    "read_data_file": ".files", "SearchMemoryError": "._memory",
 }
 __all__ = sorted(_EXPORTS)
 

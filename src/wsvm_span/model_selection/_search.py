@@ -41,6 +41,7 @@ from __future__ import annotations
 import numbers
 import time
 from copy import deepcopy
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -56,7 +57,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
 import wsvm_span as ws
-from wsvm_span.engines import ENGINE_NAMES, get_engine
+from wsvm_span.engines import ENGINE_NAMES, Capabilities, get_engine
 from wsvm_span.engines.warm_start import Solved, rescaled_start
 from wsvm_span.kernels import (KERNEL_NAMES, PRODUCT_KERNELS, KernelSpec, RBFRows, rbf_from_squared_distances,
                                 squared_distances)
@@ -66,9 +67,11 @@ from wsvm_span.utils.validation import check_kernel
 
 from . import _sklearn_compat as compat
 from ._grid import CRITERIA, DEFAULT_ENGINE, FREE_CRITERIA, gridpy_param_grid
+from ._memory import AVAILABLE, SearchMemory, check_memory, parallel_plan, search_memory
 from ._multiclass import OneVsOneKernels
 from ._nadaraya_watson import nadaraya_watson_label_probability, nadaraya_watson_weights
-from ._sklearn_compat import BaseSearchCV, HasMethods, StrOptions
+from ._progress import SearchProgress
+from ._sklearn_compat import BaseSearchCV, HasMethods, Interval, StrOptions
 
 __all__ = ["SpanSearchCV", "TieRule", "WholeTrainingSet", "estimate_errors", "make_span_scorer"]
 
@@ -369,25 +372,27 @@ def _walks(members: list[int], resolved, candidates, warm: bool) -> list[list[in
     return [sorted(line, key=lambda i: -float(np.mean(resolved[i][1]))) for line in lines.values()]
 
 
-def _evaluate_walk(kernels, y, points, *, n, engine, warm, **options) -> list[dict]:
+def _evaluate_walk(kernels, y, points, *, engine, warm, **options) -> list[dict]:
     """The points (index, C_i, params, callback context) of one walk, in its order (each from its predecessor's
     solution when the engine starts from one: ``warm``)."""
     walk = _Walk(warm)
-    return [_evaluate(kernels, y, C, params, progress=f"{i + 1}/{n}", ctx=ctx, engine=engine, walk=walk, **options)
-            for i, C, params, ctx in points]
+    return [_evaluate(kernels, y, C, params, ctx=ctx, engine=engine, walk=walk, **options)
+            for _, C, params, ctx in points]
 
 
 def finish_point(result, params, *, fit_time, score_time, test_score, train_score, return_train_score, verbose,
-                 label, criterion, value) -> None:
-    """One grid point's times and scores, under the keys BaseSearchCV's formatter reads, and its progress line at
-    verbose >= 2 (``SpanSearchCV``, ``SVMPlusSearchCV``)."""
+                 name, progress, criterion, value) -> None:
+    """One grid point's times and scores, under the keys BaseSearchCV's formatter reads, and at verbose >= 1 its
+    progress line: the points done, the point, its estimate and times, the search's time so far and the time left
+    at its rate so far (``progress``: the search's ``SearchProgress``; ``SpanSearchCV``, ``SVMPlusSearchCV``)."""
     result.update(fit_time=fit_time, score_time=score_time, test_scores=test_score)
     if return_train_score:
         result["train_scores"] = train_score
-    if verbose > 1:
+    if verbose > 0:
+        done, times = progress.tick()
         shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
-        print(f"[{label}] END {shown}; {criterion}={value:.4f}; fit={fit_time:.2f}s estimate={score_time:.2f}s",
-              flush=True)
+        print(f"[{name} {done}] END {shown}; {criterion}={value:.4f}; fit={fit_time:.2f}s "
+              f"estimate={score_time:.2f}s; {times}", flush=True)
 
 
 def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, return_train_score,
@@ -423,7 +428,7 @@ def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, r
         test_score = train_score = error_score
     finish_point(result, params, fit_time=fit_time, score_time=score_time, test_score=test_score,
                  train_score=train_score, return_train_score=return_train_score, verbose=verbose,
-                 label=f"SpanSearchCV {progress}", criterion=criterion,
+                 name="SpanSearchCV", progress=progress, criterion=criterion,
                  value=result["estimates"].get(criterion, np.nan))
     if ctx is not None:
         ctx.call_on_fit_task_end(estimator=search)
@@ -431,6 +436,28 @@ def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, r
 
 
 # --------------------------------------------------------------------------------- the estimator
+@dataclass
+class _Plan:
+    """What ``SpanSearchCV._plan`` decides before a search allocates: its template, validated problem, wanted
+    estimates, candidates with their C_i and kernels, CV folds, the candidates of each kernel and their walks, and
+    the engine's capabilities."""
+
+    svc: SVC
+    prob: dict
+    wanted: set
+    candidates: list
+    resolved: list
+    folds: np.ndarray | None
+    groups: dict
+    walks: dict
+    capabilities: Capabilities
+
+    @property
+    def most_walks(self) -> int:
+        """The most walks of one kernel: the points that can run at once on it."""
+        return max(len(walks) for walks in self.walks.values())
+
+
 class SpanSearchCV(BaseSearchCV):
     """Grid search over ``SVC`` (any of its kernels) scored by the span-rule.
 
@@ -476,7 +503,9 @@ class SpanSearchCV(BaseSearchCV):
     refit : bool or callable
         Refit ``best_estimator_`` on all the data; a callable picks ``best_index_`` from ``cv_results_``.
     verbose : int
-        >= 1: a summary line; >= 2: one line per kernel and per grid point.
+        >= 1: a summary line with the memory estimate, then one line per grid point as it finishes (the points
+        done, the point, its estimate and times, the time so far and the time left at the rate so far); >= 2: also
+        one line per kernel.
     error_score : "raise" or float
         Score of a point whose fit or estimate fails.
     return_train_score : bool
@@ -487,6 +516,12 @@ class SpanSearchCV(BaseSearchCV):
         each kernel in descending order, each point starting from the previous point's solution and each CV
         fold from its point's model (``n_jobs`` cuts the walks into pieces); "sklearn" is scikit-learn's
         LIBSVM, every training from zero. ``best_estimator_`` is an ``SVC`` either way.
+    max_memory : "available", float or None, default="available"
+        The most memory (MB, 2^20 bytes) the search may take: ``fit`` estimates its peak first (``memory_estimate``:
+        the kernels, the trainer's caches, the estimates' arrays of every thread at work, an upper bound) and raises
+        ``SearchMemoryError`` (a ``MemoryError``) before computing any kernel where the estimate exceeds it, naming
+        what would need less. "available": the memory available to the process when ``fit`` starts (the kernel's
+        MemAvailable, within the cgroup's limit of a container or a SLURM job); None: no check.
 
     Attributes
     ----------
@@ -508,6 +543,8 @@ class SpanSearchCV(BaseSearchCV):
         (``C_plus``/``C_minus``, ``nw_*``) on more classes, non-positive C_i, ``tie_rule`` without
         ``heldout``, a precomputed X that is not square, an unknown kernel or a kernel parameter out of SVC's
         range, kernel keys with a precomputed kernel, the span bound or xi-alpha bound with a sigmoid kernel.
+    SearchMemoryError
+        From ``fit``, before any kernel is computed: the memory estimate exceeds ``max_memory``.
 
     Examples
     --------
@@ -537,11 +574,12 @@ class SpanSearchCV(BaseSearchCV):
         "error_score": [StrOptions({"raise"}), numbers.Real],
         "return_train_score": ["boolean"],
         "engine": [StrOptions(set(ENGINE_NAMES))],
+        "max_memory": [StrOptions({AVAILABLE}), Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, estimator=None, param_grid=None, *, criterion="span_rule", extra_criteria=(),
                  tie_rule=None, cv=5, n_jobs=None, refit=True, verbose=0, pre_dispatch="2*n_jobs",
-                 error_score=np.nan, return_train_score=False, engine=DEFAULT_ENGINE):
+                 error_score=np.nan, return_train_score=False, engine=DEFAULT_ENGINE, max_memory=AVAILABLE):
         super().__init__(estimator=estimator, n_jobs=n_jobs, refit=refit, cv=cv, verbose=verbose,
                          pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score)
@@ -550,6 +588,7 @@ class SpanSearchCV(BaseSearchCV):
         self.extra_criteria = extra_criteria
         self.tie_rule = tie_rule
         self.engine = engine
+        self.max_memory = max_memory
 
     # ----------------------------------------------------------------------------- scikit-learn seams
     def __sklearn_tags__(self):
@@ -586,7 +625,81 @@ class SpanSearchCV(BaseSearchCV):
         scores : (n,) importance scores in [0, 1] for the sigmoid weighting (grid keys sigmoid_*)
         heldout : (X_test, y_test) or None: adds the held-out error of every point (``test_error``)
             and is what ``tie_rule`` ranks ties by; for a precomputed kernel X_test is (m, n)
+
+        Raises ``SearchMemoryError`` (a MemoryError) before any kernel is computed where the search's memory
+        estimate (``memory_estimate``) exceeds ``max_memory``.
         """
+        plan = self._plan(X, y, sample_weight, scores, heldout)
+        memory, limit = check_memory(self._memory_settings(plan), self.max_memory)
+        n = len(plan.candidates)
+        if self.verbose > 0:
+            print(f"Fitting 1 model for each of {n} candidates ({self.criterion}) on {len(plan.groups)} "
+                  f"kernel matrix(es), totalling {n} fits; memory about {memory.summary()} ({limit})", flush=True)
+        root = compat.init_callback_context(self, max_subtasks=n + bool(self.refit))
+        out, kernel_time = self._search(plan, [root.subcontext(task_name="candidate-evaluation") for _ in range(n)])
+        compat.warn_or_raise_about_fit_failures(out, self.error_score)
+
+        # the span bound's analysis yields the span-rule too (estimate_errors)
+        wanted, prob = plan.wanted, plan.prob
+        reported = wanted | ({"span_rule"} if "span_bound" in wanted else set())
+        more = {c: [o["estimates"].get(c, np.nan) for o in out] for c in CRITERIA if c in reported}
+        for key in ("n_sv", "n_inbound", "n_bounded"):
+            more[key] = [o[key] for o in out]
+        more["kernel_time"] = kernel_time
+        if prob["y_held"] is not None:
+            more["test_error"] = [o["test_error"] for o in out]
+        results = compat.format_results(self, plan.candidates, out, more)
+
+        choose_best(self, results)
+        svc_params, C_best, _ = plan.resolved[self.best_index_]
+        self.best_instance_weights_ = C_best
+
+        if self.refit:
+            # after _search returned, its kernels are released: the refit's LIBSVM is a phase of its own (_memory)
+            self.best_estimator_ = clone(plan.svc).set_params(**svc_params)
+            factor = C_best / self._native_C(plan.svc, svc_params, prob)
+            refit_weight = None if np.all(factor == 1.0) else factor
+            refit_ctx = root.subcontext(task_name="refit-with-best-params")
+            with refit_ctx.propagate_callback_context(self.best_estimator_):
+                refit_ctx.call_on_fit_task_begin(estimator=self, X=prob["X"], y=prob["y_orig"])
+                t0 = time.time()
+                self.best_estimator_.fit(prob["X"], prob["y_orig"], sample_weight=refit_weight)
+                self.refit_time_ = time.time() - t0
+            refit_ctx.call_on_fit_task_end(estimator=self, X=prob["X"], y=prob["y_orig"])
+
+        self.scorer_ = check_scoring(plan.svc)
+        self.multimetric_ = False
+        self.n_splits_ = 1
+        self.cv_results_ = results
+        return self
+
+    def memory_estimate(self, X, y, sample_weight=None, *, scores=None, heldout=None) -> SearchMemory:
+        """The memory ``fit`` with these arguments would take at its peak, estimated without training or computing
+        any kernel (an upper bound: ``_memory``'s module doc; docs/selecting.md, "Memory and progress").
+
+        Parameters
+        ----------
+        X, y, sample_weight, scores, heldout : array-like, and as for ``fit``
+            The arguments ``fit`` would get.
+
+        Returns
+        -------
+        SearchMemory
+            Its terms (``summary()``: the total and the largest terms in MB); ``nbytes`` is the estimate, what ``fit``
+            compares with ``max_memory``.
+
+        Raises
+        ------
+        ValueError
+            For the inputs and parameters ``fit`` refuses.
+        """
+        self._validate_params()
+        return search_memory(**self._memory_settings(self._plan(X, y, sample_weight, scores, heldout)))
+
+    # ----------------------------------------------------------------------------------- fit helpers
+    def _plan(self, X, y, sample_weight, scores, heldout) -> _Plan:
+        """The search's validated problem and candidates, its kernels and walks: everything decided before
+        anything large is allocated."""
         svc = self._template()
         prob = self._validate_problem(svc, X, y, sample_weight, scores, heldout)
         wanted = {self.criterion, *self.extra_criteria, *FREE_CRITERIA}
@@ -602,46 +715,61 @@ class SpanSearchCV(BaseSearchCV):
         if indefinite and refused:
             raise ValueError(f"{refused} measure the data in feature space, which the {indefinite} kernel (not "
                              "positive semidefinite) does not have: select by span_rule, loo_error or cv_error")
-        folds = self._folds(prob) if "cv_error" in wanted else None
-
-        n = len(candidates)
-        root = compat.init_callback_context(self, max_subtasks=n + bool(self.refit))
-        contexts = [root.subcontext(task_name="candidate-evaluation") for _ in range(n)]
         # the points of one kernel (its resolved parameters: KernelSpec) share it
         groups: dict[KernelSpec, list[int]] = {}
         for i, (_, _, spec) in enumerate(resolved):
             groups.setdefault(spec, []).append(i)
-        if self.verbose > 0:
-            print(f"Fitting 1 model for each of {n} candidates ({self.criterion}) on {len(groups)} "
-                  f"kernel matrix(es), totalling {n} fits", flush=True)
+        capabilities = get_engine(self.engine).capabilities
+        return _Plan(svc=svc, prob=prob, wanted=wanted, candidates=candidates, resolved=resolved,
+                     folds=self._folds(prob) if "cv_error" in wanted else None, groups=groups,
+                     walks={spec: _walks(members, resolved, candidates, capabilities.warm_start)
+                            for spec, members in groups.items()},
+                     capabilities=capabilities)
+
+    def _memory_settings(self, plan: _Plan) -> dict:
+        """``_memory.search_memory``'s arguments for this search."""
+        prob = plan.prob
+        return dict(l=prob["y"].shape[0], d=prob["X_dense"].shape[1],
+                    class_sizes=None if prob["classes"].size == 2 else np.bincount(prob["class_index"]).tolist(),
+                    heldout=0 if prob["X_held"] is None else prob["X_held"].shape[0],
+                    kernels={spec.name for spec in plan.groups}, n_kernels=len(plan.groups),
+                    walks=plan.most_walks, n_jobs=effective_n_jobs(self.n_jobs),
+                    criteria=plan.wanted, cv_folds=plan.folds,
+                    engine=self.engine, sparse=sp.issparse(prob["X"]), refit=bool(self.refit),
+                    refit_cache_mb=plan.svc.cache_size)
+
+    def _search(self, plan: _Plan, contexts) -> tuple[list[dict], np.ndarray]:
+        """Every candidate's result and its kernel's time (``kernel_time_`` set). The kernels live in this call
+        only, and each kernel's shared work (its CV folds' kernels) is released before the next kernel's is built:
+        what ``_memory`` counts."""
+        prob, groups, walks = plan.prob, plan.groups, plan.walks
+        n = len(plan.candidates)
         out: list[dict | None] = [None] * n
         kernel_time = np.zeros(n)
-        capabilities = get_engine(self.engine).capabilities
-        warm = capabilities.warm_start
-        walks = {spec: _walks(members, resolved, candidates, warm) for spec, members in groups.items()}
-        n_jobs = effective_n_jobs(self.n_jobs)
         # the walks are fixed by the grid, so the results do not depend on n_jobs; parallel over the kernels
         # (n_jobs kernels in memory at once) when there are enough of them, else over the walks of one kernel at
         # a time (one kernel, shared)
-        across_kernels = n_jobs > 1 and len(groups) >= n_jobs
+        across_kernels, _, _ = parallel_plan(effective_n_jobs(self.n_jobs), len(groups), plan.most_walks)
+        progress = SearchProgress(n)
         t0 = time.perf_counter()
         # rows on demand: the engine reads the kernel only through the solver that fills them (smo), two classes
         # (the one-vs-one machines take the whole kernel)
-        on_demand = capabilities.rows_on_demand and prob["classes"].size == 2
+        on_demand = plan.capabilities.rows_on_demand and prob["classes"].size == 2
         cache = None if self.precomputed else _Kernels(prob["X_dense"], prob["X_held"], groups,
                                                        reuse=not across_kernels, on_demand=on_demand)
         self.kernel_time_ = time.perf_counter() - t0
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
-        options = dict(wanted=wanted, criterion=self.criterion, tol=svc.tol, folds=folds, y_held=prob["y_held"],
-                       return_train_score=self.return_train_score, error_score=self.error_score,
-                       verbose=self.verbose, n=n, search=self, engine=self.engine, warm=warm)
+        options = dict(wanted=plan.wanted, criterion=self.criterion, tol=plan.svc.tol, folds=plan.folds,
+                       y_held=prob["y_held"], return_train_score=self.return_train_score,
+                       error_score=self.error_score, verbose=self.verbose, progress=progress, search=self,
+                       engine=self.engine, warm=plan.capabilities.warm_start)
 
         def points(walk):
-            return [(i, resolved[i][1], candidates[i], contexts[i]) for i in walk]
+            return [(i, plan.resolved[i][1], plan.candidates[i], contexts[i]) for i in walk]
 
         def shared_kernel(spec):
             t0 = time.perf_counter()
-            kernels = self._kernels(prob, spec, cache, wanted=wanted, folds=folds)
+            kernels = self._kernels(prob, spec, cache, wanted=plan.wanted, folds=plan.folds)
             elapsed = time.perf_counter() - t0
             if self.verbose > 1:
                 print(f"[SpanSearchCV] {_kernel_label(spec)}: kernel {elapsed:.2f}s, {len(groups[spec])} points",
@@ -652,55 +780,23 @@ class SpanSearchCV(BaseSearchCV):
             kernels, elapsed = shared_kernel(spec)
             return elapsed, [_evaluate_walk(kernels, prob["y"], points(walk), **options) for walk in walks[spec]]
 
+        def walks_in_parallel(spec):
+            kernels, elapsed = shared_kernel(spec)
+            return elapsed, parallel(delayed(_evaluate_walk)(kernels, prob["y"], points(walk), **options)
+                                     for walk in walks[spec])
+
         if across_kernels:
             per_kernel = parallel(delayed(one_kernel)(spec) for spec in groups)
         else:
-            per_kernel = []
-            for spec in groups:
-                kernels, elapsed = shared_kernel(spec)
-                per_kernel.append((elapsed, parallel(delayed(_evaluate_walk)(kernels, prob["y"], points(walk),
-                                                                             **options) for walk in walks[spec])))
+            per_kernel = [walks_in_parallel(spec) for spec in groups]
         for spec, (elapsed, walks_out) in zip(groups, per_kernel):
             self.kernel_time_ += elapsed
             kernel_time[groups[spec]] = elapsed
             for walk, walk_out in zip(walks[spec], walks_out):
                 for i, res in zip(walk, walk_out):
                     out[i] = res
-        compat.warn_or_raise_about_fit_failures(out, self.error_score)
+        return out, kernel_time
 
-        # the span bound's analysis yields the span-rule too (estimate_errors)
-        reported = wanted | ({"span_rule"} if "span_bound" in wanted else set())
-        more = {c: [o["estimates"].get(c, np.nan) for o in out] for c in CRITERIA if c in reported}
-        for key in ("n_sv", "n_inbound", "n_bounded"):
-            more[key] = [o[key] for o in out]
-        more["kernel_time"] = kernel_time
-        if prob["y_held"] is not None:
-            more["test_error"] = [o["test_error"] for o in out]
-        results = compat.format_results(self, candidates, out, more)
-
-        choose_best(self, results)
-        svc_params, C_best, _ = resolved[self.best_index_]
-        self.best_instance_weights_ = C_best
-
-        if self.refit:
-            self.best_estimator_ = clone(svc).set_params(**svc_params)
-            factor = C_best / self._native_C(svc, svc_params, prob)
-            refit_weight = None if np.all(factor == 1.0) else factor
-            refit_ctx = root.subcontext(task_name="refit-with-best-params")
-            with refit_ctx.propagate_callback_context(self.best_estimator_):
-                refit_ctx.call_on_fit_task_begin(estimator=self, X=prob["X"], y=prob["y_orig"])
-                t0 = time.time()
-                self.best_estimator_.fit(prob["X"], prob["y_orig"], sample_weight=refit_weight)
-                self.refit_time_ = time.time() - t0
-            refit_ctx.call_on_fit_task_end(estimator=self, X=prob["X"], y=prob["y_orig"])
-
-        self.scorer_ = check_scoring(svc)
-        self.multimetric_ = False
-        self.n_splits_ = 1
-        self.cv_results_ = results
-        return self
-
-    # ----------------------------------------------------------------------------------- fit helpers
     def _validate_problem(self, svc, X, y, sample_weight, scores, heldout) -> dict:
         X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)

@@ -18,7 +18,7 @@ import contextlib
 import sklearn
 
 __all__ = [
-    "SUPPORTED_RANGE", "BaseSearchCV", "HasMethods", "StrOptions", "check_sample_weight", "fit_context",
+    "SUPPORTED_RANGE", "BaseSearchCV", "HasMethods", "Interval", "StrOptions", "check_sample_weight", "fit_context",
     "format_results", "has_fit_callbacks", "init_callback_context", "select_best_index", "svc_gamma",
     "warn_or_raise_about_fit_failures",
 ]
@@ -50,7 +50,7 @@ from sklearn.model_selection._search import BaseSearchCV  # noqa: E402
 from sklearn.model_selection._validation import (  # noqa: E402
     _warn_or_raise_about_fit_failures as warn_or_raise_about_fit_failures,
 )
-from sklearn.utils._param_validation import HasMethods, StrOptions  # noqa: E402
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions  # noqa: E402
 from sklearn.utils.validation import _check_sample_weight  # noqa: E402
 
 

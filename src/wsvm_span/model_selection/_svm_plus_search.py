@@ -26,6 +26,7 @@ from wsvm_span.svm_plus import SVMPlusClassifier
 
 from . import _sklearn_compat as compat
 from ._grid import SVM_PLUS_CRITERIA, svm_plus_param_grid
+from ._progress import SearchProgress
 from ._search import SpanSearchCV, check_tie_rule, choose_best, classifier_search_tags, finish_point
 from ._sklearn_compat import BaseSearchCV, StrOptions
 
@@ -75,7 +76,7 @@ def _evaluate(template, params, X, y, X_priv, *, criterion, splits, heldout, ret
         test_score = train_score = error_score
     finish_point(result, params, fit_time=fit_time, score_time=score_time, test_score=test_score,
                  train_score=train_score, return_train_score=return_train_score, verbose=verbose,
-                 label=f"SVMPlusSearchCV {progress}", criterion=criterion, value=result["estimate"])
+                 name="SVMPlusSearchCV", progress=progress, criterion=criterion, value=result["estimate"])
     return result
 
 
@@ -106,7 +107,8 @@ class SVMPlusSearchCV(BaseSearchCV):
     refit : bool or callable, default=True
         Refit ``best_estimator_`` on all the data; a callable picks ``best_index_`` from ``cv_results_``.
     verbose : int, default=0
-        >= 1: a summary line; >= 2: one line per grid point.
+        >= 1: a summary line, then one line per grid point as it finishes: the points done, the point, its estimate
+        and times, the time so far and the time left at the rate so far.
     error_score : "raise" or float, default=np.nan
         Score of a point whose fit or estimate fails.
     return_train_score : bool, default=False
@@ -144,7 +146,8 @@ class SVMPlusSearchCV(BaseSearchCV):
 
     #: SpanSearchCV's, less its SVM-only options, with SVM+'s criteria
     _parameter_constraints: dict = {
-        **{k: v for k, v in SpanSearchCV._parameter_constraints.items() if k not in ("extra_criteria", "engine")},
+        **{k: v for k, v in SpanSearchCV._parameter_constraints.items()
+           if k not in ("extra_criteria", "engine", "max_memory")},
         "criterion": [StrOptions(set(SVM_PLUS_CRITERIA))],
     }
 
@@ -216,11 +219,11 @@ class SVMPlusSearchCV(BaseSearchCV):
         if self.verbose > 0:
             print(f"Fitting 1 model for each of {n} candidates ({self.criterion}), totalling {n} fits", flush=True)
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
+        progress = SearchProgress(n)
         out = parallel(delayed(_evaluate)(template, params, X, y, X_priv, criterion=self.criterion, splits=splits,
                                           heldout=heldout, return_train_score=self.return_train_score,
-                                          error_score=self.error_score, verbose=self.verbose,
-                                          progress=f"{i + 1}/{n}")
-                       for i, params in enumerate(candidates))
+                                          error_score=self.error_score, verbose=self.verbose, progress=progress)
+                       for params in candidates)
         compat.warn_or_raise_about_fit_failures(out, self.error_score)
 
         more = {self.criterion: [o["estimate"] for o in out], "n_sv": [o["n_sv"] for o in out]}

@@ -20,6 +20,11 @@ default there), its exact LOO (``loo_error``) or K-fold CV (``cv_error``). The l
 there is no contour plot, and the model is a pickled ``SVMPlusClassifier`` (SVM+ is no LIBSVM model) with its
 chosen parameters beside it in ``MODEL.json``.
 
+Before the grid, the search's memory is estimated (``SpanSearchCV.memory_estimate``, an upper bound) and printed on
+stderr with the limit (``--max-memory MB``, default the memory available now); a search over it is refused before
+any kernel is computed, with what would need less. While it runs, a stderr line shows the points done, the time so
+far and the time left at the rate so far (scikit-learn 1.9's fit callbacks).
+
 ``--scale`` maps every feature to [0, 1] by the training file's min and max (svm-scale -l 0 -u 1: a
 feature constant on the training file maps to 0), applies the same map to ``--test`` and writes it in
 svm-scale's range-file format beside the model (``MODEL.range``, or ``DATA_FILE name.range`` without
@@ -37,6 +42,8 @@ from pathlib import Path
 import numpy as np
 
 from wsvm_span.utils.environment import STUDY_EXTRA
+
+from ._progress import SearchProgress
 
 __all__ = ["configure_parser", "run"]
 
@@ -128,6 +135,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                         "started from the previous C's solution; sklearn: LIBSVM from zero; any name of "
                         "wsvm_span.engines.ENGINE_NAMES)")
     p.add_argument("--jobs", type=int, default=1, help="grid points trained in parallel (joblib threads)")
+    p.add_argument("--max-memory", type=_positive, metavar="MB",
+                   help="the most memory (MB) the search may take: it is estimated first (an upper bound, printed "
+                        "at the start) and the search refused beyond it (default: the memory available now)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=run)
     # grid.py writes ranges as "-log2c -1,7,2": let argparse read "-1,7,2" as a value, not an option
@@ -136,13 +146,15 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
 
 
 class _Progress:
-    """scikit-learn fit callback: one stderr line per finished grid point."""
+    """scikit-learn fit callback: a stderr line, rewritten as each grid point finishes, with the points done, the
+    time so far and the time left (the search's ``SearchProgress``, as its verbose lines)."""
 
     def __init__(self, total: int):
-        self.total, self.done, self.t0 = total, 0, time.perf_counter()
+        self.total, self.width = total, 0
+        self.progress = SearchProgress(total)
 
     def setup(self, estimator, context):
-        self.t0 = time.perf_counter()
+        self.progress = SearchProgress(self.total)
 
     def teardown(self, estimator, context):
         pass
@@ -152,25 +164,33 @@ class _Progress:
 
     def on_fit_task_end(self, estimator, context, **kwargs):
         if context.task_name == "candidate-evaluation":
-            self.done += 1
-            print(f"\r[wsvm-span select] {self.done}/{self.total} grid points "
-                  f"({time.perf_counter() - self.t0:.1f}s)", end="\n" if self.done == self.total else "",
-                  file=sys.stderr, flush=True)
+            done, times = self.progress.tick()
+            line = f"[wsvm-span select] {done} grid points; {times}"
+            self.width = max(self.width, len(line))  # cover a longer line before it
+            last = self.progress.done == self.total
+            print(f"\r{line.ljust(self.width)}", end="\n" if last else "", file=sys.stderr, flush=True)
 
 
 def run(args) -> int:
-    """Run `wsvm-span select` with parsed arguments; a ValueError (bad file, grid or option) is printed and
-    gives exit status 2.
+    """Run `wsvm-span select` with parsed arguments; a ValueError (bad file, grid or option) or a search refused
+    for its memory estimate is printed and gives exit status 2.
     """
+    from ._memory import SearchMemoryError
+
     try:
         return _run(args)
     except ValueError as exc:
         print(f"wsvm-span select: error: {exc}", file=sys.stderr)
         return 2
+    except SearchMemoryError as exc:  # its advice names SpanSearchCV's parameters: say which options they are
+        print(f"wsvm-span select: error: {exc}\n(select's options: n_jobs is --jobs, criterion --criterion, "
+              "max_memory --max-memory MB)", file=sys.stderr)
+        return 2
 
 
 def _run(args) -> int:
     from ._grid import CRITERIA, log2_range
+    from ._memory import AVAILABLE, memory_limit
     from ._search import DEFAULT_TOL, SpanSearchCV
     from ._sklearn_compat import has_fit_callbacks
     from .files import read_data_file
@@ -212,9 +232,14 @@ def _run(args) -> int:
 
     svc = SVC(tol=DEFAULT_TOL if args.tol is None else args.tol, class_weight=weights)
     grid = {"C": [2.0 ** e for e in log2c], "gamma": [2.0 ** e for e in log2g]}
-    search = SpanSearchCV(svc, grid, criterion=args.criterion, cv=args.folds, n_jobs=args.jobs, engine=args.engine)
-    if not args.quiet and has_fit_callbacks():  # scikit-learn 1.9 on; before, only the closing line
-        search.set_callbacks(_Progress(len(log2c) * len(log2g)))
+    search = SpanSearchCV(svc, grid, criterion=args.criterion, cv=args.folds, n_jobs=args.jobs, engine=args.engine,
+                          max_memory=AVAILABLE if args.max_memory is None else args.max_memory)
+    if not args.quiet:
+        _, limit = memory_limit(search.max_memory)
+        print(f"[wsvm-span select] memory: about {search.memory_estimate(train.X, train.y).summary()} ({limit})",
+              file=sys.stderr)
+        if has_fit_callbacks():  # scikit-learn 1.9 on; before, only the closing line
+            search.set_callbacks(_Progress(len(log2c) * len(log2g)))
     t0 = time.perf_counter()
     search.fit(train.X, train.y)
     wall = time.perf_counter() - t0
@@ -253,11 +278,11 @@ def _check_svm_plus_options(args) -> None:
     if args.criterion not in SVM_PLUS_CRITERIA:
         raise ValueError(f"--criterion {args.criterion} is not one of SVM+'s ({', '.join(SVM_PLUS_CRITERIA)})")
     refused = {"-w": args.class_weight, "--mlflow": args.mlflow, "--engine": args.engine != DEFAULT_ENGINE,
-               "-png": args.png not in (None, "null")}
+               "-png": args.png not in (None, "null"), "--max-memory": args.max_memory is not None}
     given = [name for name, value in refused.items() if value]
     if given:
         raise ValueError(f"{', '.join(given)} cannot be combined with --privileged (SVM+ has no class weights, "
-                         "MLflow log, engine choice or contour plot here)")
+                         "MLflow log, engine choice, contour plot or memory estimate here)")
 
 
 def _read_privileged(args, train) -> np.ndarray:
