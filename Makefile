@@ -77,7 +77,7 @@ test-sklearn-oldest: install
 	$(BIN)/uv pip install --quiet --python $(OLDEST)/bin/python --no-deps -e .
 	$(OLDEST)/bin/python -c "import sklearn; print('scikit-learn', sklearn.__version__)"
 	$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider tests/test_model_selection*.py tests/test_search_kernels.py \
-		tests/test_svm_plus_search.py tests/test_svm_plus_estimator.py
+		tests/test_svm_plus_search.py tests/test_svm_plus_estimator.py tests/test_search_memory.py
 
 # --- cluster (docs/cluster.md); these need root on Debian -----------------------------------------------
 # A one-node SLURM cluster (munge, slurmctld, slurmd, slurmdbd + MariaDB) and an MLflow tracking server
