@@ -73,8 +73,8 @@ from .model import SVMPlus
 
 #: The active-set route's name: a solver to ask for, and ``SVMPlus.solver`` of a model it solved alone (the
 #: QP route's names are the QP solver's, "-low-rank" where it solved the factored QP, then "+active-set" where
-#: polished; a polished name starts with "active-set->" when the active-set method failed first, an unpolished
-#: one never does: ``kept_unpolished``).
+#: polished; a polished name starts with "smo->" when the default route's active-set methods failed first
+#: ("active-set->" in rows of the route before issue 42), an unpolished one never does: ``kept_unpolished``).
 ACTIVE_SET = "active-set"
 #: The decomposition solver's name (``SVMPlus.solver`` "smo", or "smo+active-set" where polished).
 SMO = "smo"
