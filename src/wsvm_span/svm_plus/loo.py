@@ -35,7 +35,8 @@ import scipy.linalg as sla
 from scipy.linalg import lapack
 
 from .model import SVMPlus
-from .solver import ACTIVE_SET, KKT_TOL, ActiveSetFailure, SVMPlusProblem, fit_svm_plus, solve_symmetric, with_fit_time
+from .solver import (ACTIVE_SET, KKT_TOL, SMO_TOL, ActiveSetFailure, SVMPlusProblem, feasible_start, solve_symmetric,
+                     with_fit_time)
 
 
 @dataclass(frozen=True)
@@ -242,7 +243,6 @@ def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | 
     refit: on bank_marketing 2:1 (l = 200) models whose sets move, 1.5-2.5 ms a refit where the QP route took
     15-260 ms (``benchmarks/bench_svm_plus_loo.py``).
     """
-    rest = np.delete(np.arange(model.n_train), p)
     t0 = time.perf_counter()
     if bordered is not None:
         problem, rest = bordered.without(p)
@@ -257,8 +257,12 @@ def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | 
             return with_fit_time(sub, time.perf_counter() - t0), rest
         except ActiveSetFailure:
             pass
-    sub = fit_svm_plus(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], model.y[rest], model.C, model.gamma,
-                       check_input=False, warm_start=model, warm_start_points=rest)
+    else:
+        rest = np.delete(np.arange(model.n_train), p)
+        problem = SVMPlusProblem.build(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], model.y[rest], model.C,
+                                       model.gamma)
+    # fit_svm_plus's default route on the problem already cut (not cut again from K and K~)
+    sub = problem.smo(SMO_TOL, True, feasible_start(model, model.C, rest), qp_solver="auto")
     return with_fit_time(sub, time.perf_counter() - t0), rest
 
 
