@@ -1047,3 +1047,12 @@ def test_when_the_dense_qp_fails_the_factored_solution_is_kept_only_as_a_kkt_poi
         warnings.simplefilter("ignore", RuntimeWarning)
         with pytest.raises(RuntimeError, match="violates the KKT conditions"):
             fit_svm_plus(K, K_priv, y, 2.0, 1.0, solver="qp")
+
+
+def test_evaluate_svm_plus_refuses_a_model_of_another_grid_point():
+    """A model trained by the caller (a C sweep) must be the grid point's own: another C is refused."""
+    _, _, y, K, K_priv = privileged_problem(0, l=30)
+    other = fit_svm_plus(K, K_priv, y, 2.0, 1.0)
+    with pytest.raises(ValueError, match="not at this grid point"):
+        evaluate_svm_plus(K, K_priv, y, 1.0, 1.0, K[:5], y[:5], folds=ws.stratified_folds(y, 5, 0),
+                          D=ws.enclosing_ball_diameter(K), model=other)
