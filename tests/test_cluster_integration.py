@@ -100,7 +100,7 @@ def _config(tmp: Path, name: str, tracking_uri: str | None) -> Path:
     cfg["data"]["mirror"] = str(mirror) if mirror else None
     cfg["chunk_size"] = 2                               # exp1: 5 jobs of 2 models (9 in all)
     cfg["experiments"]["exp2"]["chunk_size"] = 6        # exp2: 1 job of 6 models (the one killed)
-    cfg["experiments"]["exp6"]["chunk_size"] = 2        # exp6: 5 jobs
+    cfg["experiments"]["exp6"]["chunk_size"] = 3        # exp6: 3 jobs of 3 models, equal so one pack size
     # exp10: one job per replicate (2)
     cfg["resources"] = {"mem_mb_min": 1000}
     cfg["tracking"] = {"uri": tracking_uri}
