@@ -73,6 +73,56 @@ def test_the_search_equals_a_brute_force_loop_over_the_grid(problem, criterion):
     np.testing.assert_allclose(search.decision_function(X), refit.decision_function(X))
 
 
+#: walks of four C's, two gamma_plus, two pairs of kernel widths
+WALK_GRID = {"C": [100.0, 0.1, 10.0, 1.0], "gamma_plus": [0.5, 8.0], "gamma": [0.5, 2.0], "priv_gamma": [1.0]}
+
+
+@pytest.mark.parametrize("criterion", ["loo_rule", "cv_error"])
+def test_walks_along_C_give_the_cold_fits_models(problem, criterion, monkeypatch):
+    """Every point after the first of its walk starts from the previous C's model (the spy sees it), yet each
+    model's support vectors and criterion are those of a cold fit at that point alone, in any n_jobs."""
+    X, y, X_priv = problem
+    starts = []
+    train = SVMPlusClassifier._train
+
+    def spy(self, K, K_priv, labels, warm_start=None):
+        starts.append((self.gamma, self.gamma_plus, self.C, None if warm_start is None else warm_start.C))
+        return train(self, K, K_priv, labels, warm_start)
+
+    monkeypatch.setattr(SVMPlusClassifier, "_train", spy)
+    search = SVMPlusSearchCV(param_grid=WALK_GRID, criterion=criterion, cv=3, refit=False).fit(
+        X, y, X_privileged=X_priv)
+    monkeypatch.undo()
+    walks = sorted(starts)
+    assert len(walks) == 16
+    for i, (gamma, gamma_plus, C, start) in enumerate(walks):
+        first = i == 0 or walks[i - 1][:2] != (gamma, gamma_plus)
+        assert start == (None if first else walks[i - 1][2])
+    res = search.cv_results_
+    folds = np.empty(L, dtype=int)
+    for k, (_, test) in enumerate(StratifiedKFold(3).split(X, y)):
+        folds[test] = k
+    for params, value, n_sv in zip(res["params"], res[criterion], res["n_sv"], strict=True):
+        cold = SVMPlusClassifier(**params).fit(X, y, X_privileged=X_priv)
+        K, K_priv = ws.rbf_kernel(X, gamma=params["gamma"]), ws.rbf_kernel(X_priv, gamma=params["priv_gamma"])
+        if criterion == "loo_rule":
+            expected = loo_rule(cold.model_, K, K_priv).error
+        else:
+            labels = np.where(y == cold.classes_[1], 1.0, -1.0)
+            wrong = 0
+            for k in range(3):
+                tr, te = folds != k, folds == k
+                fold = ws.svm_plus.fit_svm_plus(K[np.ix_(tr, tr)], K_priv[np.ix_(tr, tr)], labels[tr],
+                                                params["C"], params["gamma_plus"], solver="qp")
+                wrong += np.sum(-labels[te] * fold.decision_function(K[np.ix_(te, tr)]) >= 0)
+            expected = wrong / L
+        assert value == pytest.approx(expected, abs=1e-12), params
+        assert n_sv == cold.support_.size, params
+    parallel = SVMPlusSearchCV(param_grid=WALK_GRID, criterion=criterion, cv=3, refit=False, n_jobs=2).fit(
+        X, y, X_privileged=X_priv)
+    np.testing.assert_array_equal(parallel.cv_results_[criterion], res[criterion])
+
+
 @pytest.mark.parametrize("rule, chosen", [("worst", 2), ("best", 1)])
 def test_the_tie_rule_ranks_ties_by_the_heldout_error(problem, rule, chosen):
     X, y, X_priv = problem
