@@ -240,3 +240,23 @@ def test_select_privileged_end_to_end(file_pair, tmp_path):
 def test_select_privileged_refuses_bad_files_and_options(file_pair, extra, message):
     done = _select("train.txt", *extra, "-out", "null", "-png", "null", cwd=file_pair)
     assert done.returncode == 2 and re.search(message, done.stderr), done.stderr
+
+
+def test_loo_criteria_read_the_kernels_above_the_size_trained_on_rows():
+    """Above SMO_POLISH_MAX_L points the classifier trains on kernel rows and refuses loo; the search computes the
+    two kernels for a LOO criterion instead, so every point is scored: by the LOO rule of the default route's model
+    on those kernels (kept at tol above that size, not polished: its sets are the route's, so the oracle is that
+    route's model, trained here outside the search)."""
+    from wsvm_span.svm_plus import fit_svm_plus
+    from wsvm_span.svm_plus.solver import SMO_POLISH_MAX_L
+
+    l = SMO_POLISH_MAX_L + 20
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(l, 2))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=l) > 0, 1, 0)
+    X_priv = X[:, :1] + 0.2 * rng.normal(size=(l, 1))
+    grid = {"C": [1.0], "gamma_plus": [1.0], "gamma": [0.5], "priv_gamma": [1.0]}
+    search = SVMPlusSearchCV(param_grid=grid, refit=False, error_score="raise").fit(X, y, X_privileged=X_priv)
+    K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(X_priv, gamma=1.0)
+    reference = fit_svm_plus(K, K_priv, np.where(y == 1, 1.0, -1.0), 1.0, 1.0)
+    assert search.cv_results_["loo_rule"][0] == loo_rule(reference, K, K_priv).error

@@ -9,8 +9,9 @@ As in SpanSearchCV, the points of one pair of kernel widths (gamma, priv_gamma) 
 computed once, and walk along C in increasing order for each gamma_plus, each model starting from the previous
 one's solution (``svm_plus.feasible_start``) and each CV fold from its point's model (``svm_plus.kfold_cv_error``):
 the routes are exact, so the models are the cold fits' (tests/test_svm_plus_search.py). Where the template trains
-on kernel rows computed on demand (RBF kernels, more than ``SMO_POLISH_MAX_L`` points), every point is fitted
-cold on its rows and CV runs through scikit-learn's ``cross_val_predict``. ``cv_results_`` is built by BaseSearchCV's
+on kernel rows computed on demand (RBF kernels, more than ``SMO_POLISH_MAX_L`` points) and the criterion is K-fold
+CV, every point is fitted cold on its rows and CV runs through scikit-learn's ``cross_val_predict``; the LOO
+criteria read the l x l kernels, so they are computed for them whatever the size. ``cv_results_`` is built by BaseSearchCV's
 own formatter (one split: the criterion is one number over all l points); ``best_score_ = 1 - criterion``; ties
 as in SpanSearchCV (``tie_rule``, ``TieRule``); ``best_estimator_`` is an ``SVMPlusClassifier`` refit on all the
 data, which predicts from the ordinary features alone.
@@ -143,7 +144,8 @@ def _evaluate_kernel(template, candidates, walks, X, y, X_priv, *, splits, folds
     """Every grid point of one (gamma, priv_gamma): their training kernels computed once (unless the template
     trains on rows computed on demand), each walk along C warm-started."""
     kernels = None
-    if not template._trains_on_rows(X.shape[0]):
+    # the LOO criteria read the l x l kernels whatever the template trains on
+    if options["criterion"] in LOO_OF_CRITERION or not template._trains_on_rows(X.shape[0]):
         first = clone(template).set_params(**{k: v for k, v in candidates[walks[0][0]].items() if k in KERNEL_KEYS})
         first._resolve_gammas(X, X_priv)
         kernels = first._training_kernels(X, X_priv)
