@@ -85,9 +85,9 @@ def test_walks_along_C_give_the_cold_fits_models(problem, criterion, monkeypatch
     starts = []
     train = SVMPlusClassifier._train
 
-    def spy(self, K, K_priv, labels, warm_start=None):
+    def spy(self, K, K_priv, labels, warm_start=None, warm_start_points=None):
         starts.append((self.gamma, self.gamma_plus, self.C, None if warm_start is None else warm_start.C))
-        return train(self, K, K_priv, labels, warm_start)
+        return train(self, K, K_priv, labels, warm_start, warm_start_points)
 
     monkeypatch.setattr(SVMPlusClassifier, "_train", spy)
     search = SVMPlusSearchCV(param_grid=WALK_GRID, criterion=criterion, cv=3, refit=False).fit(
@@ -260,3 +260,39 @@ def test_loo_criteria_read_the_kernels_above_the_size_trained_on_rows():
     K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(X_priv, gamma=1.0)
     reference = fit_svm_plus(K, K_priv, np.where(y == 1, 1.0, -1.0), 1.0, 1.0)
     assert search.cv_results_["loo_rule"][0] == loo_rule(reference, K, K_priv).error
+
+
+def test_on_rows_the_walks_and_folds_start_from_their_neighbours(monkeypatch):
+    """Where the classifier trains on kernel rows (above SMO_POLISH_MAX_L points, lowered here to 60 so that a
+    150-point problem's 100-point folds train on rows too) each point of a walk starts from the previous C's model
+    and each CV fold from its point's model; at a tight tol the CV errors are those of cold fits of every fold."""
+    from wsvm_span.svm_plus import solver as svm_plus_solver
+
+    monkeypatch.setattr("wsvm_span.svm_plus.estimator.SMO_POLISH_MAX_L", 60)
+    l = 150
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(l, 2))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=l) > 0, 1, 0)
+    X_priv = X[:, :1] + 0.2 * rng.normal(size=(l, 1))
+    grid = {"C": [2.0, 0.5], "gamma_plus": [1.0], "gamma": [0.5], "priv_gamma": [1.0]}
+    template = SVMPlusClassifier(tol=1e-9)
+    starts = []
+    rows = svm_plus_solver.fit_svm_plus_rbf_rows
+
+    def spy(X, X_priv, y, C, *args, warm_start=None, warm_start_points=None, **kwargs):
+        starts.append((C, y.size, None if warm_start is None else (warm_start.C, warm_start.n_train)))
+        return rows(X, X_priv, y, C, *args, warm_start=warm_start, warm_start_points=warm_start_points, **kwargs)
+
+    monkeypatch.setattr("wsvm_span.svm_plus.estimator.fit_svm_plus_rbf_rows", spy)
+    search = SVMPlusSearchCV(template, grid, criterion="cv_error", cv=3, refit=False, error_score="raise").fit(
+        X, y, X_privileged=X_priv)
+    # C = 0.5 on all points cold, its 3 folds from it, then C = 2 from C = 0.5, its folds from it
+    assert [s[2] for s in starts] == [None, (0.5, l), (0.5, l), (0.5, l), (0.5, l), (2.0, l), (2.0, l), (2.0, l)]
+    assert [s[1] for s in starts[1:4]] == [l - test.size for _, test in StratifiedKFold(3).split(X, y)]
+    for params, value in zip(search.cv_results_["params"], search.cv_results_["cv_error"], strict=True):
+        wrong = 0
+        for train, test in StratifiedKFold(3).split(X, y):
+            cold = clone(template).set_params(**params).fit(X[train], y[train], X_privileged=X_priv[train])
+            assert cold.solver_ == "smo"  # on rows, not polished
+            wrong += np.sum(cold.predict(X[test]) != y[test])
+        assert value == wrong / l, params

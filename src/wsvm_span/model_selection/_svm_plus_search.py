@@ -10,7 +10,8 @@ computed once, and walk along C in increasing order for each gamma_plus, each mo
 one's solution (``svm_plus.feasible_start``) and each CV fold from its point's model (``svm_plus.kfold_cv_error``):
 the routes are exact, so the models are the cold fits' (tests/test_svm_plus_search.py). Where the template trains
 on kernel rows computed on demand (RBF kernels, more than ``SMO_POLISH_MAX_L`` points) and the criterion is K-fold
-CV, every point is fitted cold on its rows and CV runs through scikit-learn's ``cross_val_predict``; the LOO
+CV, the walks and the folds start from the same neighbours on rows, and their solutions are the decomposition
+solver's at the template's ``tol`` (not polished: a warm and a cold start may then differ within it); the LOO
 criteria read the l x l kernels, so they are computed for them whatever the size. ``cv_results_`` is built by BaseSearchCV's
 own formatter (one split: the criterion is one number over all l points); ``best_score_ = 1 - criterion``; ties
 as in SpanSearchCV (``tie_rule``, ``TieRule``); ``best_estimator_`` is an ``SVMPlusClassifier`` refit on all the
@@ -22,11 +23,10 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import sklearn
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.metrics import check_scoring
-from sklearn.model_selection import ParameterGrid, check_cv, cross_val_predict
+from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_X_y
 
@@ -48,14 +48,17 @@ KERNEL_KEYS = ("gamma", "priv_gamma")
 LOO_OF_CRITERION = {"loo_rule": "rule", "loo_error": "exact"}
 
 
-def _cv_error(model, X, y, X_priv, splits) -> float:
-    """K-fold CV error of an unfitted ``SVMPlusClassifier`` (a fraction of l) trained on kernel rows computed on
-    demand: each fold's model trained on the fold's rows of X and of X_privileged (routed by scikit-learn), the
-    errors of the held-out parts pooled."""
-    with sklearn.config_context(enable_metadata_routing=True):
-        model = model.set_fit_request(X_privileged=True)
-        predicted = cross_val_predict(model, X, y, cv=splits, params={"X_privileged": X_priv})
-    return float(np.mean(predicted != y))
+def _cv_error_on_rows(model, X, y, X_priv, splits) -> float:
+    """K-fold CV error (a fraction of l) of a fitted ``SVMPlusClassifier`` that trains on kernel rows computed on
+    demand: each fold's model trained on the fold's rows of X and of X_privileged, starting from the full model's
+    solution (``warm_start_points``: the fold's points among all), the errors of the held-out parts pooled (a point
+    with f = 0 is predicted ``classes_[0]``, as ``predict`` does)."""
+    wrong = 0
+    for train, test in splits:
+        fold = clone(model).set_params(loo=None)
+        fold._fit(X[train], y[train], X_priv[train], warm_start=model.model_, warm_start_points=train)
+        wrong += int(np.sum(fold.predict(X[test]) != y[test]))
+    return wrong / y.size
 
 
 def _fold_ids(splits, l: int) -> np.ndarray:
@@ -120,7 +123,7 @@ def _evaluate(template, params, X, y, X_priv, shared: _Shared, previous, *, crit
             estimate = kfold_cv_error(K, K_priv, model.model_.y, model.C, model.gamma_plus, shared.folds,
                                       solver=model.solver, model=model.model_)
         else:
-            estimate = _cv_error(clone(model), X, y, X_priv, shared.splits)
+            estimate = _cv_error_on_rows(model, X, y, X_priv, shared.splits)
         score_time = time.perf_counter() - t1
         result.update(estimate=estimate, n_sv=model.support_.size)
         test_score = 1.0 - estimate
@@ -154,8 +157,7 @@ def _evaluate_kernel(template, candidates, walks, X, y, X_priv, *, splits, folds
     for walk in walks:
         previous = None
         for i in walk:
-            result, previous = _evaluate(template, candidates[i], X, y, X_priv, shared,
-                                         previous if kernels is not None else None, **options)
+            result, previous = _evaluate(template, candidates[i], X, y, X_priv, shared, previous, **options)
             out.append((i, result))
     return out
 

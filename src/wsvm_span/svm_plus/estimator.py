@@ -157,9 +157,10 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         """
         return self._fit(X, y, X_privileged)
 
-    def _fit(self, X, y, X_privileged, kernels=None, warm_start: SVMPlus | None = None):
+    def _fit(self, X, y, X_privileged, kernels=None, warm_start: SVMPlus | None = None, warm_start_points=None):
         """``fit``; a search passes ``kernels``, the training kernels (K, K~) of this estimator's kernel parameters
-        that it computed once for all its C and gamma_plus, and ``warm_start``, the model of the previous C."""
+        that it computed once for all its C and gamma_plus, and ``warm_start``, the model of the previous C (or the
+        full training set's, for a CV fold: ``warm_start_points``, these points' positions among its own)."""
         self._check_params()
         self.__dict__.pop("loo_error_", None)  # a refit without loo must not keep the last fit's estimate
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
@@ -190,10 +191,11 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         self._resolve_gammas(X, X_priv)
         if on_rows:
             model = fit_svm_plus_rbf_rows(X, X_priv, labels, self.C, self.gamma_plus, self._gamma, self._priv_gamma,
-                                          tol=self.tol, cache_mb=self.cache_size)
+                                          tol=self.tol, cache_mb=self.cache_size, warm_start=warm_start,
+                                          warm_start_points=warm_start_points)
         else:
             K, K_priv = self._training_kernels(X, X_priv) if kernels is None else kernels
-            model = self._train(K, K_priv, labels, warm_start)
+            model = self._train(K, K_priv, labels, warm_start, warm_start_points)
         self._set_fitted(model, X)
         return self
 
@@ -214,13 +216,13 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
             check_positive_semidefinite(K_priv, name="X_privileged (a precomputed kernel)")
         return K, K_priv
 
-    def _train(self, K, K_priv, labels, warm_start: SVMPlus | None = None) -> SVMPlus:
+    def _train(self, K, K_priv, labels, warm_start: SVMPlus | None = None, warm_start_points=None) -> SVMPlus:
         """The model on the training kernels (labels in {-1, +1}), and ``loo_error_`` when ``loo`` is set;
-        ``warm_start``: a solution of the same points at another C (the "auto" and "smo" routes start from it)."""
+        ``warm_start``: a neighbouring solution (the "auto" and "smo" routes start from it)."""
         if warm_start is not None and self.solver not in ("auto", SMO):
-            warm_start = None
+            warm_start = warm_start_points = None
         model = fit_svm_plus(K, K_priv, labels, self.C, self.gamma_plus, solver=self.solver, tol=self.tol,
-                             check_input=False, warm_start=warm_start)
+                             check_input=False, warm_start=warm_start, warm_start_points=warm_start_points)
         if self.loo is not None:
             self.loo_error_ = float(LOO_ESTIMATES[self.loo](model, K, K_priv).error)
         return model
