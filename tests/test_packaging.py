@@ -24,8 +24,9 @@ from wsvm_span.utils.environment import STUDY_EXTRA_MODULES
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-#: what a core install (no extra) must run without: the study extra's modules and the cluster's
-NOT_IN_CORE = sorted(STUDY_EXTRA_MODULES | {"psycopg2", "snakemake_executor_plugin_slurm", "mosek"})
+#: what a core install (no extra) must run without: the study extra's modules, the cluster's, MOSEK and dask's
+NOT_IN_CORE = sorted(STUDY_EXTRA_MODULES
+                     | {"psycopg2", "snakemake_executor_plugin_slurm", "mosek", "dask", "distributed"})
 
 
 def _run_python(code: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -104,8 +105,9 @@ def test_core_dependencies_are_the_librarys_own():
     core = {_name(r) for r in PYPROJECT["project"]["dependencies"]}
     assert core == {"numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl", "libsvm-official", "clarabel", "pooch"}
     extras = PYPROJECT["project"]["optional-dependencies"]
-    assert {"study", "cluster", "mosek", "test", "docs"} <= set(extras)
+    assert {"study", "cluster", "mosek", "dask", "test", "docs"} <= set(extras)
     assert "mosek" in {_name(r) for r in extras["mosek"]}
+    assert any(r.startswith("dask[distributed]") for r in extras["dask"])
     assert {"snakemake", "mlflow", "pandas"} <= {_name(r) for r in extras["study"]}
 
 

@@ -1,0 +1,127 @@
+"""SpanSearchCV across processes on a real dask.distributed cluster (issue 45, item 4; docs/distributed.md).
+
+A ``LocalCluster`` of two worker processes is started here and the search runs under joblib's dask backend; the
+ground truth is the same search run serially in this process. The cluster's scheduler records what it sends its
+workers (``ShippedBytes``): no task carries, and no scattered array is, anything near the size of an l x l kernel,
+which is what a task would carry if the search shipped its kernels instead of X (as its threads share them).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from distributed import Client, LocalCluster
+from distributed.diagnostics.plugin import SchedulerPlugin
+from distributed.protocol.pickle import dumps
+from joblib import parallel_config
+from sklearn.datasets import make_classification
+from sklearn.model_selection import StratifiedKFold
+
+from wsvm_span.model_selection import SpanSearchCV
+
+#: cv_results_ keys that are clocks: the one part of a search that differs from run to run
+TIMES = {"mean_fit_time", "std_fit_time", "mean_score_time", "std_score_time", "kernel_time"}
+
+
+class ShippedBytes(SchedulerPlugin):
+    """What the scheduler sends its workers, per task: its spec as pickled for the worker (the function and every
+    argument it carries inline) and the arrays it reads from the cluster's memory (joblib's dask backend scatters an
+    array argument once; the scheduler knows each one's size)."""
+
+    name = "shipped-bytes"
+
+    def __init__(self):
+        self.tasks: list[int] = []
+        self.scattered: dict[str, int] = {}
+
+    async def start(self, scheduler):
+        self.scheduler = scheduler
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        ts = self.scheduler.tasks.get(key)
+        if finish == "processing" and ts is not None:
+            self.tasks.append(len(dumps(ts.run_spec)))
+            self.scattered.update({str(dep.key): dep.nbytes for dep in ts.dependencies if dep.run_spec is None})
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as local, \
+            Client(local) as client:
+        yield client
+
+
+@pytest.fixture
+def shipped(cluster):
+    """A fresh ``ShippedBytes`` on the cluster's scheduler; the test reads it back with the function yielded."""
+    cluster.register_plugin(ShippedBytes())
+
+    def read() -> tuple[list[int], dict[str, int]]:
+        return cluster.run_on_scheduler(lambda dask_scheduler: (dask_scheduler.plugins[ShippedBytes.name].tasks,
+                                                                dask_scheduler.plugins[ShippedBytes.name].scattered))
+
+    yield read
+    cluster.unregister_scheduler_plugin(ShippedBytes.name)
+
+
+def assert_same_results(expected: dict, got: dict) -> None:
+    """Every key of cv_results_ the same, exactly (the walks depend on the grid only, and every task computes its
+    kernel from the same X with the same code); the clocks only present."""
+    assert set(got) == set(expected)
+    for key in sorted(set(expected) - TIMES):
+        a, b = expected[key], got[key]
+        if isinstance(a, list) or a.dtype == object:
+            assert list(a) == list(b), key
+        else:
+            np.testing.assert_array_equal(np.ma.getdata(a), np.ma.getdata(b), err_msg=key, strict=True)
+            assert np.array_equal(np.ma.getmaskarray(a), np.ma.getmaskarray(b)), key
+
+
+CASES = {
+    # three kernels for two workers: a task per kernel
+    "two classes, a task per kernel": dict(
+        classes=2, grid={"C": [0.5, 4.0, 32.0, 256.0], "gamma": [0.02, 0.1, 0.5]},
+        extra_criteria=("span_bound", "cv_error"), heldout=True),
+    # one kernel, two walks (class_weight): each of two tasks computes that kernel itself
+    "two classes, one kernel's walks in two tasks": dict(
+        classes=2, grid={"C": [1.0, 8.0, 64.0], "gamma": [0.1], "class_weight": [None, "balanced"]},
+        extra_criteria=("loo_error",), heldout=False),
+    # the one-vs-one machines on every kernel, linear and rbf
+    "three classes, two kernel families": dict(
+        classes=3, grid=[{"kernel": ["rbf"], "C": [1.0, 16.0], "gamma": [0.05, 0.5]},
+                         {"kernel": ["linear"], "C": [0.25, 2.0]}],
+        extra_criteria=("cv_error",), heldout=True),
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_search_on_a_dask_cluster_equals_the_serial_one_and_ships_no_kernel(shipped, case):
+    spec = CASES[case]
+    l, d = 400, 6
+    X, y = make_classification(n_samples=l + 100, n_features=d, n_informative=4, n_classes=spec["classes"],
+                               n_clusters_per_class=1, random_state=3)
+    X_held, y_held = X[l:], y[l:]
+    X, y = X[:l], y[:l]
+    fit = dict(heldout=(X_held, y_held)) if spec["heldout"] else {}
+
+    def search(**kwargs):
+        return SpanSearchCV(param_grid=spec["grid"], extra_criteria=spec["extra_criteria"],
+                            cv=StratifiedKFold(5, shuffle=True, random_state=0), **kwargs)
+
+    serial = search(n_jobs=1).fit(X, y, **fit)
+    with parallel_config(backend="dask"):
+        spread = search(n_jobs=-1).fit(X, y, **fit)
+    assert_same_results(serial.cv_results_, spread.cv_results_)
+    assert spread.best_params_ == serial.best_params_
+
+    tasks, scattered = shipped()
+    kernel = l * l * 8  # one training kernel, float64
+    assert tasks, "the search sent no task to the cluster"
+    # the instrument sees the arrays that travel: X itself was scattered
+    assert X.astype(np.float64).nbytes in scattered.values(), scattered
+    # each task carries its points' C_i inline (l doubles each, at most 12 points a task here) and reads X, y and the
+    # folds from the cluster's memory: all well under one kernel, which a shipped kernel (or the squared distances
+    # the search computes once per search in one process) would exceed on its own
+    assert max(tasks) < kernel / 4, (max(tasks), kernel)
+    assert max(scattered.values()) < kernel / 10, (scattered, kernel)
+    assert sum(tasks) + sum(scattered.values()) < kernel, (sum(tasks), sum(scattered.values()), kernel)
