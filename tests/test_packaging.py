@@ -51,8 +51,8 @@ sys.meta_path.insert(0, NotInstalled())
 
 
 def test_the_library_and_select_run_without_the_study_extra(tmp_path):
-    """A core install: the estimators, SpanSearchCV and `wsvm-span select` work; check-config says
-    which extra it needs (exit 2, no traceback)."""
+    """A core install: the estimators, SpanSearchCV and `wsvm-span select` work; check-config and select's --dask
+    say which extra they need (exit 2, no traceback)."""
     code = CORE_ONLY.format(blocked=NOT_IN_CORE) + textwrap.dedent("""
     import numpy as np
     from sklearn.datasets import dump_svmlight_file, make_classification
@@ -67,6 +67,7 @@ def test_the_library_and_select_run_without_the_study_extra(tmp_path):
     dump_svmlight_file(X, y, "train.txt", zero_based=False)
     assert main(["select", "train.txt", "-log2c", "0,2,2", "-log2g", "-3,-1,2"]) == 0  # default plot left out
     assert main(["select", "train.txt", "-log2c", "0,2,2", "-log2g", "-3,-1,2", "-png", "c.png"]) == 2
+    assert main(["select", "train.txt", "-log2c", "0,2,2", "-log2g", "-3,-1,2", "--dask", "local"]) == 2
     assert main(["check-config", "nothing.yaml"]) == 2
     print(sorted(m for m in sys.modules if m.partition(".")[0] in BLOCKED))
     """)
@@ -75,6 +76,7 @@ def test_the_library_and_select_run_without_the_study_extra(tmp_path):
     assert proc.stdout.strip().splitlines()[-1] == "[]"
     assert "no contour plot: matplotlib is not installed (pip install 'wsvm-span[study]')" in proc.stderr
     assert "-png draws with matplotlib, which is not installed" in proc.stderr
+    assert "--dask needs dask.distributed, which is the dask extra: pip install 'wsvm-span[dask]'" in proc.stderr
     assert re.search(r"wsvm-span check-config: needs \w+, part of the study extra: pip install 'wsvm-span\[study\]'",
                      proc.stderr)
     assert "Traceback" not in proc.stderr

@@ -13,9 +13,10 @@ from distributed import Client, LocalCluster
 from distributed.diagnostics.plugin import SchedulerPlugin
 from distributed.protocol.pickle import dumps
 from joblib import parallel_config
-from sklearn.datasets import make_classification
+from sklearn.datasets import dump_svmlight_file, make_classification
 from sklearn.model_selection import StratifiedKFold
 
+from wsvm_span.cli import main
 from wsvm_span.model_selection import SpanSearchCV
 
 #: cv_results_ keys that are clocks: the one part of a search that differs from run to run
@@ -95,7 +96,7 @@ CASES = {
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("case", list(CASES))
-def test_a_search_on_a_dask_cluster_equals_the_serial_one_and_ships_no_kernel(shipped, case):
+def test_a_search_on_a_dask_cluster_equals_the_serial_one_and_ships_no_kernel(shipped, case, capsys):
     spec = CASES[case]
     l, d = 400, 6
     X, y = make_classification(n_samples=l + 100, n_features=d, n_informative=4, n_classes=spec["classes"],
@@ -109,10 +110,14 @@ def test_a_search_on_a_dask_cluster_equals_the_serial_one_and_ships_no_kernel(sh
                             cv=StratifiedKFold(5, shuffle=True, random_state=0), **kwargs)
 
     serial = search(n_jobs=1).fit(X, y, **fit)
+    capsys.readouterr()
     with parallel_config(backend="dask"):
-        spread = search(n_jobs=-1).fit(X, y, **fit)
+        spread = search(n_jobs=-1, verbose=1).fit(X, y, **fit)
     assert_same_results(serial.cv_results_, spread.cv_results_)
     assert spread.best_params_ == serial.best_params_
+    # the progress lines are printed here, one per point, as the tasks' results arrive (a worker's stdout is its own)
+    ends = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[SpanSearchCV ")]
+    assert len(ends) == len(serial.cv_results_["params"]) and ends[-1].startswith(f"[SpanSearchCV {len(ends)}/")
 
     tasks, scattered = shipped()
     kernel = l * l * 8  # one training kernel, float64
@@ -125,3 +130,19 @@ def test_a_search_on_a_dask_cluster_equals_the_serial_one_and_ships_no_kernel(sh
     assert max(tasks) < kernel / 4, (max(tasks), kernel)
     assert max(scattered.values()) < kernel / 10, (scattered, kernel)
     assert sum(tasks) + sum(scattered.values()) < kernel, (sum(tasks), sum(scattered.values()), kernel)
+
+
+@pytest.mark.timeout(120)
+def test_select_on_a_local_dask_cluster_prints_what_it_prints_in_one_process(tmp_path, capsys):
+    """`wsvm-span select --dask local --jobs 2` starts a LocalCluster of two worker processes: the same grid lines and
+    .out file as without --dask, and its progress line (fit callbacks, run in this process) counts every point."""
+    X, y = make_classification(n_samples=200, n_features=5, n_informative=3, random_state=5)
+    dump_svmlight_file(X, y, str(tmp_path / "train.txt"), zero_based=False)
+    grid = ["-log2c", "-1,5,2", "-log2g", "-5,1,2", "-png", "null"]
+    printed = {}
+    for name, more in {"threads": [], "dask": ["--dask", "local", "--jobs", "2"]}.items():
+        assert main(["select", str(tmp_path / "train.txt"), *grid, "-out", str(tmp_path / f"{name}.out"), *more]) == 0
+        printed[name] = capsys.readouterr()
+    assert printed["dask"].out == printed["threads"].out
+    assert (tmp_path / "dask.out").read_text() == (tmp_path / "threads.out").read_text()
+    assert "[wsvm-span select] 16/16 grid points" in printed["dask"].err
