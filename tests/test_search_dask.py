@@ -2,46 +2,24 @@
 
 A ``LocalCluster`` of two worker processes is started here and the search runs under joblib's dask backend; the
 ground truth is the same search run serially in this process. The cluster's scheduler records what it sends its
-workers (``ShippedBytes``): no task carries, and no scattered array is, anything near the size of an l x l kernel,
-which is what a task would carry if the search shipped its kernels instead of X (as its threads share them).
+workers (``_shipped.ShippedBytes``): no task carries, and no scattered array is, anything near the size of an l x l
+kernel, which is what a task would carry if the search shipped its kernels instead of X (as its threads share them).
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from distributed import Client, LocalCluster
-from distributed.diagnostics.plugin import SchedulerPlugin
-from distributed.protocol.pickle import dumps
 from joblib import parallel_config
 from sklearn.datasets import dump_svmlight_file, make_classification
 from sklearn.model_selection import StratifiedKFold
 
 from wsvm_span.cli import main
 from wsvm_span.model_selection import SpanSearchCV
+from wsvm_span.model_selection._shipped import watch_shipped
 
 #: cv_results_ keys that are clocks: the one part of a search that differs from run to run
 TIMES = {"mean_fit_time", "std_fit_time", "mean_score_time", "std_score_time", "kernel_time"}
-
-
-class ShippedBytes(SchedulerPlugin):
-    """What the scheduler sends its workers, per task: its spec as pickled for the worker (the function and every
-    argument it carries inline) and the arrays it reads from the cluster's memory (joblib's dask backend scatters an
-    array argument once; the scheduler knows each one's size)."""
-
-    name = "shipped-bytes"
-
-    def __init__(self):
-        self.tasks: list[int] = []
-        self.scattered: dict[str, int] = {}
-
-    async def start(self, scheduler):
-        self.scheduler = scheduler
-
-    def transition(self, key, start, finish, *args, **kwargs):
-        ts = self.scheduler.tasks.get(key)
-        if finish == "processing" and ts is not None:
-            self.tasks.append(len(dumps(ts.run_spec)))
-            self.scattered.update({str(dep.key): dep.nbytes for dep in ts.dependencies if dep.run_spec is None})
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +31,10 @@ def cluster():
 
 @pytest.fixture
 def shipped(cluster):
-    """A fresh ``ShippedBytes`` on the cluster's scheduler; the test reads it back with the function yielded."""
-    cluster.register_plugin(ShippedBytes())
-
-    def read() -> tuple[list[int], dict[str, int]]:
-        return cluster.run_on_scheduler(lambda dask_scheduler: (dask_scheduler.plugins[ShippedBytes.name].tasks,
-                                                                dask_scheduler.plugins[ShippedBytes.name].scattered))
-
+    """A fresh record of what the cluster's scheduler sends; the test reads it back with the function yielded."""
+    read, stop = watch_shipped(cluster)
     yield read
-    cluster.unregister_scheduler_plugin(ShippedBytes.name)
+    stop()
 
 
 def assert_same_results(expected: dict, got: dict) -> None:
