@@ -6,7 +6,7 @@ in this process with one thread (``n_jobs=1``), then, in a ``LocalCluster`` of `
 thread each (started before the clock runs), the same search under ``joblib.parallel_config(backend="dask")`` with
 ``n_jobs=-1``: a task per kernel, each computing its kernel from X where it runs. Prints the wall times, whether the
 two cv_results_ agree (every key but the clocks, exactly), and what the scheduler sent the workers
-(``model_selection._shipped``: each task's pickled spec, each scattered array) against one l x l kernel, and the
+(``model_selection._dask_checks``: each task's pickled spec, each scattered array) against one l x l kernel, and the
 CPU seconds of the search in one process and of each worker. One BLAS thread per process (the workers inherit it).
 
   nice -n 5 .venv/bin/python benchmarks/bench_dask.py --size 4000 [--workers 2]
@@ -20,22 +20,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-#: cv_results_ keys that are clocks
-TIMES = {"mean_fit_time", "std_fit_time", "mean_score_time", "std_score_time", "kernel_time"}
-
-
-def same_results(a: dict, b: dict) -> bool:
-    for key in set(a) - TIMES:
-        x, y = a[key], b[key]
-        if isinstance(x, list) or x.dtype == object:
-            if list(x) != list(y):
-                return False
-        elif not np.array_equal(np.ma.getdata(x), np.ma.getdata(y)):
-            return False
-    return set(a) == set(b)
 
 
 def _cpu_seconds() -> float:
@@ -55,7 +39,7 @@ def main() -> None:
     from sklearn.preprocessing import MinMaxScaler
 
     from wsvm_span.model_selection import SpanSearchCV
-    from wsvm_span.model_selection._shipped import watch_shipped
+    from wsvm_span.model_selection._dask_checks import differing_results, watch_shipped
 
     d = 20
     X, y = make_classification(n_samples=args.size, n_features=d, n_informative=10, flip_y=0.1, random_state=0)
@@ -68,7 +52,7 @@ def main() -> None:
 
     t0 = time.perf_counter()
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         start = time.perf_counter() - t0
         read, stop = watch_shipped(client)
         cpu0 = client.run(_cpu_seconds)
@@ -86,8 +70,8 @@ def main() -> None:
           f"(+ {start:.1f} s to start the cluster), CPU per worker "
           + ", ".join(f"{cpu:.1f} s" for cpu in sorted(workers_cpu)))
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (on {os.cpu_count()} CPUs)")
-    same = same_results(serial.cv_results_, spread.cv_results_)
-    print(f"same cv_results_ (every key but the clocks, exactly): {same}")
+    differ = differing_results(serial.cv_results_, spread.cv_results_)
+    print(f"cv_results_ keys that differ (the clocks aside, exactly): {differ or 'none'}")
     print(f"shipped: {len(tasks)} tasks, {sum(tasks):,} bytes of task specs (largest {max(tasks):,}); "
           f"{len(scattered)} scattered arrays, {sum(scattered.values()):,} bytes "
           f"(largest {max(scattered.values()):,}); "

@@ -1,8 +1,9 @@
-"""SpanSearchCV across processes on a real dask.distributed cluster (issue 45, item 4; docs/distributed.md).
+"""SpanSearchCV across processes: on a real dask.distributed cluster (issue 45, item 4; docs/distributed.md), and in
+joblib's loky processes.
 
 A ``LocalCluster`` of two worker processes is started here and the search runs under joblib's dask backend; the
 ground truth is the same search run serially in this process. The cluster's scheduler records what it sends its
-workers (``_shipped.ShippedBytes``): no task carries, and no scattered array is, anything near the size of an l x l
+workers (``_dask_checks.ShippedBytes``): no task carries, and no scattered array is, anything near the size of an l x l
 kernel, which is what a task would carry if the search shipped its kernels instead of X (as its threads share them).
 """
 from __future__ import annotations
@@ -16,15 +17,11 @@ from sklearn.model_selection import StratifiedKFold
 
 from wsvm_span.cli import main
 from wsvm_span.model_selection import SpanSearchCV
-from wsvm_span.model_selection._shipped import watch_shipped
-
-#: cv_results_ keys that are clocks: the one part of a search that differs from run to run
-TIMES = {"mean_fit_time", "std_fit_time", "mean_score_time", "std_score_time", "kernel_time"}
-
+from wsvm_span.model_selection._dask_checks import differing_results, watch_shipped
 
 @pytest.fixture(scope="module")
 def cluster():
-    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as local, \
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0") as local, \
             Client(local) as client:
         yield client
 
@@ -35,19 +32,6 @@ def shipped(cluster):
     read, stop = watch_shipped(cluster)
     yield read
     stop()
-
-
-def assert_same_results(expected: dict, got: dict) -> None:
-    """Every key of cv_results_ the same, exactly (the walks depend on the grid only, and every task computes its
-    kernel from the same X with the same code); the clocks only present."""
-    assert set(got) == set(expected)
-    for key in sorted(set(expected) - TIMES):
-        a, b = expected[key], got[key]
-        if isinstance(a, list) or a.dtype == object:
-            assert list(a) == list(b), key
-        else:
-            np.testing.assert_array_equal(np.ma.getdata(a), np.ma.getdata(b), err_msg=key, strict=True)
-            assert np.array_equal(np.ma.getmaskarray(a), np.ma.getmaskarray(b)), key
 
 
 CASES = {
@@ -86,7 +70,9 @@ def test_a_search_on_a_dask_cluster_equals_the_serial_one_and_ships_no_kernel(sh
     capsys.readouterr()
     with parallel_config(backend="dask"):
         spread = search(n_jobs=-1, verbose=1).fit(X, y, **fit)
-    assert_same_results(serial.cv_results_, spread.cv_results_)
+    # every key the same, exactly, but the clocks (the walks depend on the grid only, and every task computes its
+    # kernel from the same X with the same code)
+    assert differing_results(serial.cv_results_, spread.cv_results_) == []
     assert spread.best_params_ == serial.best_params_
     # the progress lines are printed here, one per point, as the tasks' results arrive (a worker's stdout is its own)
     ends = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[SpanSearchCV ")]
@@ -119,3 +105,14 @@ def test_select_on_a_local_dask_cluster_prints_what_it_prints_in_one_process(tmp
     assert printed["dask"].out == printed["threads"].out
     assert (tmp_path / "dask.out").read_text() == (tmp_path / "threads.out").read_text()
     assert "[wsvm-span select] 16/16 grid points" in printed["dask"].err
+
+
+@pytest.mark.timeout(120)
+def test_a_search_in_loky_processes_equals_the_serial_one():
+    """joblib's loky backend ships tasks to processes as dask does (it shares no memory): the same results."""
+    X, y = make_classification(n_samples=300, n_features=5, n_informative=3, random_state=4)
+    grid = {"C": [1.0, 8.0], "gamma": [0.05, 0.5], "class_weight": [None, "balanced"]}
+    serial = SpanSearchCV(param_grid=grid, extra_criteria=("cv_error",)).fit(X, y)
+    with parallel_config(backend="loky"):
+        spread = SpanSearchCV(param_grid=grid, extra_criteria=("cv_error",), n_jobs=2).fit(X, y)
+    assert differing_results(serial.cv_results_, spread.cv_results_) == []

@@ -297,8 +297,9 @@ def _dask_backend(address: str | None, *, workers: int):
         if address == "local":
             if workers < 1:
                 raise ValueError(f"--dask local starts --jobs worker processes: give --jobs 1 or more, not {workers}")
+            # the scheduler's web page on a free port: 8787 may be another cluster's
             target = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                      dashboard_address=None))
+                                                      dashboard_address=":0"))
         else:
             target = address
         try:

@@ -1,4 +1,5 @@
-"""What a dask.distributed scheduler sends its workers, to check that a search ships no kernel (docs/distributed.md).
+"""Checks of a search on a dask.distributed cluster (docs/distributed.md): what the scheduler sent its workers, and
+whether its ``cv_results_`` are those of the search in one process.
 
 For the test of a search on a ``LocalCluster`` and ``benchmarks/bench_dask.py``; it needs the dask extra, and nothing
 of the core imports it. ``ShippedBytes`` is a scheduler plugin that records, per task as it is sent to a worker, its
@@ -7,10 +8,30 @@ the cluster's memory (joblib's dask backend scatters an array argument once, and
 """
 from __future__ import annotations
 
+import numpy as np
 from distributed.diagnostics.plugin import SchedulerPlugin
 from distributed.protocol.pickle import dumps
 
-__all__ = ["ShippedBytes", "watch_shipped"]
+__all__ = ["CLOCKS", "ShippedBytes", "differing_results", "watch_shipped"]
+
+#: cv_results_ keys that are clocks: the one part of a search that differs from run to run
+CLOCKS = frozenset({"mean_fit_time", "std_fit_time", "mean_score_time", "std_score_time", "kernel_time"})
+
+
+def differing_results(expected: dict, got: dict) -> list[str]:
+    """The keys of two ``cv_results_`` whose values differ (exactly: values, masks, dtypes), the clocks aside, and
+    those only one of them has."""
+    differ = sorted(set(expected) ^ set(got))
+    for key in sorted((set(expected) & set(got)) - CLOCKS):
+        a, b = expected[key], got[key]
+        if isinstance(a, list) or a.dtype == object:
+            same = list(a) == list(b)
+        else:
+            same = (a.dtype == b.dtype and np.array_equal(np.ma.getdata(a), np.ma.getdata(b))
+                    and np.array_equal(np.ma.getmaskarray(a), np.ma.getmaskarray(b)))
+        if not same:
+            differ.append(key)
+    return differ
 
 
 class ShippedBytes(SchedulerPlugin):
