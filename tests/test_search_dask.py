@@ -16,7 +16,7 @@ from sklearn.datasets import dump_svmlight_file, make_classification
 from sklearn.model_selection import StratifiedKFold
 
 from wsvm_span.cli import main
-from wsvm_span.model_selection import SpanSearchCV
+from wsvm_span.model_selection import SpanSearchCV, SVMPlusSearchCV
 from wsvm_span.model_selection._dask_checks import differing_results, watch_shipped
 
 @pytest.fixture(scope="module")
@@ -116,3 +116,18 @@ def test_a_search_in_loky_processes_equals_the_serial_one():
     with parallel_config(backend="loky"):
         spread = SpanSearchCV(param_grid=grid, extra_criteria=("cv_error",), n_jobs=2).fit(X, y)
     assert differing_results(serial.cv_results_, spread.cv_results_) == []
+
+
+@pytest.mark.timeout(120)
+def test_an_svm_plus_search_on_a_dask_cluster_equals_the_serial_one(cluster, capsys):
+    """SVMPlusSearchCV's tasks (each trains its point from X and X_privileged) on the cluster: the same results, and
+    the progress lines printed here."""
+    X, y = make_classification(n_samples=120, n_features=6, n_informative=4, random_state=2)
+    X_priv = X[:, :2] + 0.1
+    grid = {"C": [1.0, 8.0], "gamma": [0.1, 0.5], "gamma_plus": [1.0]}
+    serial = SVMPlusSearchCV(param_grid=grid).fit(X, y, X_privileged=X_priv)
+    capsys.readouterr()
+    with parallel_config(backend="dask"):
+        spread = SVMPlusSearchCV(param_grid=grid, n_jobs=-1, verbose=1).fit(X, y, X_privileged=X_priv)
+    assert differing_results(serial.cv_results_, spread.cv_results_) == []
+    assert "[SVMPlusSearchCV 4/4] END" in capsys.readouterr().out

@@ -338,7 +338,7 @@ def _kernels_of(spec: KernelSpec, X, X_held, class_index, cache: _Kernels | None
 
 def _kernel_task(spec: KernelSpec, walks, *, X, X_held, y, class_index, on_demand, wanted, folds,
                  options) -> tuple[float, list[list[dict]]]:
-    """One task of a search whose backend runs tasks in other processes or machines (``_ships_tasks``): the ``walks``
+    """One task of a search whose backend runs tasks in other processes or machines (``ships_tasks``): the ``walks``
     (each a list of points: index, C_i, grid point, callback context) of one kernel, in turn. The task receives X,
     never a kernel: it computes its kernel where it runs (from X: the squared distances or inner products, then the
     rows, on demand where the engine reads them so) and returns only its points' results, so what travels is X, the
@@ -351,17 +351,24 @@ def _kernel_task(spec: KernelSpec, walks, *, X, X_held, y, class_index, on_deman
     return elapsed, [_evaluate_walk(kernels, y, points, **options) for points in walks]
 
 
-def _active_backend():
+def active_backend():
     """The joblib backend a search's ``Parallel(prefer="threads")`` runs on: the one set by ``joblib.parallel_config``
     (or ``parallel_backend``) around ``fit``, else threads. Asked as ``Parallel`` asks it, so it is that backend."""
     backend, _ = get_active_backend(prefer="threads")
     return backend
 
 
-def _ships_tasks(backend) -> bool:
+def ships_tasks(backend) -> bool:
     """Whether ``backend`` runs tasks outside this process, pickling their arguments (loky, multiprocessing, dask,
     ray): only the threading and sequential backends share the search's memory (joblib's ``supports_sharedmem``)."""
     return not getattr(backend, "supports_sharedmem", False)
+
+
+def shipping_parallel(backend, n_jobs, pre_dispatch) -> Parallel:
+    """The ``Parallel`` of a search whose tasks ``backend`` ships: it yields each task's result as it arrives (in task
+    order) where the backend can, so that the search prints its progress lines then, else it returns the list."""
+    return_as = "generator" if getattr(backend, "supports_return_generator", False) else "list"
+    return Parallel(n_jobs=n_jobs, prefer="threads", pre_dispatch=pre_dispatch, return_as=return_as)
 
 
 def _kernel_label(spec: KernelSpec) -> str:
@@ -792,7 +799,7 @@ class SpanSearchCV(BaseSearchCV):
                     kernels={spec.name for spec in plan.groups}, n_kernels=len(plan.groups),
                     walks=plan.most_walks,
                     # a shipped task holds one kernel (in the worker that runs it), whatever n_jobs
-                    n_jobs=1 if _ships_tasks(_active_backend()) else effective_n_jobs(self.n_jobs),
+                    n_jobs=1 if ships_tasks(active_backend()) else effective_n_jobs(self.n_jobs),
                     criteria=plan.wanted, cv_folds=plan.folds,
                     engine=self.engine, sparse=sp.issparse(prob["X"]), refit=bool(self.refit),
                     refit_cache_mb=plan.svc.cache_size)
@@ -800,13 +807,13 @@ class SpanSearchCV(BaseSearchCV):
     def _search(self, plan: _Plan, contexts) -> tuple[list[dict], np.ndarray]:
         """Every candidate's result and its kernel's time (``kernel_time_`` set). The kernels live in this call
         only, and each kernel's shared work (its CV folds' kernels) is released before the next kernel's is built:
-        what ``_memory`` counts. Under a backend that runs tasks in other processes or machines (``_ships_tasks``:
+        what ``_memory`` counts. Under a backend that runs tasks in other processes or machines (``ships_tasks``:
         dask, ray, loky) every task computes its own kernel from X (``_kernel_task``) instead."""
         prob, groups, walks = plan.prob, plan.groups, plan.walks
         n = len(plan.candidates)
         out: list[dict | None] = [None] * n
         kernel_time = np.zeros(n)
-        backend = _active_backend()
+        backend = active_backend()
         n_jobs = effective_n_jobs(self.n_jobs)
         # the walks are fixed by the grid, so the results do not depend on n_jobs or the backend; parallel over the
         # kernels (n_jobs kernels in memory at once) when there are enough of them, else over the walks of one kernel
@@ -822,7 +829,7 @@ class SpanSearchCV(BaseSearchCV):
                        error_score=self.error_score, verbose=self.verbose, progress=progress, search=self,
                        engine=self.engine, warm=plan.capabilities.warm_start)
         how = dict(across_kernels=across_kernels, on_demand=on_demand, class_index=class_index)
-        if _ships_tasks(backend):
+        if ships_tasks(backend):
             shared, per_task = 0.0, self._search_shipped(plan, contexts, options, backend=backend, n_jobs=n_jobs, **how)
         else:
             shared, per_task = self._search_here(plan, contexts, options, **how)
@@ -875,7 +882,7 @@ class SpanSearchCV(BaseSearchCV):
 
     def _search_shipped(self, plan: _Plan, contexts, options, *, backend, n_jobs, across_kernels, on_demand,
                         class_index):
-        """The search as tasks that run in other processes or machines (dask, ray, loky: ``_ships_tasks``): one task
+        """The search as tasks that run in other processes or machines (dask, ray, loky: ``ships_tasks``): one task
         per kernel when there are at least n_jobs kernels, else each kernel's walks dealt into min(n_jobs, walks)
         tasks, each of which computes that kernel (from X, where it runs: ``_kernel_task``). The progress lines
         (verbose) and the fit callbacks run here, as the tasks' results arrive: a callback's state is this
@@ -889,8 +896,7 @@ class SpanSearchCV(BaseSearchCV):
         # a task prints nothing (its stdout is a worker's) and calls no callback: its points are announced here
         shipped_options = {**options, "verbose": 0, "progress": None, "search": None}
 
-        return_as = "generator" if getattr(backend, "supports_return_generator", False) else "list"
-        parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch, return_as=return_as)
+        parallel = shipping_parallel(backend, self.n_jobs, self.pre_dispatch)
         # X and y as arguments of their own: joblib's dask backend sends an array argument to the cluster once
         # (scatter) and every task reads it from there
         runs = parallel(delayed(_kernel_task)(spec, [_points(plan, walk) for walk in task_walks], X=prob["X_dense"],

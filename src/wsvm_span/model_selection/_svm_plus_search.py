@@ -27,7 +27,8 @@ from wsvm_span.svm_plus import SVMPlusClassifier
 from . import _sklearn_compat as compat
 from ._grid import SVM_PLUS_CRITERIA, svm_plus_param_grid
 from ._progress import SearchProgress
-from ._search import SpanSearchCV, check_tie_rule, choose_best, classifier_search_tags, finish_point
+from ._search import (SpanSearchCV, active_backend, announce_point, check_tie_rule, choose_best, classifier_search_tags,
+                      finish_point, ships_tasks, shipping_parallel)
 from ._sklearn_compat import BaseSearchCV, StrOptions
 
 __all__ = ["SVMPlusSearchCV"]
@@ -103,7 +104,9 @@ class SVMPlusSearchCV(BaseSearchCV):
         Folds of criterion "cv_error" (as in GridSearchCV: an int is stratified K-fold; they must partition the
         data). Computed once, so every grid point sees the same folds.
     n_jobs, pre_dispatch : int or None, and int or str
-        joblib threads over the grid points.
+        joblib threads over the grid points; under a joblib backend of processes or machines
+        (``joblib.parallel_config(backend="dask")``, "loky"), tasks there, each getting X and X_privileged
+        (docs/distributed.md).
     refit : bool or callable, default=True
         Refit ``best_estimator_`` on all the data; a callable picks ``best_index_`` from ``cv_results_``.
     verbose : int, default=0
@@ -218,12 +221,27 @@ class SVMPlusSearchCV(BaseSearchCV):
         n = len(candidates)
         if self.verbose > 0:
             print(f"Fitting 1 model for each of {n} candidates ({self.criterion}), totalling {n} fits", flush=True)
-        parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
         progress = SearchProgress(n)
-        out = parallel(delayed(_evaluate)(template, params, X, y, X_priv, criterion=self.criterion, splits=splits,
-                                          heldout=heldout, return_train_score=self.return_train_score,
-                                          error_score=self.error_score, verbose=self.verbose, progress=progress)
-                       for params in candidates)
+        backend = active_backend()
+        # every task trains its point from X and X_privileged, so any backend runs them; one in other processes or
+        # machines (dask, loky) gets tasks that print nothing (a worker's stdout is its own) and cannot tick this
+        # process's progress: their lines are printed here, as their results arrive
+        shipped = ships_tasks(backend)
+        if shipped:
+            parallel = shipping_parallel(backend, self.n_jobs, self.pre_dispatch)
+        else:
+            parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
+        runs = parallel(delayed(_evaluate)(template, params, X, y, X_priv, criterion=self.criterion, splits=splits,
+                                           heldout=heldout, return_train_score=self.return_train_score,
+                                           error_score=self.error_score, verbose=0 if shipped else self.verbose,
+                                           progress=None if shipped else progress)
+                        for params in candidates)
+        out = []
+        for params, result in zip(candidates, runs):
+            if shipped and self.verbose > 0:
+                announce_point(params, name="SVMPlusSearchCV", progress=progress, criterion=self.criterion,
+                               value=result["estimate"], fit_time=result["fit_time"], score_time=result["score_time"])
+            out.append(result)
         compat.warn_or_raise_about_fit_failures(out, self.error_score)
 
         more = {self.criterion: [o["estimate"] for o in out], "n_sv": [o["n_sv"] for o in out]}
