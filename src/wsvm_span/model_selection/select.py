@@ -142,9 +142,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=1, help="grid points trained in parallel (joblib threads)")
     p.add_argument("--dask", metavar="ADDRESS",
                    help="run the grid on a dask.distributed cluster through joblib's dask backend, on every worker "
-                        "thread of it: the scheduler's address (tcp://HOST:8786), or 'local' for a LocalCluster of "
-                        "--jobs worker processes of one thread each here; each task computes its kernel where it "
-                        f"runs (needs the dask extra: {DASK_EXTRA})")
+                        "thread of it: the scheduler's address (tcp://HOST:8786; --jobs is not used), or 'local' for a "
+                        "LocalCluster of --jobs worker processes of one thread each here; each task computes its "
+                        f"kernel where it runs (needs the dask extra: {DASK_EXTRA})")
     p.add_argument("--max-memory", type=_positive, metavar="MB",
                    help="the most memory (MB) the search may take: it is estimated first (an upper bound, printed "
                         "at the start) and the search refused beyond it (default: the memory available now)")
