@@ -35,7 +35,8 @@ from wsvm_span.svm_plus import SVMPlusClassifier, kfold_cv_error
 from . import _sklearn_compat as compat
 from ._grid import SVM_PLUS_CRITERIA, svm_plus_param_grid
 from ._progress import SearchProgress
-from ._search import SpanSearchCV, check_tie_rule, choose_best, classifier_search_tags, finish_point
+from ._search import (SpanSearchCV, active_backend, announce_point, check_tie_rule, choose_best, classifier_search_tags,
+                      finish_point, ships_tasks, shipping_parallel)
 from ._sklearn_compat import BaseSearchCV, StrOptions
 
 __all__ = ["SVMPlusSearchCV"]
@@ -186,7 +187,9 @@ class SVMPlusSearchCV(BaseSearchCV):
         data). Computed once, so every grid point sees the same folds.
     n_jobs, pre_dispatch : int or None, and int or str
         joblib threads over the pairs of kernel widths (gamma, priv_gamma); each holds its two l x l kernels.
-        The results do not depend on n_jobs.
+        Under a joblib backend of processes or machines (``joblib.parallel_config(backend="dask")``, "loky"), tasks
+        there, each getting X and X_privileged and computing its own kernels (docs/distributed.md). The results do
+        not depend on n_jobs or the backend.
     refit : bool or callable, default=True
         Refit ``best_estimator_`` on all the data; a callable picks ``best_index_`` from ``cv_results_``.
     verbose : int, default=0
@@ -302,14 +305,31 @@ class SVMPlusSearchCV(BaseSearchCV):
         n = len(candidates)
         if self.verbose > 0:
             print(f"Fitting 1 model for each of {n} candidates ({self.criterion}), totalling {n} fits", flush=True)
-        # one task per pair of kernels (n_jobs of them in memory at once), its walks along C in order
-        parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
         progress = SearchProgress(n)
+        backend = active_backend()
+        # one task per pair of kernels (n_jobs of them in memory at once), its walks along C in order; each computes
+        # its kernels from X and X_privileged, so any backend runs them. One in other processes or machines (dask,
+        # loky) gets tasks that print nothing (a worker's stdout is its own) and cannot tick this process's
+        # progress: their lines are printed here, as their results arrive
+        shipped = ships_tasks(backend)
+        if shipped:
+            parallel = shipping_parallel(backend, self.n_jobs, self.pre_dispatch)
+        else:
+            parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
         by_kernel = parallel(delayed(_evaluate_kernel)(
             template, candidates, walks, X, y, X_priv, splits=splits, folds=folds, criterion=self.criterion,
             heldout=heldout, return_train_score=self.return_train_score, error_score=self.error_score,
-            verbose=self.verbose, progress=progress) for walks in _walks(candidates).values())
-        out = [result for _, result in sorted((pair for group in by_kernel for pair in group), key=lambda p: p[0])]
+            verbose=0 if shipped else self.verbose, progress=None if shipped else progress)
+            for walks in _walks(candidates).values())
+        results = {}
+        for group in by_kernel:
+            for i, result in group:
+                if shipped and self.verbose > 0:
+                    announce_point(candidates[i], name="SVMPlusSearchCV", progress=progress,
+                                   criterion=self.criterion, value=result["estimate"], fit_time=result["fit_time"],
+                                   score_time=result["score_time"])
+                results[i] = result
+        out = [results[i] for i in range(n)]
         compat.warn_or_raise_about_fit_failures(out, self.error_score)
 
         more = {self.criterion: [o["estimate"] for o in out], "n_sv": [o["n_sv"] for o in out]}
