@@ -346,4 +346,4 @@ def test_table_by_hand():
                                                                  "speedup_smo_hot")}
     assert "Hot-started smo's tolerance (hot_tol): 0.001" in t.footer
     md = to_markdown(t)
-    assert "| 400 | 3            | 0.20 ± 0.10 |" in md and "| 5.0e-06 " in md and "| 1           |" in md
+    assert "| 400 | 3            | 0.200 ± 0.100 |" in md and "| 5.0e-06 " in md and "| 1           |" in md

@@ -217,8 +217,9 @@ TABLES: tuple[Table, ...] = (
           "the span-rule counts every SV as an error) and the curves' RMSE over the points where every replicate has "
           "n* >= 1, the minimisers of its curve and of the test-error curve (the smallest value when several tie) "
           "and their difference, the test error (%) of the model it selects on the curve of each replicate (tie "
-          "rule: {tie_rule}, {tie_rule_text}) and the minimum test error on the curve. The span bound is not "
-          "bounded by 1: no RMSE.",
+          "rule: {tie_rule}, {tie_rule_text}) and the minimum test error on that curve, both mean +- sd over the "
+          "replicates (Min. error is the mean of each replicate's own minimum, not the minimum of the mean "
+          "test-error curve, which the minimiser columns locate). The span bound is not bounded by 1: no RMSE.",
           headline="Experiment 10, model selection (standard SVM)"),
     Table("exp10_cost", "standard_span.table_exp10_cost", ("exp10",), "exp10",
           "Standard SVM: mean +- sd time per model (milliseconds, one processor: one thread for the trainer, BLAS "
