@@ -456,7 +456,9 @@ COMMITTED_TOL = 0.2
 def test_shipped_measured_ratios_rebuild_from_the_committed_parts():
     """`calibrate-cost --parts reproduced/paper-*/` reproduces the shipped calibration's measured ratios from the
     committed parts (their rows' chunks and configs), and with them the projection is within COMMITTED_TOL of
-    every experiment's measured seconds; without them Experiments 7 and 10, priced as LIBSVM, were 5-9x too high."""
+    every experiment's measured seconds; without them Experiments 7 and 10, priced as LIBSVM, are 2.4-2.9x too high
+    (5-9x against their first runs, on a machine of their own; their reruns for issue 43 shared a loaded one, and
+    Experiment 7's added the hot-started baseline)."""
     from pathlib import Path
 
     from wsvm_span.study.config.estimate import committed_error, fit_kind_ratios, load_calibration
@@ -474,4 +476,4 @@ def test_shipped_measured_ratios_rebuild_from_the_committed_parts():
     assert set(after) == {"exp1", "exp2", "exp6", "exp7", "exp8", "exp9", "exp10"}
     assert all(abs(e["error"]) <= COMMITTED_TOL for e in after.values()), after
     before = committed_error(cal.with_kind_ratios([]), measured)
-    assert before["exp7"]["error"] > 4 and before["exp10"]["error"] > 3
+    assert before["exp7"]["error"] > 1 and before["exp10"]["error"] > 1

@@ -301,11 +301,11 @@ def test_paper_config_plans_the_full_study():
     assert len(ex.experiment_datasets(cfg, "exp6")) == 24
     assert sc.grid_size(sc.grid_axes(cfg, "exp1")) == 33 * 33
     assert sc.grid_size(sc.grid_axes(cfg, "exp2")) == 10 * 10 * 17
-    # exp10 (standard-svm-span.md): 23 digit subsets x 10 sigmas, 100 breast cancer splits x 3 sigmas x 17 C,
-    # one job per replicate
+    # exp10 (standard-svm-span.md): 23 digit subsets x 17 sigmas (2 to 100: past the span-to-diameter ratio's
+    # extreme), 100 breast cancer splits x 3 sigmas x 17 C, one job per replicate
     grid = [j for j in jobs if j.experiment not in ("exp8", "exp7", "exp9")]
     # exp2: parkinson_speech once (a fixed split), both bank draws over seeds 0-9 (seeds_by_dataset)
-    assert sum(j.n_models for j in grid) == 12 * 1089 + 21 * 1700 + 24 * 1089 + 23 * 10 + 100 * 3 * 17
+    assert sum(j.n_models for j in grid) == 12 * 1089 + 21 * 1700 + 24 * 1089 + 23 * 17 + 100 * 3 * 17
     # one replicate each otherwise (seeds [0], realizations [1]); as the committed parts ran: exp1 33 jobs per data
     # set, exp2 17 for parkinson_speech and one per bank replicate, exp6 33 jobs per data set at every l; exp10 one
     # job per replicate of its tasks
@@ -395,7 +395,8 @@ def test_bad_seeds_by_dataset_is_rejected_by_name(entry, message):
 
 
 def test_a_config_without_seeds_by_dataset_keeps_its_hash():
-    """No schema default: the key is absent unless given, so the hashes of configs written before it stay."""
+    """No schema default: the key is absent unless given, so the hashes of configs written before it stay (the
+    hash pinned here moved once since, on purpose: exp7's hot-started baseline, ``hot_tol`` with its default)."""
     cfg = sc.load_config(REPO / "config" / "config.yaml")
     assert "seeds_by_dataset" not in cfg
-    assert sc.config_hash(cfg).startswith("3bfa8ad3739c")
+    assert sc.config_hash(cfg).startswith("b5696e9397fa")

@@ -1,5 +1,5 @@
 """The reference experiment of the solution path (solution-path.md, "Reference experiment"), measured
-once per data set: the path against LIBSVM re-solving at its breakpoints.
+once per data set: the path against re-solving at its breakpoints, cold by the engine and hot-started by SMO.
 
 Four 2-D Gaussians (``data.four_gaussians``), RBF exp(-(gamma / p) ||x - x'||^2) with gamma = 1, p = 2;
 the weight of group D1 goes from ``d1_start`` (slightly above 0: a path never starts from c_i = 0) to
@@ -9,8 +9,9 @@ traces one such path (every alpha at every breakpoint, and the validation error 
 ``exp7_alpha_paths``.
 
 Times are CPU seconds of this process (the stable measure on a shared machine; the caller runs it under
-one BLAS thread), wall seconds beside them. scikit-learn's LIBSVM has no warm start, so the re-solves
-are cold.
+one BLAS thread), wall seconds beside them. The engine's re-solves are cold (scikit-learn's LIBSVM has no warm
+start). Beside them, the original study's baseline: SMO hot-started at every breakpoint from its own solution
+at the previous one (alpha seeding, ``engines.warm_start.rescaled_start``) at a loose tolerance (``HOT_TOL``).
 """
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ import numpy as np
 
 from ..data.four_gaussians import make_four_gaussians
 from ..engines import AUTO, DEFAULT_TOL, fit_svm
+from ..engines.warm_start import Solved, rescaled_start
 from ..kernels import rbf_kernel
 from .solver import follow_path, start_path
 from .uses import validation_error_pieces
 
-__all__ = ["CpuClock", "D1_END", "D1_START", "D2_WEIGHT", "REFERENCE_GAMMA", "END_TOL", "ReferencePath",
-           "ReferenceTrace", "measure_reference_path", "reference_problem", "trace_reference_path"]
+__all__ = ["CpuClock", "D1_END", "D1_START", "D2_WEIGHT", "HOT_ENGINE", "HOT_TOL", "REFERENCE_GAMMA", "END_TOL",
+           "ReferencePath", "ReferenceTrace", "hot_resolves", "measure_reference_path", "reference_problem",
+           "trace_reference_path"]
 
 #: exp(-(gamma / p) ||x - x'||^2) with gamma = 1 and p = 2 (the input dimension)
 REFERENCE_GAMMA = 0.5
@@ -37,6 +40,10 @@ D2_WEIGHT = 10.0
 #: LIBSVM's tolerance for the independent solution at the path's end (``end_max_abs_df``): far below the
 #: study's 1e-7 so that the difference measures the path, not LIBSVM's stopping rule
 END_TOL = 1e-10
+#: the hot-started baseline: the original study's SMO re-solving at every breakpoint from the previous
+#: breakpoint's solution at tolerance 1e-3 (the only engine here that starts from a given dual)
+HOT_ENGINE = "smo"
+HOT_TOL = 1e-3
 
 
 class CpuClock:
@@ -74,6 +81,16 @@ class ReferencePath:
         n_events, scaled from the sample otherwise).
     speedup : float
         t_libsvm / t_path.
+    hot_tol : float
+        Tolerance of the hot-started SMO re-solves.
+    t_smo_hot : float
+        CPU seconds of SMO re-solving at every breakpoint, each hot-started from its own solution at the
+        previous breakpoint (the first from the start model), at ``hot_tol`` (``hot_resolves``).
+    speedup_smo_hot : float
+        t_smo_hot / t_path.
+    max_abs_df_smo_hot : float
+        Largest ``|f_path - f_smo_hot|`` over the training points at every breakpoint (the hot re-solves'
+        accuracy at ``hot_tol``; up to a constant where no SV is free).
     max_abs_df : float
         Largest ``|f_path - f_LIBSVM|`` over the training points at the re-solved breakpoints (up to a constant at
         the ``n_nonunique_b`` of them where no SV is free, so that b is not unique).
@@ -105,6 +122,10 @@ class ReferencePath:
     t_resolve_wall: float
     t_libsvm: float
     speedup: float
+    hot_tol: float
+    t_smo_hot: float
+    speedup_smo_hot: float
+    max_abs_df_smo_hot: float
     max_abs_df: float
     n_nonunique_b: int
     end_max_abs_df: float
@@ -122,9 +143,73 @@ def reference_problem(n: int, seed: int, d1_start: float = D1_START):
     return K, y, c_old, c_new
 
 
+def hot_resolves(start, K, y, c_old, c_new, thetas, tol: float = HOT_TOL):
+    """SMO re-solving at the breakpoints ``thetas`` (in path order), each hot-started from its own solution at
+    the previous one, the first from ``start`` (the model at c_old): the original study's baseline.
+
+    Alpha seeding (``engines.warm_start.rescaled_start``): the alphas at their upper bound move with their
+    weights, the others stay, y'a = 0 is restored, and the start's gradient is updated from the previous
+    solution where that is cheaper than the solver's own pass. The optimum reached is the one a cold start
+    reaches, to ``tol``.
+
+    Parameters
+    ----------
+    start : WeightedSVM
+        The solution at c_old (any engine).
+    K : ndarray of shape (l, l)
+        The training kernel.
+    y : ndarray of shape (l,)
+        The labels.
+    c_old, c_new : ndarray of shape (l,)
+        The path's weights at theta = 0 and 1.
+    thetas : array-like of float
+        The breakpoints, non-decreasing.
+    tol : float, default=1e-3
+        SMO's tolerance.
+
+    Yields
+    ------
+    WeightedSVM
+        The SMO solution at c_old + theta (c_new - c_old), one per theta, in order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.engines import fit_svm
+    >>> from wsvm_span.solution_path.reference import hot_resolves, reference_problem
+    >>> K, y, c_old, c_new = reference_problem(40, 0)
+    >>> start = fit_svm(K, y, c_old, engine="smo")
+    >>> [m.engine for m in hot_resolves(start, K, y, c_old, c_new, [0.5, 1.0])]
+    ['smo', 'smo']
+    """
+    previous = start
+    for theta in thetas:
+        c = c_old + theta * (c_new - c_old)
+        seed = rescaled_start(Solved.from_model(previous), c, K)
+        previous = fit_svm(K, y, c, engine=HOT_ENGINE, tol=tol, check_input=False, alpha0=seed)
+        yield previous
+
+
+def _largest_difference(tracked, thetas, decisions, no_free_sv) -> tuple[float, int]:
+    """(largest |f_path - f| over the training points at the breakpoints ``thetas``, how many of them had no
+    free SV). Where a solution has no free SV (e.g. the only margin point reaches a bound at that breakpoint)
+    every b of an interval is optimal and a re-solver may take any of it, the path one end: f is compared up to
+    that constant."""
+    rows = np.searchsorted(tracked.track_theta, thetas, side="right") - 1
+    largest, nonunique_b = 0.0, 0
+    for row, f, no_free in zip(rows, decisions, no_free_sv):
+        df = tracked.track_f[row] - f
+        if no_free:
+            nonunique_b += 1
+            df = df - df.mean()
+        largest = max(largest, float(np.max(np.abs(df))))
+    return largest, nonunique_b
+
+
 def measure_reference_path(n: int, seed: int, *, d1_start: float = D1_START, resolve: int | None = None,
-                           tol: float = DEFAULT_TOL, engine: str = AUTO) -> ReferencePath:
-    """Follow the cost-weighted path of a four-Gaussian data set and re-solve LIBSVM at its breakpoints.
+                           tol: float = DEFAULT_TOL, engine: str = AUTO, hot_tol: float = HOT_TOL) -> ReferencePath:
+    """Follow the cost-weighted path of a four-Gaussian data set, re-solve by the engine (cold) at its
+    breakpoints, and by SMO hot-started from the previous breakpoint at every breakpoint.
 
     Parameters
     ----------
@@ -138,20 +223,23 @@ def measure_reference_path(n: int, seed: int, *, d1_start: float = D1_START, res
         None re-solves at every breakpoint; a positive count re-solves at that many breakpoints drawn without
         replacement (seeded by ``seed``) and scales the time to all of them.
     tol : float, default=1e-7
-        LIBSVM's tolerance (the start model and the re-solves).
+        The engine's tolerance (the start model and the cold re-solves).
     engine : str, default="auto"
-        LIBSVM's engine.
+        The engine of the start model and the cold re-solves.
+    hot_tol : float, default=1e-3
+        SMO's tolerance for the hot-started re-solves (``hot_resolves``; always at every breakpoint: each
+        starts from the previous one's solution).
 
     Returns
     -------
     ReferencePath
-        The path's events and times against LIBSVM's, and their largest difference.
+        The path's events and times against the re-solvers', and their largest differences.
 
     Raises
     ------
     ValueError
-        If n is not a positive multiple of 4, ``d1_start`` is not in (0, 10), or ``resolve`` is neither None
-        nor a positive integer.
+        If n is not a positive multiple of 4, ``d1_start`` is not in (0, 10), ``resolve`` is neither None
+        nor a positive integer, or ``hot_tol`` is not positive.
 
     Examples
     --------
@@ -162,6 +250,8 @@ def measure_reference_path(n: int, seed: int, *, d1_start: float = D1_START, res
     """
     if resolve is not None and not (isinstance(resolve, (int, np.integer)) and resolve >= 1):
         raise ValueError(f"resolve must be None (every breakpoint) or a positive integer, got {resolve!r}")
+    if not (np.isfinite(hot_tol) and hot_tol > 0):
+        raise ValueError(f"hot_tol must be a positive tolerance, got {hot_tol!r}")
     K, y, c_old, c_new = reference_problem(n, seed, d1_start)
     start = fit_svm(K, y, c_old, engine=engine, tol=tol, check_input=False)
     with CpuClock() as t_path:
@@ -175,21 +265,21 @@ def measure_reference_path(n: int, seed: int, *, d1_start: float = D1_START, res
         for k in picked:
             resolved.append(fit_svm(K, y, c_old + thetas[k] * (c_new - c_old), engine=engine, tol=tol,
                                     check_input=False))
-    # The path's decision values at the breakpoints, from a second (untimed) run that tracks them. Where the
-    # solution has no free SV (e.g. the only margin point reaches a bound at that breakpoint) every b of an
-    # interval is optimal and LIBSVM takes its middle, the path one end: f is compared up to that constant.
-    max_df, nonunique_b = 0.0, 0
-    if picked.size and res.fallback is None:
+    # only what the comparison needs is kept: a model per breakpoint would hold several l-vectors each
+    hot_f, hot_no_free = [], []
+    with CpuClock() as t_hot:
+        for model in hot_resolves(start, K, y, c_old, c_new, thetas, tol=hot_tol):
+            hot_f.append(model.decision_train)
+            hot_no_free.append(model.inbound.size == 0)
+    # The path's decision values at the breakpoints, from a second (untimed) run that tracks them
+    max_df, nonunique_b, max_df_hot = 0.0, 0, 0.0
+    if thetas.size and res.fallback is None:
         tracked = follow_path(start, K, c_new, K_track=K, check_input=False)
-        rows = np.searchsorted(tracked.track_theta, thetas[picked], side="right") - 1
-        for row, ref in zip(rows, resolved):
-            df = tracked.track_f[row] - ref.decision_train
-            if ref.inbound.size == 0:
-                nonunique_b += 1
-                df = df - df.mean()
-            max_df = max(max_df, float(np.max(np.abs(df))))
-    elif picked.size:
-        max_df = float("nan")  # the path did not reach its end: no path values to compare
+        max_df, nonunique_b = _largest_difference(tracked, thetas[picked], [r.decision_train for r in resolved],
+                                                  [r.inbound.size == 0 for r in resolved])
+        max_df_hot, _ = _largest_difference(tracked, thetas, hot_f, hot_no_free)
+    elif thetas.size:
+        max_df = max_df_hot = float("nan")  # the path did not reach its end: no path values to compare
     end_ref = fit_svm(K, y, c_new, engine=engine, tol=END_TOL, check_input=False)
     per_solve = t_lib.cpu / picked.size if picked.size else float("nan")
     t_libsvm = per_solve * res.n_events if picked.size else 0.0
@@ -198,7 +288,9 @@ def measure_reference_path(n: int, seed: int, *, d1_start: float = D1_START, res
         max_margin_size=int(res.margin_sizes.max()), t_path=t_path.cpu, t_path_wall=t_path.wall,
         n_resolved=int(picked.size), t_resolve=per_solve,
         t_resolve_wall=t_lib.wall / picked.size if picked.size else float("nan"), t_libsvm=t_libsvm,
-        speedup=t_libsvm / t_path.cpu if t_path.cpu > 0 else float("nan"), max_abs_df=max_df,
+        speedup=t_libsvm / t_path.cpu if t_path.cpu > 0 else float("nan"), hot_tol=float(hot_tol),
+        t_smo_hot=t_hot.cpu, speedup_smo_hot=t_hot.cpu / t_path.cpu if t_path.cpu > 0 else float("nan"),
+        max_abs_df_smo_hot=max_df_hot, max_abs_df=max_df,
         n_nonunique_b=nonunique_b,
         end_max_abs_df=float(np.max(np.abs(res.model.decision_train - end_ref.decision_train))),
         fallback=res.fallback)

@@ -126,8 +126,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                "selection, cost) over sigma and C", "standard_span"),
     Experiment("exp8", "SVM+ vs weighted SVMs (privileged information, weights A and B, sigmoid scores) vs the "
                "plain SVM, selected by a validation sample, K-fold CV and the span-rule", "lupi", None, "benchmark"),
-    Experiment("exp7", "Exact solution path vs LIBSVM re-solving at every breakpoint (four Gaussians, cost-weighted "
-               "path)", "reference_path"),
+    Experiment("exp7", "Exact solution path vs re-solving at every breakpoint, cold and hot-started (four Gaussians, "
+               "cost-weighted path)", "reference_path"),
     Experiment("exp9", "Large training sets: the randomized sampling trainer against full LIBSVM (time, memory, "
                "certificate), and span-rule selection against K-fold CV at that scale", "sampling"),
 )}
@@ -217,8 +217,9 @@ TABLES: tuple[Table, ...] = (
           "the span-rule counts every SV as an error) and the curves' RMSE over the points where every replicate has "
           "n* >= 1, the minimisers of its curve and of the test-error curve (the smallest value when several tie) "
           "and their difference, the test error (%) of the model it selects on the curve of each replicate (tie "
-          "rule: {tie_rule}, {tie_rule_text}) and the minimum test error on the curve. The span bound is not "
-          "bounded by 1: no RMSE.",
+          "rule: {tie_rule}, {tie_rule_text}) and the minimum test error on that curve, both mean +- sd over the "
+          "replicates (Min. error is the mean of each replicate's own minimum, not the minimum of the mean "
+          "test-error curve, which the minimiser columns locate). The span bound is not bounded by 1: no RMSE.",
           headline="Experiment 10, model selection (standard SVM)"),
     Table("exp10_cost", "standard_span.table_exp10_cost", ("exp10",), "exp10",
           "Standard SVM: mean +- sd time per model (milliseconds, one processor: one thread for the trainer, BLAS "
@@ -249,14 +250,16 @@ TABLES: tuple[Table, ...] = (
           "weights and of unpolished models.",
           headline="Experiment 8: what estimates SVM+'s leave-one-out error?"),
     Table("exp7_path", "reference_path.table_exp7", ("exp7",), "exp7",
-          "Four Gaussians, cost-weighted path (group D1's weight from ~0 to 10, D2 at 10), per size l = n: medians "
-          "over the data sets (column Replicates) of the CPU seconds (one thread) of the exact solution path and of "
-          "re-solving (cold, {engine}) at every breakpoint (scaled from the re-solved breakpoints where fewer than "
-          "all were re-solved), of the path's events and mean |M|, of the re-solved breakpoints and of the speed-up; "
-          "the smallest speed-up; the largest |f_path - f| over the training points at the re-solved breakpoints, "
-          "f re-solved (units of 1e-6: the re-solver's accuracy; up to a constant where no SV is free, so that b is "
-          "not unique: the re-solver takes the middle of the optimal interval, the path an end); the paths that fell "
-          "back to re-solving.",
+          "Four Gaussians, cost-weighted path (group D1's weight from ~0 to 10, D2 at 10), per size l = n: mean +- sd "
+          "over the data sets (column Replicates) of the CPU seconds (one thread) of the exact solution path, of "
+          "re-solving cold by {engine} at every breakpoint (scaled from the re-solved breakpoints where fewer than all "
+          "were re-solved) and of re-solving by smo at every breakpoint hot-started from its solution at the previous "
+          "one (alpha seeding, the original study's baseline; its tolerance under the table), of the path's events "
+          "and mean |M|, of the re-solved breakpoints and of the speed-up against each re-solver (per data set: "
+          "re-solver's time / path's time), with each speed-up's smallest; the largest |f_path - f| over the training "
+          "points at the re-solved breakpoints, f by each re-solver (its accuracy; up to a constant where no SV is "
+          "free, so that b is not unique: a re-solver may take any of the optimal interval, the path an end); the "
+          "paths that fell back to re-solving.",
           headline="Experiment 7 (exact solution path, four Gaussians)"),
     Table("exp9_training", "sampling.table_exp9_training", ("exp9",), "exp9",
           "Training from the features on one thread, per data set, training size l, C (log2) and engine (the "

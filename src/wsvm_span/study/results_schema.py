@@ -124,8 +124,10 @@ LABELS: dict[str, str] = {
     "n_events": "Events",
     "mean_margin_size": "Mean |M|",
     "t_path": "Path (s)",
-    "t_libsvm": "Re-solving by {engine} at every breakpoint (s)",
-    "speedup": "Speed-up",
+    "t_libsvm": "Re-solving by {engine}, cold, at every breakpoint (s)",
+    "speedup": "Speed-up vs {engine} cold",
+    "t_smo_hot": "Re-solving by smo, hot-started, at every breakpoint (s)",
+    "speedup_smo_hot": "Speed-up vs smo hot-started",
     "cpu_train": "Training CPU",
     "peak_mem_mb": "Peak memory (MiB)",
     "kernel_mb": "l x l kernel (MiB)",
@@ -314,9 +316,10 @@ _LUPI_FIELDS: list[tuple[str, pa.DataType]] = [
 ]
 
 #: Experiment 7 ("reference_path" job kind): one row per four-Gaussian data set (n, seed): the exact solution
-#: path of the cost-weighted experiment against LIBSVM re-solving at its breakpoints (the fields of
-#: ``solution_path.reference.ReferencePath``; CPU seconds; ``fallback`` 1 where the path's end was replaced
-#: by LIBSVM; ``t_libsvm`` scaled from ``n_resolved`` breakpoints where that is below ``n_events``)
+#: path of the cost-weighted experiment against the engine re-solving (cold) at its breakpoints and SMO re-solving
+#: hot-started at every breakpoint (the fields of ``solution_path.reference.ReferencePath``; CPU seconds;
+#: ``fallback`` 1 where the path's end was replaced by the engine; ``t_libsvm`` scaled from ``n_resolved``
+#: breakpoints where that is below ``n_events``)
 _REFERENCE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("experiment", pa.string()),
     ("dataset", pa.string()),
@@ -331,7 +334,8 @@ _REFERENCE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("t_path", pa.float64()),
     ("t_path_wall", pa.float64()),
     ("n_resolved", pa.int64()),
-    *[(name, pa.float64()) for name in ("t_resolve", "t_resolve_wall", "t_libsvm", "speedup", "max_abs_df")],
+    *[(name, pa.float64()) for name in ("t_resolve", "t_resolve_wall", "t_libsvm", "speedup", "hot_tol", "t_smo_hot",
+                                         "speedup_smo_hot", "max_abs_df_smo_hot", "max_abs_df")],
     ("n_nonunique_b", pa.int64()),
     ("end_max_abs_df", pa.float64()),
     ("fallback", pa.int64()),

@@ -1,13 +1,15 @@
 """The reference-path job (Experiment 7, solution-path.md "Reference experiment"): the exact solution path
-against LIBSVM re-solving at its breakpoints, on the four-Gaussian toy.
+against re-solving at its breakpoints, on the four-Gaussian toy.
 
 A job is one size n: its rows are the data sets (n, seed) with seeds ``seeds[0] .. seeds[0] + replicates - 1``
 (the config's first seed), each measured by ``wsvm_span.solution_path.reference.measure_reference_path``
 (the function the benchmark ``bench_solution_path.py exp7`` calls too): the cost-weighted path (group D1
-from ``d1_start`` to 10, D2 at 10), its events and |M|, its time, the time of LIBSVM re-solving (cold) at
-every breakpoint or at a seeded sample of ``resolve`` breakpoints scaled to all (``n_resolved`` < ``n_events``
-says so), the speed-up, the largest |f_path - f_LIBSVM| at the re-solved breakpoints and at the end, and
-whether the path fell back to LIBSVM. Times are CPU seconds under one thread.
+from ``d1_start`` to 10, D2 at 10), its events and |M|, its time, the time of the config's engine re-solving
+(cold) at every breakpoint or at a seeded sample of ``resolve`` breakpoints scaled to all (``n_resolved`` <
+``n_events`` says so), the time of SMO re-solving at every breakpoint hot-started from the previous one at
+tolerance ``hot_tol`` (the original study's baseline), the speed-up against each, the largest |f_path - f| of
+each re-solver at its breakpoints and of the engine at the end, and whether the path fell back to the engine.
+Times are CPU seconds under one thread.
 """
 
 from __future__ import annotations
@@ -49,9 +51,10 @@ EXTRA_SOLVES = 2
 class ReferenceJob(JobIdentity):
     """The data sets ``seeds`` of size ``n``.
 
-    resolve : breakpoints re-solved by LIBSVM per data set (None: every breakpoint)
+    resolve : breakpoints re-solved cold by the engine per data set (None: every breakpoint)
     d1_start : the starting weight of group D1 (the path ends at 10)
-    engine, tol : LIBSVM's (config ``svm``; the start model and the re-solves)
+    engine, tol : the engine's (config ``svm``; the start model and the cold re-solves)
+    hot_tol : SMO's tolerance for the hot-started re-solves at every breakpoint
     """
 
     kind: ClassVar[str] = KIND
@@ -62,6 +65,7 @@ class ReferenceJob(JobIdentity):
     d1_start: float
     engine: str
     tol: float
+    hot_tol: float
 
     @property
     def variant(self) -> str:
@@ -94,7 +98,7 @@ def plan(cfg: Mapping[str, Any], experiment: str) -> list[ReferenceJob]:
     engine = cfg["svm"]["engine"]
     return [ReferenceJob(experiment=experiment, dataset=DATASET, seed=first, realization=1, chunk=0, n=int(n),
                          seeds=seeds, resolve=spec["resolve"], d1_start=float(spec["d1_start"]),
-                         engine=engine, tol=float(cfg["svm"]["tol"]))
+                         engine=engine, tol=float(cfg["svm"]["tol"]), hot_tol=float(spec["hot_tol"]))
             for n in spec["sizes"]]
 
 
@@ -157,7 +161,7 @@ def _measure(job: ReferenceJob, n: int, seed: int, resolve: int | None):
     from wsvm_span.solution_path.reference import measure_reference_path
 
     return measure_reference_path(n, seed, d1_start=job.d1_start, resolve=resolve, tol=job.tol,
-                                  engine=job.engine)
+                                  engine=job.engine, hot_tol=job.hot_tol)
 
 
 def prepare(job: ReferenceJob, settings) -> ReferenceProblem:
@@ -169,8 +173,8 @@ def prepare(job: ReferenceJob, settings) -> ReferenceProblem:
     with single_threaded():
         _measure(job, WARM_UP_N, job.seeds[0], 2)
     problem = ReferenceProblem(setup_s=time.perf_counter() - t0)
-    log.info("%s: n=%d data sets %s resolve=%s engine=%s", job.slot, job.n, list(job.seeds),
-             "all" if job.resolve is None else job.resolve, job.engine)
+    log.info("%s: n=%d data sets %s resolve=%s engine=%s hot_tol=%g", job.slot, job.n, list(job.seeds),
+             "all" if job.resolve is None else job.resolve, job.engine, job.hot_tol)
     return problem
 
 
@@ -202,7 +206,7 @@ def run_params(job: ReferenceJob, problem: ReferenceProblem) -> dict[str, Any]:
         "n_models": job.n_models, "seeds": ",".join(map(str, job.seeds)),
         "resolve": "all" if job.resolve is None else job.resolve, "d1_start": job.d1_start, "d1_end": D1_END,
         "d2_weight": D2_WEIGHT, "kernel": "exp(-(gamma / p) ||x - x'||^2), gamma = 1, p = 2",
-        "gamma": REFERENCE_GAMMA, "tol": job.tol, "engine_requested": job.engine,
+        "gamma": REFERENCE_GAMMA, "tol": job.tol, "engine_requested": job.engine, "hot_tol": job.hot_tol,
     }
 
 

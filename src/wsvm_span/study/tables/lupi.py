@@ -102,8 +102,9 @@ def _shared_training_footer(df: pd.DataFrame) -> list[str]:
         return []
     return [f"{dataset}: at l = {pool} the ratios 1:2 and 2:1 train on the same {pool} points of each seed (the "
             "toy's whole training pool), so their rows there agree for every method whose weights do not come from "
-            "the validation sample (svm, svm_plus, nw, sigmoid): the same CV, span-rule, span bound and minimum; "
-            "only their validation columns, and the learned weights, differ."]
+            "the validation sample (svm, svm_plus, sigmoid; nw too in rows that estimated its P(1|x) on the training "
+            "sample, before issue 42): the same CV, span-rule, span bound and minimum; only their validation columns, "
+            "and the weights fitted on the validation sample (learned; nw since issue 42), differ."]
 
 
 def _unconverged_footer(df: pd.DataFrame) -> list[str]:
