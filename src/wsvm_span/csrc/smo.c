@@ -72,8 +72,9 @@ typedef struct {
     int64_t *owner;         /* per slot: the position whose row it holds, or -1 */
     int64_t *last_used;     /* per slot: the clock of its last use */
     int64_t step_work, gradient_work;  /* SmoResult's counters */
-    const RowFiller *rows;  /* NULL: every row of K is valid */
+    const RowSource *rows;  /* NULL: every row of K is valid */
     int fill_failed;
+    double *zero_row;       /* with rows: what a failed read returns (n_rows zeros) while the solve winds down */
     /* the shrunk variables' snapshots: alpha in the caller's order at each pass that shrank some, and per
      * caller's index the snapshot its variable was shrunk at (-1: active) */
     const int64_t *idx0;    /* the caller's idx (NULL: 0..n-1) */
@@ -104,11 +105,16 @@ static inline signed char status_of(double a, double c) {
     return FREE;
 }
 
-/* K's row r, computed first when K is filled on demand (the row of every variable the solver reads) */
+/* K's row r: the one accessor of the kernel. In place (no source, or a row already computed in K) it is read
+ * where it is; otherwise the source computes it (RowSource: valid until this thread's next call, so every caller
+ * reads it at once). A failed read returns zeros and ends the solve (-2). */
 static inline const double *row_of(Smo *s, int64_t r) {
-    const RowFiller *f = s->rows;
-    if (f && !__atomic_load_n(&f->computed[r], __ATOMIC_ACQUIRE) && f->fill(f->ctx, r) != 0) s->fill_failed = 1;
-    return s->K + r * s->ld;
+    const RowSource *src = s->rows;
+    if (!src || (src->computed && __atomic_load_n(&src->computed[r], __ATOMIC_ACQUIRE))) return s->K + r * s->ld;
+    const double *row = src->row(src->ctx, r);
+    if (row) return row;
+    s->fill_failed = 1;
+    return s->zero_row;
 }
 
 static inline const double *kernel_row(Smo *s, int64_t p) { return row_of(s, s->kidx[p]); }
@@ -133,7 +139,8 @@ static void cache_clear(Smo *s) {
 }
 
 static void check_contiguous(Smo *s) {
-    s->contiguous = 1;
+    /* rows read in place need K to hold them: a row cache's pointer is valid only while it is gathered */
+    s->contiguous = !s->rows || s->rows->computed != NULL;
     for (int64_t t = 1; t < s->n_active && s->contiguous; ++t) s->contiguous = s->kidx[t] == s->kidx[0] + t;
 }
 
@@ -440,7 +447,7 @@ static double objective(const Smo *s) {
 
 int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, const double *y, const double *C,
               double *alpha, const double *grad0, double *grad, double eps, double bound_rtol, int shrinking,
-              int64_t max_iter, double *cache, int64_t cache_len, const RowFiller *rows, SmoResult *result) {
+              int64_t max_iter, double *cache, int64_t cache_len, const RowSource *rows, SmoResult *result) {
     Smo s;
     memset(&s, 0, sizeof s);
     s.rows = rows;
@@ -475,9 +482,11 @@ int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, cons
     s.owner = malloc((size_t)(s.n_slots + 1) * sizeof(int64_t));
     s.last_used = malloc((size_t)(s.n_slots + 1) * sizeof(int64_t));
     s.cache = s.n_slots ? cache : NULL;
+    s.zero_row = rows ? calloc((size_t)(rows->n_rows > 0 ? rows->n_rows : 1), sizeof(double)) : NULL;
     int rc = 0;
     if (!s.kidx || !s.home || !s.slot_of || !s.iwork || !s.y || !s.C || !s.alpha || !s.v || !s.Kdiag || !s.work
-        || !s.spare_i || !s.spare_j || !s.status || !s.flags || !s.shrunk_at || !s.alpha_home || !s.members || !s.owner || !s.last_used) {
+        || !s.spare_i || !s.spare_j || !s.status || !s.flags || !s.shrunk_at || !s.alpha_home || !s.members || !s.owner || !s.last_used
+        || (rows && !s.zero_row)) {
         rc = -1;
         goto done;
     }
@@ -493,7 +502,7 @@ int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, cons
         s.y[p] = y[p];
         s.C[p] = C[p];
         set_alpha(&s, p, alpha[p]);
-        s.Kdiag[p] = K[s.kidx[p] * ld + s.kidx[p]];
+        s.Kdiag[p] = rows && rows->diag ? rows->diag[s.kidx[p]] : K[s.kidx[p] * ld + s.kidx[p]];
     }
     s.const_diag = 1;
     for (int64_t p = 1; p < n && s.const_diag; ++p) s.const_diag = s.Kdiag[p] == s.Kdiag[0];
@@ -564,6 +573,7 @@ done:
     for (int e = 0; e < MAX_SNAPSHOTS; ++e) free(s.snapshots[e]);
     free(s.owner);
     free(s.last_used);
+    free(s.zero_row);
     return rc;
 }
 
