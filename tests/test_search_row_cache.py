@@ -155,6 +155,20 @@ def test_search_on_the_cache_equals_the_search_on_the_whole_kernel(monkeypatch, 
     assert np.array_equal(rows.predict(X_test), whole.predict(X_test))
 
 
+def test_two_threads_share_one_cache(monkeypatch):
+    # one kernel, two walks along C (one per class weighting): n_jobs=2 runs them at once on the same cache
+    X, y = _problem(300, 6, 10)
+    grid = {"C": [0.5, 8.0, 128.0], "gamma": [0.3], "class_weight": [None, {0: 3.0, 1: 1.0}]}
+    whole = SpanSearchCV(param_grid=grid, refit=False, error_score="raise").fit(X, y)
+    made = _spy_caches(monkeypatch)
+    rows = SpanSearchCV(param_grid=grid, refit=False, error_score="raise", n_jobs=2,
+                        cache_size=_mb(12, 300)).fit(X, y)
+    assert len(made) == 1 and made[0].rows_computed > 300 and len(made[0]._pins) >= 1
+    for key in ("span_rule", "xi_alpha_bound", "sv_count_bound"):
+        assert np.abs(rows.cv_results_[key] - whole.cv_results_[key]).max() <= 1.0 / y.size, key
+    assert rows.best_params_ == whole.best_params_
+
+
 def test_cache_is_chosen_where_the_whole_kernel_does_not_fit(monkeypatch, capsys):
     X, y = _problem(2500, 5, 7)
     search = SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.2]}, refit=False, verbose=1)
@@ -229,6 +243,7 @@ _PEAK = textwrap.dedent("""
     from threadpoolctl import threadpool_limits
     from wsvm_span.engines.measure import peak_rss_reset, peak_rss_since
     from wsvm_span.model_selection import SpanSearchCV
+    from wsvm_span.model_selection._memory import row_point_bytes
 
     l, cache = int(sys.argv[1]), float(sys.argv[2])
     X, y = make_classification(n_samples=l, n_features=10, n_informative=5, flip_y=0.05, random_state=0)
@@ -237,7 +252,11 @@ _PEAK = textwrap.dedent("""
     base = peak_rss_reset()
     with threadpool_limits(1):
         search.fit(X, y)
+    # the estimate counts a point's span-rule blocks at n* = 0; each point checks its own against the limit
+    points = max(row_point_bytes(int(i), int(b)) for i, b in zip(search.cv_results_["n_inbound"],
+                                                                  search.cv_results_["n_bounded"]))
     print(json.dumps({"grown": peak_rss_since(base) * 2**20, "estimate": estimate,
+                      "with_points": estimate - row_point_bytes(0) + max(points, row_point_bytes(0)),
                       "span_rule": search.cv_results_["span_rule"].tolist()}))
 """)
 
@@ -255,5 +274,24 @@ def test_peak_memory_stays_far_below_the_whole_kernel(l, cache_mb):
     assert grown > 0
     # the whole-kernel search holds the squared distances and the kernel: 16 l^2 bytes
     assert grown < 16 * l * l / 4
-    assert grown <= got["estimate"]
+    # the memory model the search enforces: its estimate, with each point's span-rule at the point's own n*
+    assert grown <= got["with_points"]
     assert all(0.0 <= v < 0.5 for v in got["span_rule"])
+
+
+# ------------------------------------------------------------------------------------------ wsvm-span select
+def test_select_takes_a_row_cache(tmp_path, capsys):
+    from wsvm_span.cli import main
+
+    X, y = _problem(150, 4, 9)
+    path = tmp_path / "train.txt"
+    path.write_text("".join(f"{int(label) * 2 - 1:+d} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row))
+                            + "\n" for row, label in zip(X, y)))
+    grid = ["-log2c", "0,3,3", "-log2g", "-3,-1,2", "-png", "null", "-out", "null"]
+    rates = []
+    for extra in ([], ["--cache-size", "0.05"]):
+        assert main(["select", str(path), *grid, *extra]) == 0
+        out, err = capsys.readouterr()
+        assert ("row cache" in err.split("\n")[0]) == bool(extra)
+        rates.append(out.strip().splitlines()[-1])  # "c g rate" of the selection
+    assert rates[0] == rates[1]

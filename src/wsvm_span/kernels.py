@@ -71,6 +71,8 @@ def rbf_from_squared_distances(D2, gamma: float, out: np.ndarray | None = None) 
     return K
 
 
+#: a row cache's "last used" of a pinned slot while the least recently used one is sought
+_NEVER = np.iinfo(np.int64).max
 #: the fewest rows a row cache holds: each thread that trains on it keeps the row it reads last (a pin) and the
 #: solver reads one more while it gathers
 MIN_CACHE_ROWS = 4
@@ -189,6 +191,7 @@ class RBFRows:
         self.slots = np.empty((n_slots, l)) if out is None else out[:n_slots]
         if self.slots.shape != (n_slots, l):
             raise ValueError(f"out must have shape ({n_slots}, {l}) or more rows")
+        self._address = self.slots.ctypes.data
         self.slot_of = np.full(l, -1, dtype=np.int64)
         self.owner = np.full(n_slots, -1, dtype=np.int64)
         self.last_used = np.full(n_slots, -1, dtype=np.int64)
@@ -221,10 +224,7 @@ class RBFRows:
         rows = np.asarray(rows, dtype=np.int64)
         Xc = self.X if cols is None else self.X[cols]
         sq_c = self.sq_norms if cols is None else self.sq_norms[cols]
-        D2 = self.X[rows] @ Xc.T
-        D2 *= -2.0
-        D2 += self.sq_norms[rows, None] + sq_c[None, :]
-        np.maximum(D2, 0.0, out=D2)
+        D2 = _distance_block(self.X[rows], self.sq_norms[rows], Xc, sq_c)
         # a point's distance to itself is 0 exactly (squared_distances' zero diagonal: K_ii = 1)
         if cols is None:
             D2[np.arange(rows.size), rows] = 0.0
@@ -240,19 +240,34 @@ class RBFRows:
         k = int(self.slot_of[row])
         if k < 0:
             pinned = list(self._pins.values())
-            order = self.last_used.copy()
-            order[pinned] = np.iinfo(np.int64).max
-            k = int(np.argmin(order))
-            if order[k] == np.iinfo(np.int64).max:
+            if pinned:
+                saved = self.last_used[pinned]
+                self.last_used[pinned] = _NEVER
+            k = int(np.argmin(self.last_used))
+            if pinned:
+                self.last_used[pinned] = saved
+            if k in pinned:
                 raise RuntimeError(f"every slot of the row cache ({self.n_slots}) is pinned by a thread: give it "
                                    "more rows than threads")
             if self.owner[k] >= 0:
                 self.slot_of[self.owner[k]] = -1
-            self.slots[k] = self._compute([row])[0]
+            self._compute_row(row, self.slots[k])
             self.owner[k], self.slot_of[row] = row, k
         self._clock += 1
         self.last_used[k] = self._clock
         return k
+
+    def _compute_row(self, row: int, out: np.ndarray) -> None:
+        """Row ``row`` into ``out`` (l doubles): ``_compute``'s formula for one row, written in place (the solver's
+        reads: one GEMV, no temporaries of l beyond the sum of the squared norms)."""
+        np.dot(self.X, self.X[row], out=out)
+        out *= -2.0
+        out += self.sq_norms[row] + self.sq_norms
+        np.maximum(out, 0.0, out=out)
+        out[row] = 0.0
+        out *= -self.gamma
+        np.exp(out, out=out)
+        self.rows_computed += 1
 
     # ----------------------------------------------------------------------------------- the readers
     def fill_row(self, row: int) -> None:
@@ -274,7 +289,7 @@ class RBFRows:
         with self._lock:
             k = self._slot(int(row))
             self._pins[threading.get_ident()] = k
-            return self.slots.ctypes.data + k * self.slots.strides[0]
+            return self._address + k * self.slots.strides[0]
 
     def rows(self, rows) -> np.ndarray:
         """``array`` with (at least) the rows ``rows`` computed (in place only).
@@ -428,11 +443,18 @@ def max_squared_distance(X, sq_norms=None) -> float:
     block = max(1, _BLOCK_ELEMENTS // max(1, l))
     largest = 0.0
     for start in range(0, l, block):
-        D2 = X[start:start + block] @ X.T
-        D2 *= -2.0
-        D2 += sq[start:start + block, None] + sq[None, :]
-        largest = max(largest, float(D2.max()))
+        largest = max(largest, float(_distance_block(X[start:start + block], sq[start:start + block], X, sq).max()))
     return largest
+
+
+def _distance_block(A, sq_a, B, sq_b) -> np.ndarray:
+    """||a_i||^2 + ||b_j||^2 - 2 a_i.b_j for the rows of A and B, clipped at 0: ``squared_distances``' operations in
+    the order of its symmetric case (-2 A B' + (sq_a_i + sq_b_j)), on one block."""
+    D2 = A @ B.T
+    D2 *= -2.0
+    D2 += sq_a[:, None] + sq_b[None, :]
+    np.maximum(D2, 0.0, out=D2)
+    return D2
 
 
 def rbf_kernel(X, Z=None, gamma: float = 1.0) -> np.ndarray:

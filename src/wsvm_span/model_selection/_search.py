@@ -31,7 +31,9 @@ the previous C's solution, and each CV fold from its grid point's model. With th
 RBF kernel is computed row by row as it is read (``kernels.RBFRows``): training reads the rows of the points that
 enter a working set, the span-rule and f the support vectors' rows, so at mnist_2_9's larger gammas most rows
 are never computed; R^2 comes from the largest squared distance, and an estimate that needs more (CV, LOO, the
-span bound's D) completes the kernel first.
+span bound's D) completes the kernel first. Where not even the squared distances fit (``cache_size``), the same
+``RBFRows`` is a row cache of fixed size on the features (``RBFRows.cached``): no l x l array at all, the span-rule
+from the SVs' kernel blocks, R^2 from the largest squared distance found in row blocks, held-out errors in blocks.
 
 The second door, for plain ``GridSearchCV``: ``make_span_scorer()`` with ``cv=WholeTrainingSet()``
 scores each fitted ``SVC`` by its span-rule.
