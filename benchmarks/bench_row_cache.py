@@ -10,9 +10,9 @@ fit less the resident size before it (``engines.measure.peak_rss_reset``):
 - ``whole``: ``SpanSearchCV(max_memory=None)`` on the whole kernel (16 l^2 bytes and more), the whole grid, only for
   sizes up to ``--whole-max``;
 - ``grid``: ``GridSearchCV(SVC(cache_size=MB), cv=5)`` (SVC's defaults otherwise) on a sample of the grid points
-  (``--sample``: every k-th point of the 28; the default 3 takes 10 points with every C and every gamma in them), its time projected to the
-  28 points as (time of the sample) x 28 / (points in the sample), and its peak measured on the sample. Its chosen
-  point is the best of the sample only.
+  (``--sample``: every k-th point of the 28; the default 3 takes 10 points, every C and every gamma among them), its
+  time projected to the 28 points as (time of the sample) x 28 / (points in the sample), and its peak measured on
+  the sample. Its chosen point is the best of the sample only.
 
 Prints a markdown table and writes benchmarks/out/row-cache.json.
 
@@ -94,8 +94,8 @@ def main() -> None:
         print(json.dumps(child(json.loads(args.child))))
         return
     rows = []
-    print("| l | search | points run | CPU s (projected to 28) | peak MB | 16 l^2 MB | chosen (C, gamma) | test error |\n"
-          "|---|---|---|---|---|---|---|---|")
+    print("| l | search | points run | CPU s (projected to 28) | peak MB | 16 l^2 MB | chosen (C, gamma) | "
+          "test error |\n|---|---|---|---|---|---|---|---|")
     for l in args.sizes:
         for kind in args.kinds:
             if kind == "whole" and l > args.whole_max:

@@ -185,6 +185,18 @@ def test_cache_is_chosen_where_the_whole_kernel_does_not_fit(monkeypatch, capsys
     assert abs(small.cv_results_["span_rule"][0] - full.cv_results_["span_rule"][0]) <= 1.0 / y.size
 
 
+def test_the_row_cache_estimate_grows_as_l_not_l_squared():
+    from wsvm_span.model_selection._memory import search_memory
+
+    small, large = (search_memory(l, 20, cache_mb=200, n_kernels=4) for l in (30_000, 60_000))
+    assert all("l x l" not in t.name and t.name not in ("squared distances", "training kernel") for t in large.search)
+    assert large.mb < 1_000  # the whole kernel's search at 60,000 points: ~275 GB (docs/selecting.md)
+    # doubling l adds the terms of l (X, the models, the cache's rows being longer but fewer): far below 4x
+    assert large.nbytes < 1.5 * small.nbytes
+    row_cache = {t.name: t.nbytes for t in large.search}["row cache"]
+    assert row_cache == cache_rows(60_000, 200) * 60_000 * 8 <= 200 * MB
+
+
 # --------------------------------------------------------------------------------------------------- refusals
 @pytest.mark.parametrize("options,match", [
     (dict(criterion="span_bound"), "criterion 'span_bound' needs the whole kernel: its D"),

@@ -114,6 +114,14 @@ class RBFRows:
     unset : float, optional
         Write this into every entry first (tests: NaN shows a read of a row that was never computed).
 
+    Attributes
+    ----------
+    in_place : bool
+        Which storage: the whole buffer (``array``, ``computed``) or a row cache (``slots``, ``n_slots``,
+        ``cache_mb``, on the features ``X`` with their squared norms ``sq_norms``).
+    rows_computed : int
+        Kernel rows computed so far (with a row cache: evicted rows count again when recomputed).
+
     Examples
     --------
     >>> import numpy as np

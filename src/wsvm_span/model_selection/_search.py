@@ -256,7 +256,8 @@ class _SharedKernel:
         self.X_held, self.point_budget = X_held, point_budget
         if _row_cache(train):
             if not wanted <= ROW_CRITERIA:
-                raise ValueError(f"a row cache computes only {sorted(ROW_CRITERIA)}, not {sorted(wanted - ROW_CRITERIA)}")
+                raise ValueError(f"a row cache computes only {sorted(ROW_CRITERIA)}, not "
+                                 f"{sorted(wanted - ROW_CRITERIA)}")
             self.radius2 = train.radius2(max_d2)
             self.diameter = self.fold_kernels = None
             return
@@ -280,8 +281,8 @@ class _SharedKernel:
             if need > self.point_budget:
                 raise SearchMemoryError(
                     f"this grid point's span-rule on {model.inbound.size:,} in-bound SVs would need about "
-                    f"{need / MB:,.0f} MB, more than the {self.point_budget / MB:,.0f} MB that max_memory leaves beside "
-                    "the search's row cache and arrays: refused before it allocates (a smaller cache_size, or "
+                    f"{need / MB:,.0f} MB, more than the {self.point_budget / MB:,.0f} MB that max_memory leaves "
+                    "beside the search's row cache and arrays: refused before it allocates (a smaller cache_size, or "
                     "max_memory=None)")
         if isinstance(K, RBFRows) and K.in_place:
             K = K.rows(model.support) if wanted <= ROW_CRITERIA else K.complete()
