@@ -150,7 +150,8 @@ static void set_active_set(Smo *s) {
     /* rows read in place need K to hold them: a row cache's pointer is valid only while it is gathered */
     s->contiguous = !s->rows || s->rows->computed != NULL;
     for (int64_t t = 1; t < s->n_active && s->contiguous; ++t) s->contiguous = s->kidx[t] == s->kidx[0] + t;
-    int64_t slots = s->cache ? s->cache_len / s->n_active : 0;
+    /* a shrinking pass may set every variable aside (n_active = 0 until unshrinking): no slots then */
+    int64_t slots = s->cache && s->n_active > 0 ? s->cache_len / s->n_active : 0;
     if (slots > s->n_active) slots = s->n_active;
     if (slots > s->slot_capacity) slots = s->slot_capacity;
     s->n_slots = slots >= 2 ? slots : 0;
