@@ -24,8 +24,9 @@ from wsvm_span.utils.environment import STUDY_EXTRA_MODULES
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-#: what a core install (no extra) must run without: the study extra's modules and the cluster's
-NOT_IN_CORE = sorted(STUDY_EXTRA_MODULES | {"psycopg2", "snakemake_executor_plugin_slurm", "mosek"})
+#: what a core install (no extra) must run without: the study extra's modules, the cluster's, MOSEK and dask's
+NOT_IN_CORE = sorted(STUDY_EXTRA_MODULES
+                     | {"psycopg2", "snakemake_executor_plugin_slurm", "mosek", "dask", "distributed"})
 
 
 def _run_python(code: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -50,8 +51,8 @@ sys.meta_path.insert(0, NotInstalled())
 
 
 def test_the_library_and_select_run_without_the_study_extra(tmp_path):
-    """A core install: the estimators, SpanSearchCV and `wsvm-span select` work; check-config says
-    which extra it needs (exit 2, no traceback)."""
+    """A core install: the estimators, SpanSearchCV and `wsvm-span select` work; check-config and select's --dask
+    say which extra they need (exit 2, no traceback)."""
     code = CORE_ONLY.format(blocked=NOT_IN_CORE) + textwrap.dedent("""
     import numpy as np
     from sklearn.datasets import dump_svmlight_file, make_classification
@@ -66,6 +67,7 @@ def test_the_library_and_select_run_without_the_study_extra(tmp_path):
     dump_svmlight_file(X, y, "train.txt", zero_based=False)
     assert main(["select", "train.txt", "-log2c", "0,2,2", "-log2g", "-3,-1,2"]) == 0  # default plot left out
     assert main(["select", "train.txt", "-log2c", "0,2,2", "-log2g", "-3,-1,2", "-png", "c.png"]) == 2
+    assert main(["select", "train.txt", "-log2c", "0,2,2", "-log2g", "-3,-1,2", "--dask", "local"]) == 2
     assert main(["check-config", "nothing.yaml"]) == 2
     print(sorted(m for m in sys.modules if m.partition(".")[0] in BLOCKED))
     """)
@@ -74,6 +76,7 @@ def test_the_library_and_select_run_without_the_study_extra(tmp_path):
     assert proc.stdout.strip().splitlines()[-1] == "[]"
     assert "no contour plot: matplotlib is not installed (pip install 'wsvm-span[study]')" in proc.stderr
     assert "-png draws with matplotlib, which is not installed" in proc.stderr
+    assert "--dask needs dask.distributed, which is the dask extra: pip install 'wsvm-span[dask]'" in proc.stderr
     assert re.search(r"wsvm-span check-config: needs \w+, part of the study extra: pip install 'wsvm-span\[study\]'",
                      proc.stderr)
     assert "Traceback" not in proc.stderr
@@ -104,8 +107,9 @@ def test_core_dependencies_are_the_librarys_own():
     core = {_name(r) for r in PYPROJECT["project"]["dependencies"]}
     assert core == {"numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl", "libsvm-official", "clarabel", "pooch"}
     extras = PYPROJECT["project"]["optional-dependencies"]
-    assert {"study", "cluster", "mosek", "test", "docs"} <= set(extras)
+    assert {"study", "cluster", "mosek", "dask", "test", "docs"} <= set(extras)
     assert "mosek" in {_name(r) for r in extras["mosek"]}
+    assert any(r.startswith("dask[distributed]") for r in extras["dask"])
     assert {"snakemake", "mlflow", "pandas"} <= {_name(r) for r in extras["study"]}
 
 

@@ -169,6 +169,27 @@ def test_two_threads_share_one_cache(monkeypatch):
     assert rows.best_params_ == whole.best_params_
 
 
+def test_tasks_in_other_processes_build_their_own_row_cache(monkeypatch):
+    # joblib's loky backend ships each kernel's walks to a process (as dask does): the task computes its row cache
+    # from X there; the ground truth is the same search in this process
+    from joblib import parallel_config
+
+    X, y = _problem(250, 5, 11)
+    grid = {"C": [1.0, 16.0], "gamma": [0.05, 0.5], "class_weight": [None, "balanced"]}
+    options = dict(param_grid=grid, refit=False, error_score="raise", cache_size=_mb(10, 250))
+    here = SpanSearchCV(**options).fit(X, y)
+    with parallel_config(backend="loky"):
+        spread = SpanSearchCV(n_jobs=2, **options).fit(X, y)
+    for key in ("span_rule", "xi_alpha_bound", "sv_count_bound", "n_sv"):
+        assert np.array_equal(here.cv_results_[key], spread.cv_results_[key]), key
+    # the shipped route in this process (threads standing in for the workers): every task builds a cache of that size
+    monkeypatch.setattr(search_module, "ships_tasks", lambda backend: True)
+    made = _spy_caches(monkeypatch)
+    shipped = SpanSearchCV(n_jobs=2, **options).fit(X, y)
+    assert len(made) >= 2 and all(K.n_slots == 10 for K in made)
+    assert np.array_equal(here.cv_results_["span_rule"], shipped.cv_results_["span_rule"])
+
+
 def test_cache_is_chosen_where_the_whole_kernel_does_not_fit(monkeypatch, capsys):
     X, y = _problem(2500, 5, 7)
     search = SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.2]}, refit=False, verbose=1)

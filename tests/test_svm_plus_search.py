@@ -73,6 +73,56 @@ def test_the_search_equals_a_brute_force_loop_over_the_grid(problem, criterion):
     np.testing.assert_allclose(search.decision_function(X), refit.decision_function(X))
 
 
+#: walks of four C's, two gamma_plus, two pairs of kernel widths
+WALK_GRID = {"C": [100.0, 0.1, 10.0, 1.0], "gamma_plus": [0.5, 8.0], "gamma": [0.5, 2.0], "priv_gamma": [1.0]}
+
+
+@pytest.mark.parametrize("criterion", ["loo_rule", "cv_error"])
+def test_walks_along_C_give_the_cold_fits_models(problem, criterion, monkeypatch):
+    """Every point after the first of its walk starts from the previous C's model (the spy sees it), yet each
+    model's support vectors and criterion are those of a cold fit at that point alone, in any n_jobs."""
+    X, y, X_priv = problem
+    starts = []
+    train = SVMPlusClassifier._train
+
+    def spy(self, K, K_priv, labels, warm_start=None, warm_start_points=None):
+        starts.append((self.gamma, self.gamma_plus, self.C, None if warm_start is None else warm_start.C))
+        return train(self, K, K_priv, labels, warm_start, warm_start_points)
+
+    monkeypatch.setattr(SVMPlusClassifier, "_train", spy)
+    search = SVMPlusSearchCV(param_grid=WALK_GRID, criterion=criterion, cv=3, refit=False).fit(
+        X, y, X_privileged=X_priv)
+    monkeypatch.undo()
+    walks = sorted(starts)
+    assert len(walks) == 16
+    for i, (gamma, gamma_plus, C, start) in enumerate(walks):
+        first = i == 0 or walks[i - 1][:2] != (gamma, gamma_plus)
+        assert start == (None if first else walks[i - 1][2])
+    res = search.cv_results_
+    folds = np.empty(L, dtype=int)
+    for k, (_, test) in enumerate(StratifiedKFold(3).split(X, y)):
+        folds[test] = k
+    for params, value, n_sv in zip(res["params"], res[criterion], res["n_sv"], strict=True):
+        cold = SVMPlusClassifier(**params).fit(X, y, X_privileged=X_priv)
+        K, K_priv = ws.rbf_kernel(X, gamma=params["gamma"]), ws.rbf_kernel(X_priv, gamma=params["priv_gamma"])
+        if criterion == "loo_rule":
+            expected = loo_rule(cold.model_, K, K_priv).error
+        else:
+            labels = np.where(y == cold.classes_[1], 1.0, -1.0)
+            wrong = 0
+            for k in range(3):
+                tr, te = folds != k, folds == k
+                fold = ws.svm_plus.fit_svm_plus(K[np.ix_(tr, tr)], K_priv[np.ix_(tr, tr)], labels[tr],
+                                                params["C"], params["gamma_plus"], solver="qp")
+                wrong += np.sum(-labels[te] * fold.decision_function(K[np.ix_(te, tr)]) >= 0)
+            expected = wrong / L
+        assert value == pytest.approx(expected, abs=1e-12), params
+        assert n_sv == cold.support_.size, params
+    parallel = SVMPlusSearchCV(param_grid=WALK_GRID, criterion=criterion, cv=3, refit=False, n_jobs=2).fit(
+        X, y, X_privileged=X_priv)
+    np.testing.assert_array_equal(parallel.cv_results_[criterion], res[criterion])
+
+
 @pytest.mark.parametrize("rule, chosen", [("worst", 2), ("best", 1)])
 def test_the_tie_rule_ranks_ties_by_the_heldout_error(problem, rule, chosen):
     X, y, X_priv = problem
@@ -190,3 +240,59 @@ def test_select_privileged_end_to_end(file_pair, tmp_path):
 def test_select_privileged_refuses_bad_files_and_options(file_pair, extra, message):
     done = _select("train.txt", *extra, "-out", "null", "-png", "null", cwd=file_pair)
     assert done.returncode == 2 and re.search(message, done.stderr), done.stderr
+
+
+def test_loo_criteria_read_the_kernels_above_the_size_trained_on_rows():
+    """Above SMO_POLISH_MAX_L points the classifier trains on kernel rows and refuses loo; the search computes the
+    two kernels for a LOO criterion instead, so every point is scored: by the LOO rule of the default route's model
+    on those kernels (kept at tol above that size, not polished: its sets are the route's, so the oracle is that
+    route's model, trained here outside the search)."""
+    from wsvm_span.svm_plus import fit_svm_plus
+    from wsvm_span.svm_plus.solver import SMO_POLISH_MAX_L
+
+    l = SMO_POLISH_MAX_L + 20
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(l, 2))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=l) > 0, 1, 0)
+    X_priv = X[:, :1] + 0.2 * rng.normal(size=(l, 1))
+    grid = {"C": [1.0], "gamma_plus": [1.0], "gamma": [0.5], "priv_gamma": [1.0]}
+    search = SVMPlusSearchCV(param_grid=grid, refit=False, error_score="raise").fit(X, y, X_privileged=X_priv)
+    K, K_priv = ws.rbf_kernel(X, gamma=0.5), ws.rbf_kernel(X_priv, gamma=1.0)
+    reference = fit_svm_plus(K, K_priv, np.where(y == 1, 1.0, -1.0), 1.0, 1.0)
+    assert search.cv_results_["loo_rule"][0] == loo_rule(reference, K, K_priv).error
+
+
+def test_on_rows_the_walks_and_folds_start_from_their_neighbours(monkeypatch):
+    """Where the classifier trains on kernel rows (above SMO_POLISH_MAX_L points, lowered here to 60 so that a
+    150-point problem's 100-point folds train on rows too) each point of a walk starts from the previous C's model
+    and each CV fold from its point's model; at a tight tol the CV errors are those of cold fits of every fold."""
+    from wsvm_span.svm_plus import solver as svm_plus_solver
+
+    monkeypatch.setattr("wsvm_span.svm_plus.estimator.SMO_POLISH_MAX_L", 60)
+    l = 150
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(l, 2))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=l) > 0, 1, 0)
+    X_priv = X[:, :1] + 0.2 * rng.normal(size=(l, 1))
+    grid = {"C": [2.0, 0.5], "gamma_plus": [1.0], "gamma": [0.5], "priv_gamma": [1.0]}
+    template = SVMPlusClassifier(tol=1e-9)
+    starts = []
+    rows = svm_plus_solver.fit_svm_plus_rbf_rows
+
+    def spy(X, X_priv, y, C, *args, warm_start=None, warm_start_points=None, **kwargs):
+        starts.append((C, y.size, None if warm_start is None else (warm_start.C, warm_start.n_train)))
+        return rows(X, X_priv, y, C, *args, warm_start=warm_start, warm_start_points=warm_start_points, **kwargs)
+
+    monkeypatch.setattr("wsvm_span.svm_plus.estimator.fit_svm_plus_rbf_rows", spy)
+    search = SVMPlusSearchCV(template, grid, criterion="cv_error", cv=3, refit=False, error_score="raise").fit(
+        X, y, X_privileged=X_priv)
+    # C = 0.5 on all points cold, its 3 folds from it, then C = 2 from C = 0.5, its folds from it
+    assert [s[2] for s in starts] == [None, (0.5, l), (0.5, l), (0.5, l), (0.5, l), (2.0, l), (2.0, l), (2.0, l)]
+    assert [s[1] for s in starts[1:4]] == [l - test.size for _, test in StratifiedKFold(3).split(X, y)]
+    for params, value in zip(search.cv_results_["params"], search.cv_results_["cv_error"], strict=True):
+        wrong = 0
+        for train, test in StratifiedKFold(3).split(X, y):
+            cold = clone(template).set_params(**params).fit(X[train], y[train], X_privileged=X_priv[train])
+            assert cold.solver_ == "smo"  # on rows, not polished
+            wrong += np.sum(cold.predict(X[test]) != y[test])
+        assert value == wrong / l, params

@@ -168,7 +168,7 @@ def native_solve(kernel, privileged, n_points, y, C, gamma, ridge, idx=None, sta
 
 
 def test_rows_from_features_and_from_an_index_set():
-    """The rows computed from the features (RBF, through a cache of 8 rows per kernel) give the precomputed kernels'
+    """The rows computed from the features (RBF, through a cache of 16 rows per kernel: the fewest) give the precomputed kernels'
     solution (to the kernels' round-off, which can change a step or two); a subset given by idx gives the sliced problem's; a start at the solution takes no step."""
     rng = np.random.default_rng(5)
     X, X_priv = rng.normal(size=(60, 4)), rng.normal(size=(60, 1))
@@ -180,7 +180,7 @@ def test_rows_from_features_and_from_an_index_set():
     assert out1[3] and out2[3]
     np.testing.assert_allclose(a2, a1, atol=1e-7 * C)
     np.testing.assert_allclose(b2, b1, atol=1e-7 * C)
-    assert out2[6] > 2 * 8  # rows were computed, and computed again after eviction (8 slots per kernel of 60 rows)
+    assert out2[6] > 2 * 16  # rows were computed, and computed again after eviction (16 slots per kernel of 60 rows)
     idx = np.flatnonzero(rng.random(60) < 0.7).astype(np.int64)
     a3, b3, out3 = native_solve(("precomputed", K), ("precomputed", K_priv), 60, y[idx], C, gamma, ridge, idx=idx)
     sub = np.ix_(idx, idx)
@@ -390,3 +390,33 @@ def test_leave_one_out_refits_give_the_decision_values_of_cold_qp_refits():
             sub = np.ix_(rest, rest)
             cold = svm_plus.fit_svm_plus(K[sub], K_priv[sub], y[rest], C_try, gamma, solver="qp")
             assert loo.decision_loo[t] == pytest.approx(float(K[p, rest] @ (cold.y * cold.alpha) + cold.b), abs=1e-5)
+
+
+def test_rows_route_from_a_neighbouring_solution_reaches_clarabels_minimum(monkeypatch):
+    """fit_svm_plus_rbf_rows started from another C's model on more points (a CV fold's start) ends within its
+    tolerance of Clarabel's minimum of the fold's problem at its own C, and so does fit_svm_plus above the polish
+    size, which keeps the decomposition solver's solution from the start it is given."""
+    rng = np.random.default_rng(11)
+    l = 80
+    X, X_priv = rng.normal(size=(l, 3)), rng.normal(size=(l, 1))
+    y = np.where(X[:, 0] + X_priv[:, 0] + 0.3 * rng.normal(size=l) > 0, 1.0, -1.0)
+    kg, pg, gamma = 0.4, 1.5, 0.5
+    K, K_priv = ws.rbf_kernel(X, gamma=kg), ws.rbf_kernel(X_priv, gamma=pg)
+    full = svm_plus.fit_svm_plus_rbf_rows(X, X_priv, y, 1.0, gamma, kg, pg, tol=1e-9)
+    train = np.flatnonzero(np.arange(l) % 4 != 0)
+    sub = np.ix_(train, train)
+    F_ref = clarabel_objective(K[sub], K_priv[sub], y[train], 3.0, gamma, ridge_of(K_priv))
+    fold = svm_plus.fit_svm_plus_rbf_rows(X[train], X_priv[train], y[train], 3.0, gamma, kg, pg, tol=1e-9,
+                                          warm_start=full, warm_start_points=train)
+    assert fold.solver == SMO and fold.C == 3.0
+    assert abs(dual_objective(fold, K[sub], K_priv[sub]) - F_ref) <= 1e-7 * abs(F_ref)
+    cold = svm_plus.fit_svm_plus_rbf_rows(X[train], X_priv[train], y[train], 3.0, gamma, kg, pg, tol=1e-9)
+    assert fold.iterations < cold.iterations  # it started nearer
+    with pytest.raises(ValueError, match="other labels"):
+        svm_plus.fit_svm_plus_rbf_rows(X[train], X_priv[train], -y[train], 3.0, gamma, kg, pg, warm_start=full,
+                                       warm_start_points=train)
+    monkeypatch.setattr("wsvm_span.svm_plus.solver.SMO_POLISH_MAX_L", 50)  # the fold (60 points) is not polished
+    kept = svm_plus.fit_svm_plus(K[sub], K_priv[sub], y[train], 3.0, gamma, tol=1e-9, warm_start=full,
+                                 warm_start_points=train)
+    assert kept.solver == SMO and kept.iterations < cold.iterations
+    assert abs(dual_objective(kept, K[sub], K_priv[sub]) - F_ref) <= 1e-7 * abs(F_ref)

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
+from joblib.parallel import get_active_backend
 from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv
@@ -379,6 +380,56 @@ class _Kernels:
         return train, held
 
 
+def _kernels_of(spec: KernelSpec, X, X_held, class_index, cache: _Kernels | None, *, wanted,
+                folds, point_budget=None) -> _SharedKernel | OneVsOneKernels:
+    """What the points of ``spec`` share: its kernel from ``cache`` (or X itself for a precomputed kernel), for two
+    classes (``class_index`` None) or the one-vs-one machines of more. ``point_budget``: on a row cache, the bytes a
+    point's span-rule may take (``_SharedKernel``)."""
+    train, test = (X, X_held) if cache is None else cache.at(spec)
+    if class_index is not None:
+        return OneVsOneKernels(train, test, class_index=class_index, wanted=wanted, folds=folds)
+    return _SharedKernel(train, test, wanted=wanted, folds=folds, max_d2=None if cache is None else cache.max_d2,
+                         X_held=X_held, point_budget=point_budget)
+
+
+def _kernel_task(spec: KernelSpec, walks, *, X, X_held, y, class_index, on_demand, wanted, folds,
+                 options, cache_mb=None, point_budget=None) -> tuple[float, list[list[dict]]]:
+    """One task of a search whose backend runs tasks in other processes or machines (``ships_tasks``): the ``walks``
+    (each a list of points: index, C_i, grid point, callback context) of one kernel, in turn. The task receives X,
+    never a kernel: it computes its kernel where it runs (from X: the squared distances or inner products, then the
+    rows, on demand where the engine reads them so) and returns only its points' results, so what travels is X, the
+    labels and the points' C_i (O(l d + l) per task, where the kernel is l x l). A precomputed kernel is X itself,
+    and travels. With ``cache_mb`` the task's kernel is a row cache of that size (``SpanSearchCV``'s ``cache_size``),
+    computed from X where it runs too. Returns (the seconds its kernel took, each walk's results)."""
+    t0 = time.perf_counter()
+    cache = None if spec.name == "precomputed" else _Kernels(X, X_held, [spec], on_demand=on_demand,
+                                                             cache_mb=cache_mb)
+    kernels = _kernels_of(spec, X, X_held, class_index, cache, wanted=wanted, folds=folds,
+                          point_budget=point_budget)
+    elapsed = time.perf_counter() - t0
+    return elapsed, [_evaluate_walk(kernels, y, points, **options) for points in walks]
+
+
+def active_backend():
+    """The joblib backend a search's ``Parallel(prefer="threads")`` runs on: the one set by ``joblib.parallel_config``
+    (or ``parallel_backend``) around ``fit``, else threads. Asked as ``Parallel`` asks it, so it is that backend."""
+    backend, _ = get_active_backend(prefer="threads")
+    return backend
+
+
+def ships_tasks(backend) -> bool:
+    """Whether ``backend`` runs tasks outside this process, pickling their arguments (loky, multiprocessing, dask,
+    ray): only the threading and sequential backends share the search's memory (joblib's ``supports_sharedmem``)."""
+    return not getattr(backend, "supports_sharedmem", False)
+
+
+def shipping_parallel(backend, n_jobs, pre_dispatch) -> Parallel:
+    """The ``Parallel`` of a search whose tasks ``backend`` ships: it yields each task's result as it arrives (in task
+    order) where the backend can, so that the search prints its progress lines then, else it returns the list."""
+    return_as = "generator" if getattr(backend, "supports_return_generator", False) else "list"
+    return Parallel(n_jobs=n_jobs, prefer="threads", pre_dispatch=pre_dispatch, return_as=return_as)
+
+
 def _kernel_label(spec: KernelSpec) -> str:
     """A kernel and the parameters it reads, for the progress lines."""
     read = {"rbf": ("gamma",), "poly": ("gamma", "degree", "coef0"), "sigmoid": ("gamma", "coef0")}.get(spec.name, ())
@@ -443,10 +494,17 @@ def finish_point(result, params, *, fit_time, score_time, test_score, train_scor
     if return_train_score:
         result["train_scores"] = train_score
     if verbose > 0:
-        done, times = progress.tick()
-        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
-        print(f"[{name} {done}] END {shown}; {criterion}={value:.4f}; fit={fit_time:.2f}s "
-              f"estimate={score_time:.2f}s; {times}", flush=True)
+        announce_point(params, name=name, progress=progress, criterion=criterion, value=value, fit_time=fit_time,
+                       score_time=score_time)
+
+
+def announce_point(params, *, name, progress, criterion, value, fit_time, score_time) -> None:
+    """The progress line of one finished grid point (``finish_point``; for a task that ran in another process, the
+    search prints it when the task's results arrive)."""
+    done, times = progress.tick()
+    shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+    print(f"[{name} {done}] END {shown}; {criterion}={value:.4f}; fit={fit_time:.2f}s "
+          f"estimate={score_time:.2f}s; {times}", flush=True)
 
 
 def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, return_train_score,
@@ -490,6 +548,11 @@ def _evaluate(kernels, y, C, params, *, wanted, criterion, tol, folds, y_held, r
 
 
 # --------------------------------------------------------------------------------- the estimator
+def _points(plan: "_Plan", walk, contexts=None) -> list[tuple]:
+    """The points of a walk as ``_evaluate_walk`` takes them: (index, C_i, grid point, callback context or None)."""
+    return [(i, plan.resolved[i][1], plan.candidates[i], None if contexts is None else contexts[i]) for i in walk]
+
+
 @dataclass
 class _Plan:
     """What ``SpanSearchCV._plan`` decides before a search allocates: its template, validated problem, wanted
@@ -557,7 +620,10 @@ class SpanSearchCV(BaseSearchCV):
     n_jobs, pre_dispatch : int or None, and int or str
         joblib threads (the trainers and LAPACK release the GIL): over the kernels (one per gamma of the RBF)
         when there are at least n_jobs of them, else over the walks (points) of one kernel, which share it.
-        The results do not depend on n_jobs.
+        Under a joblib backend that runs tasks in other processes or machines (``joblib.parallel_config(
+        backend="dask")``, "ray", "loky"), each task receives X, the labels and its points' C_i, computes its own
+        kernel where it runs and returns its points' results: no kernel is sent (docs/distributed.md). The
+        results do not depend on n_jobs or the backend.
     refit : bool or callable
         Refit ``best_estimator_`` on all the data; a callable picks ``best_index_`` from ``cv_results_``.
     verbose : int
@@ -579,7 +645,9 @@ class SpanSearchCV(BaseSearchCV):
         the kernels, the trainer's caches, the estimates' arrays of every thread at work, an upper bound) and raises
         ``SearchMemoryError`` (a ``MemoryError``) before computing any kernel where the estimate exceeds it, naming
         what would need less. "available": the memory available to the process when ``fit`` starts (the kernel's
-        MemAvailable, within the cgroup's limit of a container or a SLURM job); None: no check.
+        MemAvailable, within the cgroup's limit of a container or a SLURM job); None: no check. Under a backend that
+        ships tasks (``n_jobs``) the estimate is one task's, what a worker needs for each task it runs at once (one
+        kernel), compared with the memory available here.
     cache_size : float or None, default=None
         The kernel row cache, in MB (as ``SVC``'s ``cache_size``). None: the whole kernel where the search's memory
         estimate fits ``max_memory`` (the results of every search before this option, bit for bit), else a row cache
@@ -605,7 +673,8 @@ class SpanSearchCV(BaseSearchCV):
     the shared work of that point's kernel: the kernel and what is computed from it, where the RBF kernel's
     rows are computed on demand only what precedes the first point, each row counting in the fit time of the point
     that first reads it; ``kernel_time_`` sums it over the kernels, plus the squared distances and inner products
-    computed once per search) and, with held-out data, ``test_error``.
+    computed once per search; under a backend that ships tasks, each task's kernel from X) and, with held-out
+    data, ``test_error``.
     best_instance_weights_ : (l,) the C_i of the selected model.
 
     Raises
@@ -861,7 +930,9 @@ class SpanSearchCV(BaseSearchCV):
                     class_sizes=None if prob["classes"].size == 2 else np.bincount(prob["class_index"]).tolist(),
                     heldout=0 if prob["X_held"] is None else prob["X_held"].shape[0],
                     kernels={spec.name for spec in plan.groups}, n_kernels=len(plan.groups),
-                    walks=plan.most_walks, n_jobs=effective_n_jobs(self.n_jobs),
+                    walks=plan.most_walks,
+                    # a shipped task holds one kernel (in the worker that runs it), whatever n_jobs
+                    n_jobs=1 if ships_tasks(active_backend()) else effective_n_jobs(self.n_jobs),
                     criteria=plan.wanted, cv_folds=plan.folds,
                     engine=self.engine, sparse=sp.issparse(prob["X"]), refit=bool(self.refit),
                     refit_cache_mb=plan.svc.cache_size)
@@ -869,41 +940,62 @@ class SpanSearchCV(BaseSearchCV):
     def _search(self, plan: _Plan, contexts) -> tuple[list[dict], np.ndarray]:
         """Every candidate's result and its kernel's time (``kernel_time_`` set). The kernels live in this call
         only, and each kernel's shared work (its CV folds' kernels) is released before the next kernel's is built:
-        what ``_memory`` counts."""
+        what ``_memory`` counts. Under a backend that runs tasks in other processes or machines (``ships_tasks``:
+        dask, ray, loky) every task computes its own kernel from X (``_kernel_task``) instead."""
         prob, groups, walks = plan.prob, plan.groups, plan.walks
         n = len(plan.candidates)
         out: list[dict | None] = [None] * n
         kernel_time = np.zeros(n)
-        # the walks are fixed by the grid, so the results do not depend on n_jobs; parallel over the kernels
-        # (n_jobs kernels in memory at once) when there are enough of them, else over the walks of one kernel at
-        # a time (one kernel, shared)
-        across_kernels, _, _ = parallel_plan(effective_n_jobs(self.n_jobs), len(groups), plan.most_walks)
+        backend = active_backend()
+        n_jobs = effective_n_jobs(self.n_jobs)
+        # the walks are fixed by the grid, so the results do not depend on n_jobs or the backend; parallel over the
+        # kernels (n_jobs kernels in memory at once) when there are enough of them, else over the walks of one kernel
+        # at a time (one kernel, shared)
+        across_kernels, _, _ = parallel_plan(n_jobs, len(groups), plan.most_walks)
         progress = SearchProgress(n)
-        t0 = time.perf_counter()
         # rows on demand: the engine reads the kernel only through the solver that fills them (smo), two classes
         # (the one-vs-one machines take the whole kernel)
         on_demand = plan.capabilities.rows_on_demand and prob["classes"].size == 2
-        cache = None if self.precomputed else _Kernels(prob["X_dense"], prob["X_held"], groups,
-                                                       reuse=not across_kernels, on_demand=on_demand,
-                                                       cache_mb=plan.cache_mb)
-        self.kernel_time_ = time.perf_counter() - t0
-        parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
+        class_index = None if prob["classes"].size == 2 else prob["class_index"]
         options = dict(wanted=plan.wanted, criterion=self.criterion, tol=plan.svc.tol, folds=plan.folds,
                        y_held=prob["y_held"], return_train_score=self.return_train_score,
                        error_score=self.error_score, verbose=self.verbose, progress=progress, search=self,
                        engine=self.engine, warm=plan.capabilities.warm_start)
+        how = dict(across_kernels=across_kernels, on_demand=on_demand, class_index=class_index)
+        if ships_tasks(backend):
+            shared, per_task = 0.0, self._search_shipped(plan, contexts, options, backend=backend, n_jobs=n_jobs, **how)
+        else:
+            shared, per_task = self._search_here(plan, contexts, options, **how)
+        self.kernel_time_ = shared
+        for spec, task_walks, elapsed, walks_out in per_task:
+            self.kernel_time_ += elapsed
+            for walk, walk_out in zip(task_walks, walks_out):
+                kernel_time[walk] = elapsed
+                for i, res in zip(walk, walk_out):
+                    out[i] = res
+        return out, kernel_time
+
+    def _search_here(self, plan: _Plan, contexts, options, *, across_kernels, on_demand, class_index):
+        """The search in this process's memory (joblib threads): the squared distances and inner products computed
+        once for every kernel (``_Kernels``), a kernel shared by the threads that run its walks. Returns the seconds
+        of those products and, per kernel: (the kernel, its walks, its seconds, each walk's results)."""
+        prob, groups, walks = plan.prob, plan.groups, plan.walks
+        t0 = time.perf_counter()
+        cache = None if self.precomputed else _Kernels(prob["X_dense"], prob["X_held"], groups,
+                                                       reuse=not across_kernels, on_demand=on_demand,
+                                                       cache_mb=plan.cache_mb)
+        products = time.perf_counter() - t0
+        parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
 
         def points(walk):
-            return [(i, plan.resolved[i][1], plan.candidates[i], contexts[i]) for i in walk]
+            return _points(plan, walk, contexts)
 
         def shared_kernel(spec):
             t0 = time.perf_counter()
-            kernels = self._kernels(prob, spec, cache, wanted=plan.wanted, folds=plan.folds,
-                                    point_budget=plan.point_budget)
+            kernels = _kernels_of(spec, prob["X_dense"], prob["X_held"], class_index, cache, wanted=plan.wanted,
+                                  folds=plan.folds, point_budget=plan.point_budget)
             elapsed = time.perf_counter() - t0
-            if self.verbose > 1:
-                print(f"[SpanSearchCV] {_kernel_label(spec)}: kernel {elapsed:.2f}s, {len(groups[spec])} points",
-                      flush=True)
+            self._say_kernel(spec, elapsed, len(groups[spec]))
             return kernels, elapsed
 
         def one_kernel(spec):
@@ -918,14 +1010,51 @@ class SpanSearchCV(BaseSearchCV):
         if across_kernels:
             per_kernel = parallel(delayed(one_kernel)(spec) for spec in groups)
         else:
-            per_kernel = [walks_in_parallel(spec) for spec in groups]
-        for spec, (elapsed, walks_out) in zip(groups, per_kernel):
-            self.kernel_time_ += elapsed
-            kernel_time[groups[spec]] = elapsed
-            for walk, walk_out in zip(walks[spec], walks_out):
+            per_kernel = (walks_in_parallel(spec) for spec in groups)
+        return products, ((spec, walks[spec], elapsed, walks_out)
+                          for spec, (elapsed, walks_out) in zip(groups, per_kernel))
+
+    def _search_shipped(self, plan: _Plan, contexts, options, *, backend, n_jobs, across_kernels, on_demand,
+                        class_index):
+        """The search as tasks that run in other processes or machines (dask, ray, loky: ``ships_tasks``): one task
+        per kernel when there are at least n_jobs kernels, else each kernel's walks dealt into min(n_jobs, walks)
+        tasks, each of which computes that kernel (from X, where it runs: ``_kernel_task``). The progress lines
+        (verbose) and the fit callbacks run here, as the tasks' results arrive: a callback's state is this
+        process's (``wsvm-span select``'s progress line), and a task ships neither it nor the search. Yields, per
+        task, what ``_search_here`` returns per kernel."""
+        prob, groups, walks = plan.prob, plan.groups, plan.walks
+        tasks = []
+        for spec in groups:
+            pieces = 1 if across_kernels else max(1, min(n_jobs, len(walks[spec])))
+            tasks += [(spec, walks[spec][j::pieces]) for j in range(pieces)]
+        # a task prints nothing (its stdout is a worker's) and calls no callback: its points are announced here
+        shipped_options = {**options, "verbose": 0, "progress": None, "search": None}
+
+        parallel = shipping_parallel(backend, self.n_jobs, self.pre_dispatch)
+        # X and y as arguments of their own: joblib's dask backend sends an array argument to the cluster once
+        # (scatter) and every task reads it from there
+        runs = parallel(delayed(_kernel_task)(spec, [_points(plan, walk) for walk in task_walks], X=prob["X_dense"],
+                                              X_held=prob["X_held"], y=prob["y"], class_index=class_index,
+                                              on_demand=on_demand, wanted=plan.wanted, folds=plan.folds,
+                                              options=shipped_options, cache_mb=plan.cache_mb,
+                                              point_budget=plan.point_budget)
+                        for spec, task_walks in tasks)
+        for (spec, task_walks), (elapsed, walks_out) in zip(tasks, runs):
+            self._say_kernel(spec, elapsed, sum(map(len, task_walks)))
+            for walk, walk_out in zip(task_walks, walks_out):
                 for i, res in zip(walk, walk_out):
-                    out[i] = res
-        return out, kernel_time
+                    contexts[i].call_on_fit_task_begin(estimator=self)
+                    if self.verbose > 0:
+                        announce_point(plan.candidates[i], name="SpanSearchCV", progress=options["progress"],
+                                       criterion=self.criterion, value=res["estimates"].get(self.criterion, np.nan),
+                                       fit_time=res["fit_time"], score_time=res["score_time"])
+                    contexts[i].call_on_fit_task_end(estimator=self)
+            yield spec, task_walks, elapsed, walks_out
+
+    def _say_kernel(self, spec: KernelSpec, elapsed: float, n_points: int) -> None:
+        """At verbose > 1, a kernel's line: its parameters, its seconds and its points."""
+        if self.verbose > 1:
+            print(f"[SpanSearchCV] {_kernel_label(spec)}: kernel {elapsed:.2f}s, {n_points} points", flush=True)
 
     def _validate_problem(self, svc, X, y, sample_weight, scores, heldout) -> dict:
         X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, ensure_min_samples=2)
@@ -1040,15 +1169,6 @@ class SpanSearchCV(BaseSearchCV):
         return KernelSpec.from_svc_params(kernel, prob["X_dense"], gamma=svc_params.get("gamma", svc.gamma),
                                           degree=svc_params.get("degree", svc.degree),
                                           coef0=svc_params.get("coef0", svc.coef0))
-
-    @staticmethod
-    def _kernels(prob, spec, cache: _Kernels | None, *, wanted, folds,
-                 point_budget=None) -> _SharedKernel | OneVsOneKernels:
-        train, test = (prob["X_dense"], prob["X_held"]) if cache is None else cache.at(spec)
-        if prob["classes"].size > 2:
-            return OneVsOneKernels(train, test, class_index=prob["class_index"], wanted=wanted, folds=folds)
-        return _SharedKernel(train, test, wanted=wanted, folds=folds, max_d2=None if cache is None else cache.max_d2,
-                             X_held=prob["X_held"], point_budget=point_budget)
 
     def _folds(self, prob) -> np.ndarray:
         """Fold id of every point from the ``cv`` splitter (must be a partition, as K-fold is)."""

@@ -3,8 +3,16 @@
 ``SpanSearchCV``'s conventions for ``svm_plus.SVMPlusClassifier``: a ``BaseSearchCV`` whose ``fit(X, y,
 X_privileged=...)`` trains ONE model per grid point on all the training data and scores it by SVM+'s own
 leave-one-out estimate, which the classifier computes at fit (``loo="rule"``: SVM+'s LOO rule; ``"exact"``: its
-exact LOO), or by K-fold CV, where each fold's SVM+ is trained on the fold's ordinary AND privileged features
-(scikit-learn's ``cross_val_predict`` splits ``X_privileged`` with X). ``cv_results_`` is built by BaseSearchCV's
+exact LOO), or by K-fold CV, where each fold's SVM+ is trained on the fold's ordinary AND privileged features.
+
+As in SpanSearchCV, the points of one pair of kernel widths (gamma, priv_gamma) share their two training kernels,
+computed once, and walk along C in increasing order for each gamma_plus, each model starting from the previous
+one's solution (``svm_plus.feasible_start``) and each CV fold from its point's model (``svm_plus.kfold_cv_error``):
+the routes are exact, so the models are the cold fits' (tests/test_svm_plus_search.py). Where the template trains
+on kernel rows computed on demand (RBF kernels, more than ``SMO_POLISH_MAX_L`` points) and the criterion is K-fold
+CV, the walks and the folds start from the same neighbours on rows, and their solutions are the decomposition
+solver's at the template's ``tol`` (not polished: a warm and a cold start may then differ within it); the LOO
+criteria read the l x l kernels, so they are computed for them whatever the size. ``cv_results_`` is built by BaseSearchCV's
 own formatter (one split: the criterion is one number over all l points); ``best_score_ = 1 - criterion``; ties
 as in SpanSearchCV (``tie_rule``, ``TieRule``); ``best_estimator_`` is an ``SVMPlusClassifier`` refit on all the
 data, which predicts from the ordinary features alone.
@@ -12,56 +20,111 @@ data, which predicts from the ordinary features alone.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
-import sklearn
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.metrics import check_scoring
-from sklearn.model_selection import ParameterGrid, check_cv, cross_val_predict
+from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_X_y
 
-from wsvm_span.svm_plus import SVMPlusClassifier
+from wsvm_span.svm_plus import SVMPlusClassifier, kfold_cv_error
 
 from . import _sklearn_compat as compat
 from ._grid import SVM_PLUS_CRITERIA, svm_plus_param_grid
 from ._progress import SearchProgress
-from ._search import SpanSearchCV, check_tie_rule, choose_best, classifier_search_tags, finish_point
+from ._search import (SpanSearchCV, active_backend, announce_point, check_tie_rule, choose_best, classifier_search_tags,
+                      finish_point, ships_tasks, shipping_parallel)
 from ._sklearn_compat import BaseSearchCV, StrOptions
 
 __all__ = ["SVMPlusSearchCV"]
 
 #: the grid's keys: the SVM+ hyperparameters (svm-plus.md's C and gamma, and the two kernels' widths)
 GRID_KEYS = ("C", "gamma_plus", "gamma", "priv_gamma")
+#: the grid keys of the kernels' parameters: the points that share them share their training kernels
+KERNEL_KEYS = ("gamma", "priv_gamma")
 #: the criteria that the classifier estimates at fit, by its ``loo`` parameter (one fit per grid point)
 LOO_OF_CRITERION = {"loo_rule": "rule", "loo_error": "exact"}
 
 
-def _cv_error(model, X, y, X_priv, splits) -> float:
-    """K-fold CV error of an unfitted ``SVMPlusClassifier`` (a fraction of l): each fold's model trained on the
-    fold's rows of X and of X_privileged (routed by scikit-learn), the errors of the held-out parts pooled."""
-    with sklearn.config_context(enable_metadata_routing=True):
-        model = model.set_fit_request(X_privileged=True)
-        predicted = cross_val_predict(model, X, y, cv=splits, params={"X_privileged": X_priv})
-    return float(np.mean(predicted != y))
+def _cv_error_on_rows(model, X, y, X_priv, splits) -> float:
+    """K-fold CV error (a fraction of l) of a fitted ``SVMPlusClassifier`` that trains on kernel rows computed on
+    demand: each fold's model trained on the fold's rows of X and of X_privileged, starting from the full model's
+    solution (``warm_start_points``: the fold's points among all), the errors of the held-out parts pooled (a point
+    with f = 0 is predicted ``classes_[0]``, as ``predict`` does)."""
+    wrong = 0
+    for train, test in splits:
+        fold = clone(model).set_params(loo=None)
+        fold._fit(X[train], y[train], X_priv[train], warm_start=model.model_, warm_start_points=train)
+        wrong += int(np.sum(fold.predict(X[test]) != y[test]))
+    return wrong / y.size
 
 
-def _evaluate(template, params, X, y, X_priv, *, criterion, splits, heldout, return_train_score, error_score,
-              verbose, progress) -> dict:
-    """Train one grid point on all the data and estimate its error by ``criterion``; never raises unless
+def _fold_ids(splits, l: int) -> np.ndarray:
+    """The fold of every point, from splits that partition the points (each point held out once, each fold
+    trained on the rest)."""
+    folds = np.full(l, -1)
+    for k, (train, test) in enumerate(splits):
+        if np.any(folds[test] >= 0) or np.unique(np.concatenate([train, test])).size != l:
+            raise ValueError("criterion='cv_error' needs folds that partition the points (each held out once, "
+                             "trained on all the others)")
+        folds[test] = k
+    if np.any(folds < 0):
+        raise ValueError("criterion='cv_error' needs folds that hold every point out once")
+    return folds
+
+
+@dataclass
+class _Shared:
+    """What the grid points of one (gamma, priv_gamma) share: the training kernels (None where the template
+    trains on kernel rows computed on demand) and the CV folds."""
+
+    kernels: tuple | None
+    folds: np.ndarray | None
+    splits: list | None
+
+
+def _kernel_key(params: dict) -> tuple:
+    return tuple(params.get(key, "template") for key in KERNEL_KEYS)
+
+
+def _walks(candidates: list[dict]) -> dict[tuple, list[list[int]]]:
+    """The candidates by the kernels they share, and within those by gamma_plus in increasing C: each point of a
+    walk starts from the previous point's solution (``feasible_start``). They depend on the grid only, so neither
+    do the results (not on n_jobs)."""
+    walks: dict[tuple, dict] = {}
+    for i, params in enumerate(candidates):
+        walks.setdefault(_kernel_key(params), {}).setdefault(params.get("gamma_plus", "template"), []).append(i)
+    return {key: [sorted(walk, key=lambda i: candidates[i].get("C", 0.0)) for walk in by_gamma_plus.values()]
+            for key, by_gamma_plus in walks.items()}
+
+
+def _evaluate(template, params, X, y, X_priv, shared: _Shared, previous, *, criterion, heldout, return_train_score,
+              error_score, verbose, progress) -> tuple[dict, object]:
+    """Train one grid point on all the data (from ``previous``, the walk's last model, where the kernels are
+    shared) and estimate its error by ``criterion``: (its results, its model or None). Never raises unless
     error_score == "raise" (a failed point scores ``error_score``, as in GridSearchCV)."""
     result = {"fit_error": None, "estimate": np.nan, "n_sv": np.nan, "test_error": np.nan}
     t0 = time.perf_counter()
     fit_time = score_time = 0.0
+    model = None
     try:
         # the LOO criteria are computed inside fit (fit_time includes them); CV needs no LOO at fit
         model = clone(template).set_params(**params, loo=LOO_OF_CRITERION.get(criterion))
-        model.fit(X, y, X_privileged=X_priv)
+        model._fit(X, y, X_priv, kernels=shared.kernels, warm_start=previous)
         fit_time = time.perf_counter() - t0
         t1 = time.perf_counter()
-        estimate = model.loo_error_ if criterion in LOO_OF_CRITERION else _cv_error(clone(model), X, y, X_priv,
-                                                                                    splits)
+        if criterion in LOO_OF_CRITERION:
+            estimate = model.loo_error_
+        elif shared.kernels is not None:
+            # every fold starts from the full model (svm_plus.kfold_cv_error); f = 0 counts as an error there
+            K, K_priv = shared.kernels
+            estimate = kfold_cv_error(K, K_priv, model.model_.y, model.C, model.gamma_plus, shared.folds,
+                                      solver=model.solver, model=model.model_)
+        else:
+            estimate = _cv_error_on_rows(model, X, y, X_priv, shared.splits)
         score_time = time.perf_counter() - t1
         result.update(estimate=estimate, n_sv=model.support_.size)
         test_score = 1.0 - estimate
@@ -74,10 +137,30 @@ def _evaluate(template, params, X, y, X_priv, *, criterion, splits, heldout, ret
         fit_time = time.perf_counter() - t0
         result["fit_error"] = f"{type(exc).__name__}: {exc}"
         test_score = train_score = error_score
+        model = None
     finish_point(result, params, fit_time=fit_time, score_time=score_time, test_score=test_score,
                  train_score=train_score, return_train_score=return_train_score, verbose=verbose,
                  name="SVMPlusSearchCV", progress=progress, criterion=criterion, value=result["estimate"])
-    return result
+    return result, (None if model is None else model.model_)
+
+
+def _evaluate_kernel(template, candidates, walks, X, y, X_priv, *, splits, folds, **options) -> list[tuple[int, dict]]:
+    """Every grid point of one (gamma, priv_gamma): their training kernels computed once (unless the template
+    trains on rows computed on demand), each walk along C warm-started."""
+    kernels = None
+    # the LOO criteria read the l x l kernels whatever the template trains on
+    if options["criterion"] in LOO_OF_CRITERION or not template._trains_on_rows(X.shape[0]):
+        first = clone(template).set_params(**{k: v for k, v in candidates[walks[0][0]].items() if k in KERNEL_KEYS})
+        first._resolve_gammas(X, X_priv)
+        kernels = first._training_kernels(X, X_priv)
+    shared = _Shared(kernels, folds, splits)
+    out = []
+    for walk in walks:
+        previous = None
+        for i in walk:
+            result, previous = _evaluate(template, candidates[i], X, y, X_priv, shared, previous, **options)
+            out.append((i, result))
+    return out
 
 
 class SVMPlusSearchCV(BaseSearchCV):
@@ -103,7 +186,10 @@ class SVMPlusSearchCV(BaseSearchCV):
         Folds of criterion "cv_error" (as in GridSearchCV: an int is stratified K-fold; they must partition the
         data). Computed once, so every grid point sees the same folds.
     n_jobs, pre_dispatch : int or None, and int or str
-        joblib threads over the grid points.
+        joblib threads over the pairs of kernel widths (gamma, priv_gamma); each holds its two l x l kernels.
+        Under a joblib backend of processes or machines (``joblib.parallel_config(backend="dask")``, "loky"), tasks
+        there, each getting X and X_privileged and computing its own kernels (docs/distributed.md). The results do
+        not depend on n_jobs or the backend.
     refit : bool or callable, default=True
         Refit ``best_estimator_`` on all the data; a callable picks ``best_index_`` from ``cv_results_``.
     verbose : int, default=0
@@ -212,18 +298,38 @@ class SVMPlusSearchCV(BaseSearchCV):
         unknown = {key for params in candidates for key in params} - set(GRID_KEYS)
         if unknown:
             raise ValueError(f"unknown param_grid key(s) {sorted(unknown)}; allowed: {list(GRID_KEYS)}")
-        splits = None
+        splits = folds = None
         if self.criterion == "cv_error":
             splits = list(check_cv(self.cv, y, classifier=True).split(X, y))
+            folds = _fold_ids(splits, X.shape[0])
         n = len(candidates)
         if self.verbose > 0:
             print(f"Fitting 1 model for each of {n} candidates ({self.criterion}), totalling {n} fits", flush=True)
-        parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
         progress = SearchProgress(n)
-        out = parallel(delayed(_evaluate)(template, params, X, y, X_priv, criterion=self.criterion, splits=splits,
-                                          heldout=heldout, return_train_score=self.return_train_score,
-                                          error_score=self.error_score, verbose=self.verbose, progress=progress)
-                       for params in candidates)
+        backend = active_backend()
+        # one task per pair of kernels (n_jobs of them in memory at once), its walks along C in order; each computes
+        # its kernels from X and X_privileged, so any backend runs them. One in other processes or machines (dask,
+        # loky) gets tasks that print nothing (a worker's stdout is its own) and cannot tick this process's
+        # progress: their lines are printed here, as their results arrive
+        shipped = ships_tasks(backend)
+        if shipped:
+            parallel = shipping_parallel(backend, self.n_jobs, self.pre_dispatch)
+        else:
+            parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
+        by_kernel = parallel(delayed(_evaluate_kernel)(
+            template, candidates, walks, X, y, X_priv, splits=splits, folds=folds, criterion=self.criterion,
+            heldout=heldout, return_train_score=self.return_train_score, error_score=self.error_score,
+            verbose=0 if shipped else self.verbose, progress=None if shipped else progress)
+            for walks in _walks(candidates).values())
+        results = {}
+        for group in by_kernel:
+            for i, result in group:
+                if shipped and self.verbose > 0:
+                    announce_point(candidates[i], name="SVMPlusSearchCV", progress=progress,
+                                   criterion=self.criterion, value=result["estimate"], fit_time=result["fit_time"],
+                                   score_time=result["score_time"])
+                results[i] = result
+        out = [results[i] for i in range(n)]
         compat.warn_or_raise_about_fit_failures(out, self.error_score)
 
         more = {self.criterion: [o["estimate"] for o in out], "n_sv": [o["n_sv"] for o in out]}

@@ -25,6 +25,10 @@ stderr with the limit (``--max-memory MB``, default the memory available now); a
 any kernel is computed, with what would need less. While it runs, a stderr line shows the points done, the time so
 far and the time left at the rate so far (scikit-learn 1.9's fit callbacks).
 
+``--dask ADDRESS`` runs the grid's tasks on a dask.distributed cluster through joblib's dask backend (the scheduler's
+address, or ``local`` for a ``LocalCluster`` of ``--jobs`` worker processes here): each task computes its kernel
+where it runs, and the results are those of the search in one process (docs/distributed.md).
+
 ``--scale`` maps every feature to [0, 1] by the training file's min and max (svm-scale -l 0 -u 1: a
 feature constant on the training file maps to 0), applies the same map to ``--test`` and writes it in
 svm-scale's range-file format beside the model (``MODEL.range``, or ``DATA_FILE name.range`` without
@@ -33,6 +37,7 @@ svm-scale's range-file format beside the model (``MODEL.range``, or ``DATA_FILE 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import re
 import sys
@@ -41,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from wsvm_span.utils.environment import STUDY_EXTRA
+from wsvm_span.utils.environment import DASK_EXTRA, STUDY_EXTRA
 
 from ._progress import SearchProgress
 
@@ -135,6 +140,11 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                         "started from the previous C's solution; sklearn: LIBSVM from zero; any name of "
                         "wsvm_span.engines.ENGINE_NAMES)")
     p.add_argument("--jobs", type=int, default=1, help="grid points trained in parallel (joblib threads)")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="run the grid on a dask.distributed cluster through joblib's dask backend, on every worker "
+                        "thread of it: the scheduler's address (tcp://HOST:8786; --jobs is not used), or 'local' for a "
+                        "LocalCluster of --jobs worker processes of one thread each here; each task computes its "
+                        f"kernel where it runs (needs the dask extra: {DASK_EXTRA})")
     p.add_argument("--max-memory", type=_positive, metavar="MB",
                    help="the most memory (MB) the search may take: it is estimated first (an upper bound, printed "
                         "at the start) and the search refused beyond it (default: the memory available now)")
@@ -237,18 +247,20 @@ def _run(args) -> int:
     svc = SVC(tol=DEFAULT_TOL if args.tol is None else args.tol, class_weight=weights,
               **({} if args.cache_size is None else {"cache_size": args.cache_size}))
     grid = {"C": [2.0 ** e for e in log2c], "gamma": [2.0 ** e for e in log2g]}
-    search = SpanSearchCV(svc, grid, criterion=args.criterion, cv=args.folds, n_jobs=args.jobs, engine=args.engine,
-                          max_memory=AVAILABLE if args.max_memory is None else args.max_memory,
+    search = SpanSearchCV(svc, grid, criterion=args.criterion, cv=args.folds, n_jobs=-1 if args.dask else args.jobs,
+                          engine=args.engine, max_memory=AVAILABLE if args.max_memory is None else args.max_memory,
                           cache_size=args.cache_size)
-    if not args.quiet:
-        _, limit = memory_limit(search.max_memory)
-        print(f"[wsvm-span select] memory: about {search.memory_estimate(train.X, train.y).summary()} ({limit})",
-              file=sys.stderr)
-        if has_fit_callbacks():  # scikit-learn 1.9 on; before, only the closing line
-            search.set_callbacks(_Progress(len(log2c) * len(log2g)))
-    t0 = time.perf_counter()
-    search.fit(train.X, train.y)
-    wall = time.perf_counter() - t0
+    # the estimate depends on the backend (a task shipped to a worker holds one kernel): both under it
+    with _dask_backend(args.dask, workers=args.jobs):
+        if not args.quiet:
+            _, limit = memory_limit(search.max_memory)
+            print(f"[wsvm-span select] memory: about {search.memory_estimate(train.X, train.y).summary()} ({limit})",
+                  file=sys.stderr)
+            if has_fit_callbacks():  # scikit-learn 1.9 on; before, only the closing line
+                search.set_callbacks(_Progress(len(log2c) * len(log2g)))
+        t0 = time.perf_counter()
+        search.fit(train.X, train.y)
+        wall = time.perf_counter() - t0
 
     res = search.cv_results_
     rates = 100.0 * np.asarray(res["mean_test_score"], dtype=float)
@@ -274,6 +286,36 @@ def _run(args) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _dask_backend(address: str | None, *, workers: int):
+    """joblib's dask backend on the cluster whose scheduler is at ``address`` (``--dask``), or on a ``LocalCluster`` of
+    ``workers`` processes started here for "local" (and closed after); nothing for None."""
+    if address is None:
+        yield
+        return
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise ValueError(f"--dask needs dask.distributed, which is the dask extra: {DASK_EXTRA}") from exc
+    from joblib import parallel_config
+
+    with contextlib.ExitStack() as stack:
+        if address == "local":
+            if workers < 1:
+                raise ValueError(f"--dask local starts --jobs worker processes: give --jobs 1 or more, not {workers}")
+            # the scheduler's web page on a free port: 8787 may be another cluster's
+            target = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                      dashboard_address=":0"))
+        else:
+            target = address
+        try:
+            stack.enter_context(Client(target))
+        except OSError as exc:  # no scheduler there (distributed's own message names the address and the timeout)
+            raise ValueError(f"--dask {address}: {exc}") from exc
+        stack.enter_context(parallel_config(backend="dask"))
+        yield
+
+
 def _check_svm_plus_options(args) -> None:
     """The options that SVM+'s selection has no use for are refused, not ignored; its criterion defaults to its
     LOO rule."""
@@ -285,11 +327,11 @@ def _check_svm_plus_options(args) -> None:
         raise ValueError(f"--criterion {args.criterion} is not one of SVM+'s ({', '.join(SVM_PLUS_CRITERIA)})")
     refused = {"-w": args.class_weight, "--mlflow": args.mlflow, "--engine": args.engine != DEFAULT_ENGINE,
                "-png": args.png not in (None, "null"), "--max-memory": args.max_memory is not None,
-               "--cache-size": args.cache_size is not None}
+               "--cache-size": args.cache_size is not None, "--dask": args.dask is not None}
     given = [name for name, value in refused.items() if value]
     if given:
         raise ValueError(f"{', '.join(given)} cannot be combined with --privileged (SVM+ has no class weights, "
-                         "MLflow log, engine choice, contour plot, memory estimate or row cache here)")
+                         "MLflow log, engine choice, contour plot, memory estimate, row cache or dask cluster here)")
 
 
 def _read_privileged(args, train) -> np.ndarray:

@@ -155,6 +155,12 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         ValueError
             If a parameter or input is invalid, y has other than two classes, or X_privileged is missing.
         """
+        return self._fit(X, y, X_privileged)
+
+    def _fit(self, X, y, X_privileged, kernels=None, warm_start: SVMPlus | None = None, warm_start_points=None):
+        """``fit``; a search passes ``kernels``, the training kernels (K, K~) of this estimator's kernel parameters
+        that it computed once for all its C and gamma_plus, and ``warm_start``, the model of the previous C (or the
+        full training set's, for a CV fold: ``warm_start_points``, these points' positions among its own)."""
         self._check_params()
         self.__dict__.pop("loo_error_", None)  # a refit without loo must not keep the last fit's estimate
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
@@ -173,8 +179,7 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
                              f"got {self.classes_.size} ({self.classes_[:5].tolist()})")
         labels = np.where(index == 1, 1.0, -1.0)
         l = X.shape[0]
-        on_rows = (self.solver in ("auto", SMO) and self.kernel == "rbf" and self.priv_kernel == "rbf"
-                   and l > SMO_POLISH_MAX_L)
+        on_rows = self._trains_on_rows(l) and kernels is None
         if on_rows and self.loo is not None:
             raise ValueError(f"loo={self.loo!r} needs the l x l kernels, which the rows computed on demand "
                              f"(solver={self.solver!r}, l = {l} > {SMO_POLISH_MAX_L}) avoid: leave loo=None")
@@ -183,27 +188,49 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         if self.priv_kernel == "precomputed" and X_priv.shape[1] != l:
             raise ValueError("with priv_kernel='precomputed', X_privileged must be the (l, l) privileged kernel, got "
                              f"shape {X_priv.shape}")
+        self._resolve_gammas(X, X_priv)
+        if on_rows:
+            model = fit_svm_plus_rbf_rows(X, X_priv, labels, self.C, self.gamma_plus, self._gamma, self._priv_gamma,
+                                          tol=self.tol, cache_mb=self.cache_size, warm_start=warm_start,
+                                          warm_start_points=warm_start_points)
+        else:
+            K, K_priv = self._training_kernels(X, X_priv) if kernels is None else kernels
+            model = self._train(K, K_priv, labels, warm_start, warm_start_points)
+        self._set_fitted(model, X)
+        return self
+
+    def _resolve_gammas(self, X, X_priv) -> None:
         self._gamma = None if self.kernel != "rbf" else resolve_rbf_gamma(self.gamma, X, "gamma")
         self._priv_gamma = None if self.priv_kernel != "rbf" else resolve_rbf_gamma(self.priv_gamma, X_priv,
                                                                                  "priv_gamma")
-        if on_rows:
-            model = fit_svm_plus_rbf_rows(X, X_priv, labels, self.C, self.gamma_plus, self._gamma, self._priv_gamma,
-                                          tol=self.tol, cache_mb=self.cache_size)
-        else:
-            K = (check_kernel(X) if self.kernel == "precomputed"
-                 else KernelSpec(self.kernel, gamma=self._gamma).block(X))
-            K_priv = (check_kernel(X_priv, name="X_privileged") if self.priv_kernel == "precomputed"
-                      else KernelSpec(self.priv_kernel, gamma=self._priv_gamma).block(X_priv))
-            if self.kernel == "precomputed":
-                check_positive_semidefinite(K, name="X (a precomputed kernel)")
-            if self.priv_kernel == "precomputed":
-                check_positive_semidefinite(K_priv, name="X_privileged (a precomputed kernel)")
-            model = fit_svm_plus(K, K_priv, labels, self.C, self.gamma_plus, solver=self.solver, tol=self.tol,
-                                 check_input=False)
-            if self.loo is not None:
-                self.loo_error_ = float(LOO_ESTIMATES[self.loo](model, K, K_priv).error)
-        self._set_fitted(model, X)
-        return self
+
+    def _training_kernels(self, X, X_priv) -> tuple[np.ndarray, np.ndarray]:
+        """(K, K~) of the training points, each checked (a precomputed one: finite, symmetric, PSD)."""
+        K = (check_kernel(X) if self.kernel == "precomputed"
+             else KernelSpec(self.kernel, gamma=self._gamma).block(X))
+        K_priv = (check_kernel(X_priv, name="X_privileged") if self.priv_kernel == "precomputed"
+                  else KernelSpec(self.priv_kernel, gamma=self._priv_gamma).block(X_priv))
+        if self.kernel == "precomputed":
+            check_positive_semidefinite(K, name="X (a precomputed kernel)")
+        if self.priv_kernel == "precomputed":
+            check_positive_semidefinite(K_priv, name="X_privileged (a precomputed kernel)")
+        return K, K_priv
+
+    def _train(self, K, K_priv, labels, warm_start: SVMPlus | None = None, warm_start_points=None) -> SVMPlus:
+        """The model on the training kernels (labels in {-1, +1}), and ``loo_error_`` when ``loo`` is set;
+        ``warm_start``: a neighbouring solution (the "auto" and "smo" routes start from it)."""
+        if warm_start is not None and self.solver not in ("auto", SMO):
+            warm_start = warm_start_points = None
+        model = fit_svm_plus(K, K_priv, labels, self.C, self.gamma_plus, solver=self.solver, tol=self.tol,
+                             check_input=False, warm_start=warm_start, warm_start_points=warm_start_points)
+        if self.loo is not None:
+            self.loo_error_ = float(LOO_ESTIMATES[self.loo](model, K, K_priv).error)
+        return model
+
+    def _trains_on_rows(self, l: int) -> bool:
+        """Whether ``fit`` trains on kernel rows computed on demand (no l x l kernels)."""
+        return (self.solver in ("auto", SMO) and self.kernel == "rbf" and self.priv_kernel == "rbf"
+                and l > SMO_POLISH_MAX_L)
 
     def _set_fitted(self, model: SVMPlus, X) -> None:
         self.model_ = model

@@ -335,7 +335,8 @@ def fit_svm_plus(
         For the "auto" and "smo" routes: a solution of a neighbouring problem (any C and gamma: a neighbouring grid
         point's; on more points: the full training set's, for a CV fold or a leave-one-out refit), from which the
         active-set methods start instead of from the decomposition solver (where they fail, the route runs from
-        scratch). ``feasible_start`` makes it feasible here.
+        scratch); a solution kept unpolished (above ``SMO_POLISH_MAX_L`` points) is the decomposition solver's from
+        there. ``feasible_start`` makes it feasible here.
     warm_start_points : array-like of int, optional
         Where ``warm_start`` was trained on more points: the positions of this problem's l points among
         ``warm_start``'s (None: the same points).
@@ -375,12 +376,7 @@ def fit_svm_plus(
     if warm_start is not None:
         if solver not in ("auto", SMO):
             raise ValueError(f"warm_start is used by the 'auto' and {SMO!r} routes only, not {solver!r}")
-        points = (np.arange(warm_start.n_train) if warm_start_points is None
-                  else np.asarray(warm_start_points, dtype=np.intp))
-        if points.shape != y.shape or not np.array_equal(warm_start.y[points], y):
-            raise ValueError("warm_start was trained on other labels: it must be a solution on the same points, or "
-                             "on more points with warm_start_points giving the positions of these among them")
-        start = feasible_start(warm_start, C, points)
+        start = _warm_start(warm_start, warm_start_points, y, C)
     elif warm_start_points is not None:
         raise ValueError("warm_start_points without warm_start")
     problem = SVMPlusProblem.build(K, K_priv, y, C, gamma)
@@ -403,7 +399,8 @@ def fit_svm_plus(
 
 
 def fit_svm_plus_rbf_rows(X, X_priv, y, C: float, gamma: float, kernel_gamma: float, priv_kernel_gamma: float, *,
-                          tol: float = SMO_TOL, cache_mb: float = SMO_CACHE_MB) -> SVMPlus:
+                          tol: float = SMO_TOL, cache_mb: float = SMO_CACHE_MB, warm_start: SVMPlus | None = None,
+                          warm_start_points=None) -> SVMPlus:
     """Train SVM+ with RBF kernels in both spaces by the decomposition solver, its kernel rows computed from the
     features on demand and kept in a cache of ``cache_mb`` per kernel: no l x l array, for training sets whose
     kernels do not fit in memory. The solution is the "smo" route's at ``tol``, not polished (the polish's dense
@@ -425,6 +422,9 @@ def fit_svm_plus_rbf_rows(X, X_priv, y, C: float, gamma: float, kernel_gamma: fl
         Stopping tolerance (the largest KKT violation, margin units).
     cache_mb : float, default=SMO_CACHE_MB
         Kernel rows kept, per kernel.
+    warm_start, warm_start_points : SVMPlus and array-like of int, optional
+        As in :func:`fit_svm_plus`: the solver starts from ``feasible_start`` of a neighbouring solution (another C,
+        or more points: the positions of these among its own) instead of from a = 0, beta = C.
 
     Returns
     -------
@@ -462,9 +462,12 @@ def fit_svm_plus_rbf_rows(X, X_priv, y, C: float, gamma: float, kernel_gamma: fl
             raise ValueError(f"{name} must be a positive finite scalar, got {value!r}")
     C, gamma = float(C), float(gamma)
     ridge = PRIV_RIDGE  # the RBF kernel's diagonal is 1
+    if warm_start is None and warm_start_points is not None:
+        raise ValueError("warm_start_points without warm_start")
+    start = None if warm_start is None else _warm_start(warm_start, warm_start_points, y, C)
     t0 = time.perf_counter()
     model = _smo_solution(("rbf", X, float(kernel_gamma)), ("rbf", X_priv, float(priv_kernel_gamma)), y, C,
-                             gamma, 1.0 / gamma, ridge / gamma, ridge, float(tol), float(cache_mb))
+                          gamma, 1.0 / gamma, ridge / gamma, ridge, float(tol), float(cache_mb), start=start)
     return with_fit_time(model, time.perf_counter() - t0)
 
 
@@ -477,9 +480,11 @@ def _smo_solution(kernel, priv_kernel, y, C: float, gamma: float, priv_scale: fl
     l = y.size
     if start is None:
         start = np.zeros(l), np.full(l, C), np.zeros(l), np.zeros(l)  # Q a = T a~ = 0 there
-    alpha, beta, w, z = start
+    # (a, beta) alone: the solver computes Q a and T a~ from the rows of the start's nonzero a and a~
+    have_grad = len(start) == 4
+    alpha, beta, w, z = start if have_grad else (*start, np.empty(l), np.empty(l))
     b, b_tilde, n_iter, converged, violation, _, _ = _native.svm_plus_solve(
-        kernel, priv_kernel, l, None, y, C, priv_scale, priv_diag_add, alpha, beta, w, z, True, tol,
+        kernel, priv_kernel, l, None, y, C, priv_scale, priv_diag_add, alpha, beta, w, z, have_grad, tol,
         SMO_MAX_ITER_PER_POINT * l, cache_mb)
     if not converged:
         raise RuntimeError(f"the SVM+ SMO solver stopped at its step limit ({n_iter} steps) with a KKT violation "
@@ -548,6 +553,17 @@ def _scaled_to_sum(v: np.ndarray, total: float) -> np.ndarray:
     if s > 0.0 or v.size == 0:
         return v * (total / s) if s > 0.0 else v
     return np.full(v.size, total / v.size)
+
+
+def _warm_start(warm_start: SVMPlus, warm_start_points, y, C: float) -> tuple[np.ndarray, np.ndarray]:
+    """``feasible_start`` of a caller's ``warm_start`` (on ``warm_start_points`` among its points), checked to be a
+    solution on these points' labels."""
+    points = (np.arange(warm_start.n_train) if warm_start_points is None
+              else np.asarray(warm_start_points, dtype=np.intp))
+    if points.shape != y.shape or not np.array_equal(warm_start.y[points], y):
+        raise ValueError("warm_start was trained on other labels: it must be a solution on the same points, or "
+                         "on more points with warm_start_points giving the positions of these among them")
+    return feasible_start(warm_start, C, points)
 
 
 @dataclass(frozen=True)
@@ -634,15 +650,18 @@ class SVMPlusProblem:
         problems, from the next lower C of the grid, the median start was optimal at once). A point they do not
         make exact goes to the QP route (polished) where ``qp_solver`` names its solver ("auto" route), and is
         otherwise taken on by the decomposition solver to ``tol`` and kept there, as is every point without the
-        polish."""
+        polish (from ``start`` where there is one)."""
         l, C, y = self.y.size, self.C, self.y
         name = f"{SMO}+{ACTIVE_SET}"
         polishing = polish and l <= SMO_POLISH_MAX_L
-        if start is not None and polishing:
+        kernels = ("precomputed", np.ascontiguousarray(self.K)), ("precomputed", np.ascontiguousarray(self.T))
+        if start is not None:
+            if not polishing:
+                return _smo_solution(*kernels, y, C, self.gamma, 1.0, 0.0, self.ridge, tol, SMO_CACHE_MB,
+                                     start=tuple(v.copy() for v in start))
             exact = self.exact_from(*start, name)
             if exact is not None:
                 return exact
-        kernels = ("precomputed", np.ascontiguousarray(self.K)), ("precomputed", np.ascontiguousarray(self.T))
         alpha, beta, w, z = np.zeros(l), np.full(l, C), np.zeros(l), np.zeros(l)  # w = Q a, z = T a~ at that start
         if polishing:
             # beta as the solver leaves it, not C + a~ - a: a bound it reached is an exact 0, which that sum need not

@@ -13,6 +13,8 @@ from pathlib import Path
 
 #: how to install what the study workflow needs beyond the core library (pyproject.toml's extras)
 STUDY_EXTRA = "pip install 'wsvm-span[study]'"
+#: how to install dask.distributed, for a search spread over a dask cluster (docs/distributed.md)
+DASK_EXTRA = "pip install 'wsvm-span[dask]'"
 #: the top-level modules of the study extra: a command that imports one of them needs the extra
 STUDY_EXTRA_MODULES = frozenset(
     {"jsonschema", "matplotlib", "mlflow", "pandas", "pyarrow", "seaborn", "snakemake", "tabulate", "yaml"})
