@@ -299,7 +299,7 @@ class _SharedKernel:
             # f on the held-out rows in blocks against the SVs (no m x l block), read as ws.test_error reads it
             K = self.train
             f = decision_values(model, K.X, self.X_held, K.gamma,
-                                   block_rows=max(1, _BLOCK_ELEMENTS // max(1, model.support.size)))
+                                block_rows=max(1, _BLOCK_ELEMENTS // max(1, model.support.size)))
             return float(np.mean(-y_held * f >= 0))
         return ws.test_error(model, self.test, y_held, check_input=False)
 
@@ -684,9 +684,11 @@ class SpanSearchCV(BaseSearchCV):
         zero-weight points, an unknown grid key, an incomplete weighting scheme or a two-class scheme
         (``C_plus``/``C_minus``, ``nw_*``) on more classes, non-positive C_i, ``tie_rule`` without
         ``heldout``, a precomputed X that is not square, an unknown kernel or a kernel parameter out of SVC's
-        range, kernel keys with a precomputed kernel, the span bound or xi-alpha bound with a sigmoid kernel.
+        range, kernel keys with a precomputed kernel, the span bound or xi-alpha bound with a sigmoid kernel,
+        ``cache_size`` for a search the row cache cannot run (the message names the criterion or setting).
     SearchMemoryError
-        From ``fit``, before any kernel is computed: the memory estimate exceeds ``max_memory``.
+        From ``fit``, before any kernel is computed: the memory estimate exceeds ``max_memory`` (on a row cache,
+        also per grid point before its span-rule allocates: that point scores ``error_score``).
 
     Examples
     --------
