@@ -28,14 +28,16 @@ cdef extern from "smo.h":
         int64_t step_work
         int64_t gradient_work
 
-    ctypedef struct RowFiller:
-        unsigned char *computed
-        int (*fill)(void *ctx, int64_t row) noexcept nogil
+    ctypedef struct RowSource:
+        const unsigned char *computed
+        const double *(*row)(void *ctx, int64_t row) noexcept nogil
         void *ctx
+        const double *diag
+        int64_t n_rows
 
     int smo_solve(const double *K, Py_ssize_t ld, const int64_t *idx, int64_t n, const double *y,
                   const double *C, double *alpha, const double *grad0, double *grad, double eps, double bound_rtol,
-                  int shrinking, int64_t max_iter, double *cache, int64_t cache_len, const RowFiller *rows,
+                  int shrinking, int64_t max_iter, double *cache, int64_t cache_len, const RowSource *rows,
                   SmoResult *result) nogil
 
 
@@ -92,44 +94,47 @@ def _cache_buffer(Py_ssize_t n_doubles):
     return buf
 
 
-cdef int _fill_row(void *ctx, int64_t row) noexcept nogil:
-    """The solver's call for a kernel row it is about to read (``RowFiller``): ``ctx.fill_row(row)`` under the GIL;
-    an exception is kept for ``solve`` to raise."""
+cdef const double *_row(void *ctx, int64_t row) noexcept nogil:
+    """The solver's call for a kernel row it is about to read (``RowSource``): ``ctx.row_address(row)`` under the
+    GIL, the address of the row's first double; an exception is kept for ``solve`` to raise (NULL)."""
+    cdef size_t address = 0
     with gil:
         try:
-            (<object>ctx).fill_row(row)
+            address = (<object>ctx).row_address(row)
         except BaseException as exc:
             _buffers.fill_error = exc
-            return -1
-    return 0
+            return NULL
+    return <const double *>address
 
 
-cdef const int64_t *_rows_of(const double[:, ::1] K, const int64_t[::1] idx, int64_t n) except? NULL:
-    """The pointer to idx (checked to index K, of length n), or NULL for None (then K must be n x n)."""
-    if K.shape[0] != K.shape[1]:
-        raise ValueError("K must be square")
+cdef const int64_t *_rows_of(int64_t n_rows, const int64_t[::1] idx, int64_t n) except? NULL:
+    """The pointer to idx (checked to index a kernel of n_rows rows, of length n), or NULL for None (then the
+    kernel must be n x n)."""
     if idx is None:
-        if K.shape[0] != n:
+        if n_rows != n:
             raise ValueError("without idx, K must be n x n")
         return NULL
     if idx.shape[0] != n:
         raise ValueError("idx must have the length of y")
-    if n and (np.min(idx) < 0 or np.max(idx) >= K.shape[0]):
-        raise ValueError(f"idx must hold rows of K (0..{K.shape[0] - 1})")
+    if n and (np.min(idx) < 0 or np.max(idx) >= n_rows):
+        raise ValueError(f"idx must hold rows of K (0..{n_rows - 1})")
     return &idx[0]
 
 
-def solve(const double[:, ::1] K, const int64_t[::1] idx, const double[::1] y, const double[::1] C,
+def solve(object K_array, const int64_t[::1] idx, const double[::1] y, const double[::1] C,
           double[::1] alpha, const double[::1] grad0, double[::1] grad, double eps, double bound_rtol,
-          bint shrinking, int64_t max_iter, double cache_mb, object filler=None):
+          bint shrinking, int64_t max_iter, double cache_mb, object source=None):
     """Solve in place: ``alpha`` (a feasible start) becomes the solution, ``grad`` the gradient Qa - e.
 
-    K : (L, L) C-contiguous kernel; idx : (n,) the problem's rows of K, each in [0, L) (None: all L);
+    K_array : (L, L) C-contiguous kernel, or None with a row cache (``source`` without ``computed``);
+    idx : (n,) the problem's rows of K, each in [0, L) (None: all L);
     y, C, alpha, grad : (n,); grad0 : (n,) the gradient at the start, or None (computed here);
     bound_rtol : an alpha within this fraction of C_i of a bound counts as at it when rho is computed;
-    cache_mb : the row cache (per thread, kept between calls);
-    filler : None (K is valid), or an object whose K rows are computed on demand: ``filler.computed`` (uint8, one
-    flag per row of K) and ``filler.fill_row(r)``, which computes row r and sets its flag (kernels.RBFRows).
+    cache_mb : the solver's active-set row slots (per thread, kept between calls);
+    source : None (K is valid), or an object whose K rows are computed on demand (kernels.RBFRows): ``shape``,
+    ``row_address(r)`` (the address of row r's L doubles, valid until this thread's next call), ``computed``
+    (uint8, one flag per row, rows kept in K_array in place) or None (a row cache: K_array None), and ``diag``
+    (K_ii, float64) or None (K_array's diagonal).
     Returns (rho, n_iter, converged, gap, objective, step_work, gradient_work).
     """
     cdef int64_t n = y.shape[0]
@@ -137,7 +142,20 @@ def solve(const double[:, ::1] K, const int64_t[::1] idx, const double[::1] y, c
         raise ValueError("y, C, alpha and grad must have the same length")
     if n == 0:
         raise ValueError("empty problem")
-    cdef const int64_t *idx_ptr = _rows_of(K, idx, n)
+    cdef const double[:, ::1] K
+    cdef const double *K_ptr = NULL
+    cdef Py_ssize_t ld = 0
+    cdef int64_t n_rows
+    if K_array is not None:
+        K = K_array
+        if K.shape[0] != K.shape[1]:
+            raise ValueError("K must be square")
+        K_ptr, ld, n_rows = &K[0, 0], K.shape[1], K.shape[0]
+    elif source is None or source.computed is not None:
+        raise ValueError("K is needed unless a row cache computes every row (source.computed None)")
+    else:
+        n_rows = source.shape[0]
+    cdef const int64_t *idx_ptr = _rows_of(n_rows, idx, n)
     cdef const double *grad0_ptr = NULL
     if grad0 is not None:
         if grad0.shape[0] != n:
@@ -146,19 +164,33 @@ def solve(const double[:, ::1] K, const int64_t[::1] idx, const double[::1] y, c
     cdef double[::1] cache = _cache_buffer(int(cache_mb * 1048576 / 8))
     cdef SmoResult res
     cdef int rc
-    cdef RowFiller rows
-    cdef const RowFiller *rows_ptr = NULL
-    cdef unsigned char[::1] computed
-    if filler is not None:
-        computed = filler.computed
-        if computed.shape[0] != K.shape[0]:
-            raise ValueError("filler.computed must have one flag per row of K")
-        rows.computed = &computed[0]
-        rows.fill = _fill_row
-        rows.ctx = <void *>filler
+    cdef RowSource rows
+    cdef const RowSource *rows_ptr = NULL
+    cdef const unsigned char[::1] computed
+    cdef const double[::1] diag
+    if source is not None:
+        if tuple(source.shape) != (n_rows, n_rows):
+            raise ValueError("the row source must have the kernel's shape")
+        rows.computed = NULL
+        rows.diag = NULL
+        if source.computed is not None:
+            computed = source.computed
+            if computed.shape[0] != n_rows:
+                raise ValueError("source.computed must have one flag per row of K")
+            rows.computed = &computed[0]
+        if source.diag is not None:
+            diag = source.diag
+            if diag.shape[0] != n_rows:
+                raise ValueError("source.diag must have one entry per row of K")
+            rows.diag = &diag[0]
+        elif K_array is None:
+            raise ValueError("a row cache must give its diagonal (source.diag)")
+        rows.row = _row
+        rows.ctx = <void *>source
+        rows.n_rows = n_rows
         rows_ptr = &rows
     with nogil:
-        rc = smo_solve(&K[0, 0], K.shape[1], idx_ptr, n, &y[0], &C[0], &alpha[0], grad0_ptr, &grad[0], eps,
+        rc = smo_solve(K_ptr, ld, idx_ptr, n, &y[0], &C[0], &alpha[0], grad0_ptr, &grad[0], eps,
                        bound_rtol, 1 if shrinking else 0, max_iter, &cache[0], cache.shape[0], rows_ptr, &res)
     if rc == -2:
         error, _buffers.fill_error = _buffers.fill_error, None

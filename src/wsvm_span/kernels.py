@@ -71,18 +71,37 @@ def rbf_from_squared_distances(D2, gamma: float, out: np.ndarray | None = None) 
     return K
 
 
+#: a row cache's "last used" of a pinned slot while the least recently used one is sought
+_NEVER = np.iinfo(np.int64).max
+#: the fewest rows a row cache holds: each thread that trains on it keeps the row it reads last (a pin) and the
+#: solver reads one more while it gathers
+MIN_CACHE_ROWS = 4
+
+
 class RBFRows:
-    """The RBF training kernel exp(-gamma D2) with each row computed on its first use.
+    """The RBF training kernel exp(-gamma D2), each row computed when it is read: the project's one kernel row cache.
 
-    SMO reads the kernel rows of the points that enter a working set (and of a start's support vectors); the
-    span-rule reads K among the support vectors; f on the training set needs the support vectors' rows. On
-    MNIST at a large gamma a whole grid row of C touches a sixth of the rows, so the exps of the rest are saved.
-    Every entry is computed as ``rbf_from_squared_distances`` computes it (the same multiply and exp, one row at
-    a time), so a consumer reads exactly the full kernel's values.
+    Two storages, one interface (``row_address``, ``block``, ``expansion``, ``radius2``):
 
-    Readers get rows through :meth:`rows` (or, in compiled code, ``computed`` and :meth:`fill_row`: the SMO
-    solver fills a row before its first read) and the whole matrix through :meth:`complete`; ``array`` itself
-    holds valid values only on the rows marked ``computed`` and on its diagonal (K_ii = 1).
+    - **in place** (``RBFRows(D2, gamma)``, where the whole kernel fits): the l x l buffer ``array``, each row
+      computed on its first use from the l x l squared distances and kept. SMO reads the kernel rows of the
+      points that enter a working set (and of a start's support vectors); the span-rule reads K among the support
+      vectors; f on the training set needs the support vectors' rows. On MNIST at a large gamma a whole grid row of
+      C touches a sixth of the rows, so the exps of the rest are saved. Every entry is computed as
+      ``rbf_from_squared_distances`` computes it (the same multiply and exp, one row at a time), so a consumer
+      reads exactly the full kernel's values. ``computed`` flags the valid rows (the diagonal, K_ii = 1, is valid
+      from the start); ``rows`` and ``complete`` hand out the buffer.
+    - **a row cache** (``RBFRows.cached(X, gamma, cache_mb)``, where l x l does not fit): no l x l array at all.
+      A row is computed from the features, ||x_i||^2 + ||x_j||^2 - 2 x_i.x_j clipped at 0 as ``squared_distances``
+      computes it (a block of rows is one GEMM), and kept in one of ``n_slots`` slots of l doubles, the least
+      recently used one evicted. The values equal the whole kernel's up to the rounding of the inner products
+      (BLAS sums a block's dot products in another order than the l x l GEMM: ``ROW_CACHE_RTOL`` in the tests);
+      K_ii = 1 exactly, as there. The memory is O(l d + cache_mb).
+
+    The SMO solver reads rows through ``row_address`` (``_native.solve``'s ``RowSource``): in place, the buffer's
+    row (computed first); in a row cache, a slot that stays valid until the calling thread's next call (each
+    thread pins the slot it read last, and eviction skips pinned slots), so several threads may train on one
+    cache.
 
     Parameters
     ----------
@@ -94,6 +113,14 @@ class RBFRows:
         The buffer to fill (a search over gammas reuses one); None: a new one.
     unset : float, optional
         Write this into every entry first (tests: NaN shows a read of a row that was never computed).
+
+    Attributes
+    ----------
+    in_place : bool
+        Which storage: the whole buffer (``array``, ``computed``) or a row cache (``slots``, ``n_slots``,
+        ``cache_mb``, on the features ``X`` with their squared norms ``sq_norms``).
+    rows_computed : int
+        Kernel rows computed so far (with a row cache: evicted rows count again when recomputed).
 
     Examples
     --------
@@ -107,36 +134,173 @@ class RBFRows:
     (True, 2)
     >>> bool(np.array_equal(K.complete(), ws.rbf_kernel(X, gamma=0.5)))
     True
+    >>> cached = RBFRows.cached(X, 0.5, cache_mb=160 / 2**20)  # 4 slots of 5 doubles
+    >>> bool(np.allclose(cached.block([1, 3]), ws.rbf_kernel(X, gamma=0.5)[[1, 3]], rtol=1e-12, atol=0))
+    True
     """
 
     def __init__(self, D2, gamma: float, out: np.ndarray | None = None, *, unset: float | None = None):
         if not gamma > 0:
             raise ValueError(f"gamma must be positive, got {gamma!r}")
         self.d2, self.gamma = D2, float(gamma)
+        self.l = D2.shape[0]
+        self.cache_mb = None  # the whole kernel
         self.array = np.empty_like(D2) if out is None else out
         if unset is not None:
             self.array.fill(unset)
         np.fill_diagonal(self.array, 1.0)  # exp(-gamma * 0): the SMO solver reads the diagonal of every point
         self.computed = np.zeros(D2.shape[0], dtype=np.uint8)
+        self.diag = None  # the solver reads it from the buffer
+        self.X = self.sq_norms = None
         # two threads must not fill one row at once: the second would overwrite (with the multiply's
         # intermediate) a row that the first has marked computed and a solver already reads
         self._lock = threading.Lock()
+        self.rows_computed = 0
+
+    @classmethod
+    def cached(cls, X, gamma: float, cache_mb: float, *, sq_norms: np.ndarray | None = None,
+               out: np.ndarray | None = None) -> RBFRows:
+        """The RBF kernel of the features X as a row cache of ``cache_mb`` MB (rows of l doubles, at least
+        ``MIN_CACHE_ROWS``, at most l of them), nothing of size l x l.
+
+        Parameters
+        ----------
+        X : ndarray of shape (l, d)
+            The training features (C-contiguous float64, kept by reference).
+        gamma : float
+            RBF parameter, positive.
+        cache_mb : float
+            The cache's size in MB (2^20 bytes).
+        sq_norms : ndarray of shape (l,), optional
+            ||x_i||^2 (a search computes them once for every gamma); None: computed here.
+        out : ndarray of shape (n_slots, l), optional
+            The slots' buffer (a search over gammas reuses one); None: a new one.
+
+        Returns
+        -------
+        RBFRows
+            The kernel, no row computed yet.
+
+        Raises
+        ------
+        ValueError
+            If gamma or cache_mb is not positive.
+        """
+        if not gamma > 0:
+            raise ValueError(f"gamma must be positive, got {gamma!r}")
+        if not cache_mb > 0:
+            raise ValueError(f"cache_mb must be positive, got {cache_mb!r}")
+        self = cls.__new__(cls)
+        self.X = check_features(X, name="X")
+        self.l = l = self.X.shape[0]
+        self.gamma, self.cache_mb = float(gamma), float(cache_mb)
+        self.sq_norms = np.einsum("ij,ij->i", self.X, self.X) if sq_norms is None else sq_norms
+        n_slots = cache_rows(l, cache_mb)
+        self.slots = np.empty((n_slots, l)) if out is None else out[:n_slots]
+        if self.slots.shape != (n_slots, l):
+            raise ValueError(f"out must have shape ({n_slots}, {l}) or more rows")
+        self._address = self.slots.ctypes.data
+        self.slot_of = np.full(l, -1, dtype=np.int64)
+        self.owner = np.full(n_slots, -1, dtype=np.int64)
+        self.last_used = np.full(n_slots, -1, dtype=np.int64)
+        self._clock = 0
+        self._pins: dict[int, int] = {}  # thread -> the slot it read last (valid until its next read)
+        self.diag = np.ones(l)  # K_ii = exp(-gamma * 0)
+        self.array = self.d2 = self.computed = None
+        self._lock = threading.Lock()
+        self.rows_computed = 0
+        return self
+
+    @property
+    def in_place(self) -> bool:
+        """True: the whole l x l buffer (rows kept once computed); False: a row cache of ``n_slots`` rows."""
+        return self.computed is not None
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.array.shape
+        return (self.l, self.l)
 
+    @property
+    def n_slots(self) -> int:
+        return self.l if self.in_place else self.slots.shape[0]
+
+    # ------------------------------------------------------------------ computing rows from the features
+    def _compute(self, rows, cols=None) -> np.ndarray:
+        """K[rows][:, cols] (cols None: every column) from the features, one GEMM: ``squared_distances``'s
+        formula (||x_i||^2 + ||x_j||^2 - 2 x_i.x_j, clipped at 0, exactly 0 for a point with itself), then
+        ``rbf_from_squared_distances``'s multiply and exp."""
+        rows = np.asarray(rows, dtype=np.int64)
+        Xc = self.X if cols is None else self.X[cols]
+        sq_c = self.sq_norms if cols is None else self.sq_norms[cols]
+        D2 = _distance_block(self.X[rows], self.sq_norms[rows], Xc, sq_c)
+        # a point's distance to itself is 0 exactly (squared_distances' zero diagonal: K_ii = 1)
+        if cols is None:
+            D2[np.arange(rows.size), rows] = 0.0
+        else:
+            hit_r, hit_c = np.nonzero(rows[:, None] == np.asarray(cols, dtype=np.int64)[None, :])
+            D2[hit_r, hit_c] = 0.0
+        self.rows_computed += rows.size if cols is None else 0
+        return rbf_from_squared_distances(D2, self.gamma, out=D2)
+
+    def _slot(self, row: int) -> int:
+        """The slot holding ``row`` (computed into the least recently used unpinned slot when absent); under
+        the lock."""
+        k = int(self.slot_of[row])
+        if k < 0:
+            pinned = list(self._pins.values())
+            if pinned:
+                saved = self.last_used[pinned]
+                self.last_used[pinned] = _NEVER
+            k = int(np.argmin(self.last_used))
+            if pinned:
+                self.last_used[pinned] = saved
+            if k in pinned:
+                raise RuntimeError(f"every slot of the row cache ({self.n_slots}) is pinned by a thread: give it "
+                                   "more rows than threads")
+            if self.owner[k] >= 0:
+                self.slot_of[self.owner[k]] = -1
+            self._compute_row(row, self.slots[k])
+            self.owner[k], self.slot_of[row] = row, k
+        self._clock += 1
+        self.last_used[k] = self._clock
+        return k
+
+    def _compute_row(self, row: int, out: np.ndarray) -> None:
+        """Row ``row`` into ``out`` (l doubles): ``_compute``'s formula for one row, written in place (the solver's
+        reads: one GEMV, no temporaries of l beyond the sum of the squared norms)."""
+        np.dot(self.X, self.X[row], out=out)
+        out *= -2.0
+        out += self.sq_norms[row] + self.sq_norms
+        np.maximum(out, 0.0, out=out)
+        out[row] = 0.0
+        out *= -self.gamma
+        np.exp(out, out=out)
+        self.rows_computed += 1
+
+    # ----------------------------------------------------------------------------------- the readers
     def fill_row(self, row: int) -> None:
-        """Compute row ``row`` if it is not yet (the SMO solver's call, under the GIL)."""
+        """Compute row ``row`` of the in-place buffer if it is not yet."""
         with self._lock:
             if not self.computed[row]:
                 out = self.array[row]
                 np.multiply(self.d2[row], -self.gamma, out=out)
                 np.exp(out, out=out)
+                self.rows_computed += 1
                 self.computed[row] = 1
 
+    def row_address(self, row: int) -> int:
+        """The address of row ``row``'s l doubles, computed first where needed (the SMO solver's read): in place,
+        the buffer's row; in a row cache, its slot, valid until this thread's next call (the thread pins it)."""
+        if self.in_place:
+            self.fill_row(row)
+            return self.array.ctypes.data + row * self.array.strides[0]
+        with self._lock:
+            k = self._slot(int(row))
+            self._pins[threading.get_ident()] = k
+            return self._address + k * self.slots.strides[0]
+
     def rows(self, rows) -> np.ndarray:
-        """``array`` with (at least) the rows ``rows`` computed.
+        """``array`` with (at least) the rows ``rows`` computed (in place only).
 
         Parameters
         ----------
@@ -148,6 +312,7 @@ class RBFRows:
         ndarray of shape (l, l)
             The buffer: valid on the rows computed so far, these among them.
         """
+        self._in_place_only("rows")
         rows = np.asarray(rows, dtype=np.int64).ravel()
         if rows.size and not self.computed[rows].all():
             with self._lock:
@@ -158,20 +323,79 @@ class RBFRows:
                     values = np.multiply(self.d2[part], -self.gamma)
                     np.exp(values, out=values)
                     self.array[part] = values
+                    self.rows_computed += part.size
                     self.computed[part] = 1
         return self.array
 
+    def block(self, rows, cols=None) -> np.ndarray:
+        """K[rows][:, cols] as a new array (cols None: every column): in place from the buffer; in a row cache,
+        the cached rows copied and the others computed in blocks (one GEMM each, not cached: an estimate's block
+        would evict the rows the trainer reads).
+
+        Parameters
+        ----------
+        rows : array-like of int
+            Row indices.
+        cols : array-like of int or None, default=None
+            Column indices; None: all l.
+
+        Returns
+        -------
+        ndarray of shape (len(rows), len(cols) or l)
+            The block.
+        """
+        rows = np.asarray(rows, dtype=np.int64).ravel()
+        if cols is not None and len(cols) == self.l and np.array_equal(cols, np.arange(self.l)):
+            cols = None  # every column in order (a warm start's expansion over all points): the plain GEMM
+        if self.in_place:
+            K = self.rows(rows)
+            return K[rows] if cols is None else K[np.ix_(rows, np.asarray(cols, dtype=np.int64))]
+        width = self.l if cols is None else len(cols)
+        out = np.empty((rows.size, width))
+        with self._lock:
+            at = self.slot_of[rows]
+            have = np.flatnonzero(at >= 0)
+            out[have] = self.slots[at[have]] if cols is None else self.slots[at[have]][:, cols]
+        todo = np.flatnonzero(at < 0)
+        step = max(1, _BLOCK_ELEMENTS // max(1, width))
+        for start in range(0, todo.size, step):
+            part = todo[start:start + step]
+            out[part] = self._compute(rows[part], cols)
+        return out
+
+    def expansion(self, coef, cols, rows=None, out=None) -> np.ndarray:
+        """sum_k coef_k K[cols_k, t] for the columns t of ``rows`` (all l when None), in blocks of ``cols`` (one GEMM
+        each, never more than ``_BLOCK_ELEMENTS`` kernel entries at once); ``out``: add into it. A row cache's
+        route of ``kernel_expansion``."""
+        cols = np.asarray(cols, dtype=np.int64).ravel()
+        coef = np.asarray(coef, dtype=np.float64).ravel()
+        width = self.l if rows is None else len(rows)
+        if out is None:
+            out = np.zeros(width)
+        step = max(1, _BLOCK_ELEMENTS // max(1, width))
+        for start in range(0, cols.size, step):
+            out += coef[start:start + step] @ self.block(cols[start:start + step], rows)
+        return out
+
     def complete(self) -> np.ndarray:
-        """The whole kernel (every row computed): for consumers that read beyond the rows they name."""
+        """The whole kernel (every row computed, in place only): for consumers that read beyond the rows they
+        name."""
+        self._in_place_only("complete")
         if not self.computed.all():
             if not self.computed.any():
                 # in place, as rbf_from_squared_distances: no temporaries
                 with self._lock:
                     if not self.computed.any():
                         rbf_from_squared_distances(self.d2, self.gamma, out=self.array)
+                        self.rows_computed += self.l
                         self.computed[:] = 1
             self.rows(np.flatnonzero(self.computed == 0))
         return self.array
+
+    def _in_place_only(self, what: str) -> None:
+        if not self.in_place:
+            raise ValueError(f"RBFRows.{what} hands out the whole l x l buffer, which a row cache does not hold "
+                             "(read rows through block or expansion)")
 
     def radius2(self, max_d2: float) -> float:
         """R^2 = max K - min K (``kernel_radius2`` of the whole kernel) without computing it: K_ii = 1 is the
@@ -180,7 +404,8 @@ class RBFRows:
         Parameters
         ----------
         max_d2 : float
-            The largest squared distance, ``D2.max()`` (a search computes it once for every gamma).
+            The largest squared distance, ``D2.max()`` or ``max_squared_distance(X)`` (a search computes it once
+            for every gamma).
 
         Returns
         -------
@@ -190,6 +415,54 @@ class RBFRows:
         smallest = np.multiply(np.array([max_d2], dtype=np.float64), -self.gamma)
         np.exp(smallest, out=smallest)
         return float(1.0 - smallest[0])
+
+
+def cache_rows(l: int, cache_mb: float) -> int:
+    """Rows of l doubles in a row cache of ``cache_mb`` MB: at least ``MIN_CACHE_ROWS``, at most l."""
+    return int(min(l, max(MIN_CACHE_ROWS, int(cache_mb * 2**20) // (8 * max(1, l)))))
+
+
+def max_squared_distance(X, sq_norms=None) -> float:
+    """max_ij ||x_i - x_j||^2 in row blocks (``squared_distances``' formula, at most ``_BLOCK_ELEMENTS`` entries at
+    once): what ``RBFRows.radius2`` needs, without an l x l array. O(l^2 d) time, once per search.
+
+    Parameters
+    ----------
+    X : ndarray of shape (l, d)
+        The points.
+    sq_norms : ndarray of shape (l,), optional
+        ||x_i||^2; None: computed here.
+
+    Returns
+    -------
+    float
+        The largest squared distance (0 for a single point).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.kernels import max_squared_distance
+    >>> max_squared_distance(np.array([[0.0, 0.0], [3.0, 4.0], [1.0, 1.0]]))
+    25.0
+    """
+    X = check_features(X, name="X")
+    sq = np.einsum("ij,ij->i", X, X) if sq_norms is None else sq_norms
+    l = X.shape[0]
+    block = max(1, _BLOCK_ELEMENTS // max(1, l))
+    largest = 0.0
+    for start in range(0, l, block):
+        largest = max(largest, float(_distance_block(X[start:start + block], sq[start:start + block], X, sq).max()))
+    return largest
+
+
+def _distance_block(A, sq_a, B, sq_b) -> np.ndarray:
+    """||a_i||^2 + ||b_j||^2 - 2 a_i.b_j for the rows of A and B, clipped at 0: ``squared_distances``' operations in
+    the order of its symmetric case (-2 A B' + (sq_a_i + sq_b_j)), on one block."""
+    D2 = A @ B.T
+    D2 *= -2.0
+    D2 += sq_a[:, None] + sq_b[None, :]
+    np.maximum(D2, 0.0, out=D2)
+    return D2
 
 
 def rbf_kernel(X, Z=None, gamma: float = 1.0) -> np.ndarray:
@@ -437,6 +710,8 @@ def kernel_expansion(K, coef, cols, rows=None, out=None) -> np.ndarray:
     into this (len(rows)) array instead of a new one. K may be an ``RBFRows``: the rows read are computed first.
     """
     if isinstance(K, RBFRows):
+        if not K.in_place:
+            return K.expansion(coef, cols, rows, out)
         by_point = rows is not None and len(rows) < len(cols)
         K = K.rows(rows if by_point else cols)
     K = np.ascontiguousarray(K, dtype=np.float64)

@@ -64,16 +64,21 @@ typedef struct {
     int64_t *iwork;
     /* Kernel rows over the active set, K[kidx[p], kidx[t]] for t < n_active, contiguous: the rows of the
      * working pair are read three times per step, and the compact row of a shrunk problem is a fraction of
-     * the kernel row it is gathered from. Slots hold n doubles and stay valid until the active set is
-     * permuted (a shrinking pass that removes a variable, unshrinking). */
+     * the kernel row it is gathered from. Slots hold n_active doubles (`stride`), so that more rows fit as the
+     * active set shrinks (LIBSVM's cache, too, keeps rows over the active set only: with a row cache of fixed
+     * size, whose rows are computed again when evicted, this decides how often they are), and stay valid until
+     * the active set is permuted (a shrinking pass that removes a variable, unshrinking), when the geometry is
+     * set again (set_active_set). */
     double *cache;
+    int64_t cache_len, slot_capacity, stride;
     int64_t n_slots, clock;
     int64_t *slot_of;       /* per position: its slot or -1 */
     int64_t *owner;         /* per slot: the position whose row it holds, or -1 */
     int64_t *last_used;     /* per slot: the clock of its last use */
     int64_t step_work, gradient_work;  /* SmoResult's counters */
-    const RowFiller *rows;  /* NULL: every row of K is valid */
+    const RowSource *rows;  /* NULL: every row of K is valid */
     int fill_failed;
+    double *zero_row;       /* with rows: what a failed read returns (n_rows zeros) while the solve winds down */
     /* the shrunk variables' snapshots: alpha in the caller's order at each pass that shrank some, and per
      * caller's index the snapshot its variable was shrunk at (-1: active) */
     const int64_t *idx0;    /* the caller's idx (NULL: 0..n-1) */
@@ -104,11 +109,16 @@ static inline signed char status_of(double a, double c) {
     return FREE;
 }
 
-/* K's row r, computed first when K is filled on demand (the row of every variable the solver reads) */
+/* K's row r: the one accessor of the kernel. In place (no source, or a row already computed in K) it is read
+ * where it is; otherwise the source computes it (RowSource: valid until this thread's next call, so every caller
+ * reads it at once). A failed read returns zeros and ends the solve (-2). */
 static inline const double *row_of(Smo *s, int64_t r) {
-    const RowFiller *f = s->rows;
-    if (f && !__atomic_load_n(&f->computed[r], __ATOMIC_ACQUIRE) && f->fill(f->ctx, r) != 0) s->fill_failed = 1;
-    return s->K + r * s->ld;
+    const RowSource *src = s->rows;
+    if (!src || (src->computed && __atomic_load_n(&src->computed[r], __ATOMIC_ACQUIRE))) return s->K + r * s->ld;
+    const double *row = src->row(src->ctx, r);
+    if (row) return row;
+    s->fill_failed = 1;
+    return s->zero_row;
 }
 
 static inline const double *kernel_row(Smo *s, int64_t p) { return row_of(s, s->kidx[p]); }
@@ -132,9 +142,20 @@ static void cache_clear(Smo *s) {
     }
 }
 
-static void check_contiguous(Smo *s) {
-    s->contiguous = 1;
+/* After the active set changed (the slots are empty then: permute clears them): whether its columns are
+ * contiguous, and the slots' geometry, n_active doubles each, at most one per active variable; none rather than
+ * one (a step needs two rows at once). The slots hold copies of kernel entries: their number changes the work,
+ * never a value. */
+static void set_active_set(Smo *s) {
+    /* rows read in place need K to hold them: a row cache's pointer is valid only while it is gathered */
+    s->contiguous = !s->rows || s->rows->computed != NULL;
     for (int64_t t = 1; t < s->n_active && s->contiguous; ++t) s->contiguous = s->kidx[t] == s->kidx[0] + t;
+    /* a shrinking pass may set every variable aside (n_active = 0 until unshrinking): no slots then */
+    int64_t slots = s->cache && s->n_active > 0 ? s->cache_len / s->n_active : 0;
+    if (slots > s->n_active) slots = s->n_active;
+    if (slots > s->slot_capacity) slots = s->slot_capacity;
+    s->n_slots = slots >= 2 ? slots : 0;
+    s->stride = s->n_active;
 }
 
 /* K[kidx[p], kidx[t]] for t < n_active, contiguous: in place, from the cache, or gathered into the least
@@ -144,7 +165,7 @@ static const double *active_row(Smo *s, int64_t p, double *spare) {
     int64_t k = s->slot_of[p];
     if (k >= 0) {
         s->last_used[k] = ++s->clock;
-        return s->cache + k * s->n;
+        return s->cache + k * s->stride;
     }
     double *dst = spare;
     if (s->n_slots > 0) {
@@ -155,7 +176,7 @@ static const double *active_row(Smo *s, int64_t p, double *spare) {
         s->owner[k] = p;
         s->slot_of[p] = k;
         s->last_used[k] = ++s->clock;
-        dst = s->cache + k * s->n;
+        dst = s->cache + k * s->stride;
     }
     const double *Kp = kernel_row(s, p);
     const int64_t *kidx = s->kidx;
@@ -224,15 +245,16 @@ static void bring_shrunk_up_to_date(Smo *s) {
     memcpy(fill, start, sizeof fill);
     for (int64_t t = na; t < n; ++t) s->members[fill[s->shrunk_at[s->home[t]]]++] = t;
     const int64_t *kidx = s->kidx;
-    for (int e = 0; e < s->n_snapshots; ++e) {
-        const int64_t *group = s->members + start[e];
-        const int64_t size = start[e + 1] - start[e];
-        if (size == 0) continue;
-        const double *snap = s->snapshots[e];
-        for (int64_t h = 0; h < n; ++h) {
-            const double delta = s->alpha_home[h] - snap[h];
-            if (delta == 0.0) continue;
-            const double *Kh = row_of(s, s->idx0 ? s->idx0[h] : h);
+    /* h outer: each changed alpha's kernel row is read once for every snapshot's group (a row cache would
+     * otherwise compute it again per group); each v_t still takes its terms in ascending h, as group by group */
+    for (int64_t h = 0; h < n; ++h) {
+        const double *Kh = NULL;
+        for (int e = 0; e < s->n_snapshots; ++e) {
+            const int64_t size = start[e + 1] - start[e];
+            const double delta = s->alpha_home[h] - s->snapshots[e][h];
+            if (size == 0 || delta == 0.0) continue;
+            if (!Kh) Kh = row_of(s, s->idx0 ? s->idx0[h] : h);
+            const int64_t *group = s->members + start[e];
             const double c = delta * s->y0[h];
             for (int64_t k = 0; k < size; ++k) s->v[group[k]] -= c * Kh[kidx[group[k]]];
             s->gradient_work += size;
@@ -250,7 +272,7 @@ static void unshrink(Smo *s) {
     for (int64_t p = 0; p < s->n; ++p) order[s->home[p]] = p;
     permute(s, order);
     s->n_active = s->n;
-    check_contiguous(s);
+    set_active_set(s);
 }
 
 /* Chang and Lin (2011), 5.1: a variable at a bound whose -y_t G_t lies beyond m(a) or M(a) on the side it
@@ -306,7 +328,7 @@ static void do_shrinking(Smo *s, double eps, int *unshrunk) {
     ++s->n_snapshots;
     permute(s, order);
     s->n_active = kept;
-    check_contiguous(s);
+    set_active_set(s);
 }
 
 /* WSS 2 over the active set. Returns 1 when the active set is eps-optimal (no pair is chosen). */
@@ -440,7 +462,7 @@ static double objective(const Smo *s) {
 
 int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, const double *y, const double *C,
               double *alpha, const double *grad0, double *grad, double eps, double bound_rtol, int shrinking,
-              int64_t max_iter, double *cache, int64_t cache_len, const RowFiller *rows, SmoResult *result) {
+              int64_t max_iter, double *cache, int64_t cache_len, const RowSource *rows, SmoResult *result) {
     Smo s;
     memset(&s, 0, sizeof s);
     s.rows = rows;
@@ -448,10 +470,11 @@ int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, cons
     s.ld = ld;
     s.n = n;
     s.n_active = n;
-    /* slots of n doubles in the caller's cache; none rather than one (a step needs two rows at once) */
-    int64_t slots = cache ? cache_len / n : 0;
-    if (slots > n) slots = n;
-    s.n_slots = slots >= 2 ? slots : 0;
+    /* the most slots the caller's cache can hold: min(n_active, cache_len / n_active) <= sqrt(cache_len) */
+    int64_t capacity = cache ? (int64_t)sqrt((double)cache_len) + 1 : 0;
+    if (capacity > n) capacity = n;
+    s.slot_capacity = capacity >= 2 ? capacity : 0;
+    s.cache_len = cache_len;
     const size_t nd = (size_t)n * sizeof(double), ni = (size_t)n * sizeof(int64_t);
     s.kidx = malloc(ni);
     s.home = malloc(ni);
@@ -472,16 +495,18 @@ int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, cons
     s.members = malloc(ni);
     s.idx0 = idx;
     s.y0 = y;
-    s.owner = malloc((size_t)(s.n_slots + 1) * sizeof(int64_t));
-    s.last_used = malloc((size_t)(s.n_slots + 1) * sizeof(int64_t));
-    s.cache = s.n_slots ? cache : NULL;
+    s.owner = malloc((size_t)(s.slot_capacity + 1) * sizeof(int64_t));
+    s.last_used = malloc((size_t)(s.slot_capacity + 1) * sizeof(int64_t));
+    s.cache = s.slot_capacity ? cache : NULL;
+    s.zero_row = rows ? calloc((size_t)(rows->n_rows > 0 ? rows->n_rows : 1), sizeof(double)) : NULL;
     int rc = 0;
     if (!s.kidx || !s.home || !s.slot_of || !s.iwork || !s.y || !s.C || !s.alpha || !s.v || !s.Kdiag || !s.work
-        || !s.spare_i || !s.spare_j || !s.status || !s.flags || !s.shrunk_at || !s.alpha_home || !s.members || !s.owner || !s.last_used) {
+        || !s.spare_i || !s.spare_j || !s.status || !s.flags || !s.shrunk_at || !s.alpha_home || !s.members || !s.owner || !s.last_used
+        || (rows && !s.zero_row)) {
         rc = -1;
         goto done;
     }
-    for (int64_t k = 0; k < s.n_slots; ++k) {
+    for (int64_t k = 0; k < s.slot_capacity; ++k) {
         s.owner[k] = -1;
         s.last_used[k] = -1;
     }
@@ -493,11 +518,11 @@ int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, cons
         s.y[p] = y[p];
         s.C[p] = C[p];
         set_alpha(&s, p, alpha[p]);
-        s.Kdiag[p] = K[s.kidx[p] * ld + s.kidx[p]];
+        s.Kdiag[p] = rows && rows->diag ? rows->diag[s.kidx[p]] : K[s.kidx[p] * ld + s.kidx[p]];
     }
     s.const_diag = 1;
     for (int64_t p = 1; p < n && s.const_diag; ++p) s.const_diag = s.Kdiag[p] == s.Kdiag[0];
-    check_contiguous(&s);
+    set_active_set(&s);
     if (grad0)
         for (int64_t p = 0; p < n; ++p) s.v[p] = -s.y[p] * grad0[p];
     else
@@ -564,6 +589,7 @@ done:
     for (int e = 0; e < MAX_SNAPSHOTS; ++e) free(s.snapshots[e]);
     free(s.owner);
     free(s.last_used);
+    free(s.zero_row);
     return rc;
 }
 

@@ -27,17 +27,25 @@ typedef struct {
     int64_t gradient_work;
 } SmoResult;
 
-/* A kernel whose rows are computed on first use (an RBF kernel filled row by row, kernels.RBFRows): the solver
- * reads row r only after computed[r] is set, calling fill(ctx, r) first when it is not. fill sets computed[r]
- * (with release order) after writing the row, and returns 0, or -1 on failure (the solve then ends with -2).
- * Diagonal entries must be valid from the start. */
+/* A kernel whose rows are computed on demand (kernels.RBFRows), read through one accessor (smo.c: row_of).
+ * row(ctx, r) returns K's row r (n_rows doubles), or NULL on failure (the solve then ends with -2). The pointer
+ * is valid until the calling thread's next call of row(): the solver reads it at once (gathers it into an
+ * active-set slot, or adds it into a gradient) and never holds two such pointers.
+ * Two storages:
+ *  - in place (computed != NULL): the rows live in K (leading dimension ld) once computed; the solver reads row r
+ *    in place when computed[r] is set (with acquire order: row() sets it with release order after writing the
+ *    row), and calls row() first otherwise. K's diagonal is valid from the start.
+ *  - a row cache of fixed size (computed == NULL, K unused): every read goes through row() (the cache may evict
+ *    and recompute any row), and diag holds K_ii. */
 typedef struct {
-    unsigned char *computed;
-    int (*fill)(void *ctx, int64_t row);
+    const unsigned char *computed;
+    const double *(*row)(void *ctx, int64_t row);
     void *ctx;
-} RowFiller;
+    const double *diag;  /* n_rows entries K_ii, or NULL: read K's diagonal */
+    int64_t n_rows;      /* rows (and columns) of the kernel */
+} RowSource;
 
-/* Returns 0, -1 when memory ran out (nothing is written then), or -2 when rows.fill failed.
+/* Returns 0, -1 when memory ran out (nothing is written then), or -2 when rows->row failed.
  *
  * K      : row-major kernel with leading dimension ld; the problem's points are K's rows/columns idx[0..n-1]
  *          (idx NULL: 0..n-1)
@@ -48,11 +56,12 @@ typedef struct {
  * grad   : out (may be NULL): the gradient Qa - e at the solution
  * cache  : cache_len doubles of scratch (may be NULL) for kernel rows restricted to the active set; the
  *          caller keeps it between calls (memory touched for the first time costs a page fault per 4 KB)
- * rows   : NULL when all of K is valid; else its rows are computed on first read (RowFiller)
+ * rows   : NULL when all of K is valid; else its rows are computed on demand (RowSource; K may then be NULL
+ *          when rows->computed is NULL)
  */
 int smo_solve(const double *K, ptrdiff_t ld, const int64_t *idx, int64_t n, const double *y, const double *C,
               double *alpha, const double *grad0, double *grad, double eps, double bound_rtol, int shrinking,
-              int64_t max_iter, double *cache, int64_t cache_len, const RowFiller *rows, SmoResult *result);
+              int64_t max_iter, double *cache, int64_t cache_len, const RowSource *rows, SmoResult *result);
 
 
 #endif

@@ -90,7 +90,7 @@ def smo_solve(K, y, C, tol: float, *, alpha0=None, rows=None, cache_mb: float = 
     ----------
     K : ndarray of shape (L, L) or kernels.RBFRows
         The kernel (C-contiguous float64 is used in place; anything else is converted). An ``RBFRows`` is
-        filled on demand: the solver computes each row before it first reads it.
+        read on demand: the solver has each row computed before it reads it (in place, or in its row cache).
     y : ndarray of shape (l,)
         Labels in {-1, +1}.
     C : ndarray of shape (l,)
@@ -145,16 +145,21 @@ def smo_solve(K, y, C, tol: float, *, alpha0=None, rows=None, cache_mb: float = 
         grad0 = None if alpha0.grad is None else np.ascontiguousarray(alpha0.grad, dtype=np.float64)
     else:
         alpha = feasible_start(alpha0, y, C)
-    filler = None
+    source = None
     if isinstance(K, RBFRows):
-        filler, K = K, K.array
-    K = np.ascontiguousarray(K, dtype=np.float64)
-    if filler is not None and K is not filler.array:
-        raise ValueError("an RBFRows kernel must hold a C-contiguous float64 array")
+        # rows on demand: in place (K is its buffer) or from a row cache (no K at all)
+        source, K = K, K.array
+        if not source.in_place:
+            # the solver's active-set slots are a second cache of kernel rows: no larger than the row cache
+            cache_mb = min(cache_mb, source.cache_mb)
+    if K is not None:
+        K = np.ascontiguousarray(K, dtype=np.float64)
+        if source is not None and K is not source.array:
+            raise ValueError("an RBFRows kernel must hold a C-contiguous float64 array")
     idx = None if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
     grad = np.empty_like(alpha)
     report = SmoReport(*_native.solve(K, idx, y, C, alpha, grad0, grad, float(tol), BOUND_RTOL, True,
-                                      max_iterations(y.shape[0]), float(cache_mb), filler))
+                                      max_iterations(y.shape[0]), float(cache_mb), source))
     return alpha, -report.rho, grad, report
 
 

@@ -28,6 +28,15 @@ model has few in-bound SVs. The factors of n*^2 below were measured as the high-
 around the multiclass calls at machines of 2,000 points; docs/selecting.md, "Memory and progress", has the
 whole search measured against the estimate (``benchmarks/bench_search_memory.py``).
 
+With a row cache (``SpanSearchCV(cache_size=...)``, or chosen when the whole kernel does not fit: ``cache_mb``) no
+l x l array is held: the copy of X and its squared norms, the row cache (``kernels.cache_rows`` rows of l doubles
+per kernel in memory), the trainer's active-set slots and the models, the blocks of kernel entries that the
+estimates, the gradients and the held-out errors are computed in (at most ``_BLOCK_ELEMENTS`` entries each, three
+such arrays at once). A grid point's span-rule grows as the square of its in-bound SVs n*, which is known only
+after training: the estimate counts its blocks at n* = 0 (``ROW_SPAN_BLOCK``), and each point checks its own
+(``row_point_bytes``) against what the limit leaves beside the search's terms, before it allocates
+(``SearchMemoryError``, that point scored ``error_score``).
+
 The refit (``best_estimator_``: LIBSVM on the features) runs after the search's arrays are released: its row cache
 (floats, at most 4 l^2 bytes) and its copy of the support vectors' features are a phase of their own, counted
 when they are the larger.
@@ -44,14 +53,15 @@ import numpy as np
 
 from wsvm_span.engines import get_engine
 from wsvm_span.engines.base import LIBSVM_CACHE_MB
-from wsvm_span.kernels import _BLOCK_ELEMENTS, PRODUCT_KERNELS
+from wsvm_span.kernels import _BLOCK_ELEMENTS, PRODUCT_KERNELS, cache_rows
+from wsvm_span.span.estimates import SPAN_BLOCK_ROWS
 from wsvm_span.resampling import FoldKernels
 from wsvm_span.utils.environment import available_memory
 
 from ._grid import FREE_CRITERIA
 
 __all__ = ["AVAILABLE", "MB", "MemoryTerm", "SearchMemory", "SearchMemoryError", "check_memory", "memory_limit",
-           "parallel_plan", "search_memory"]
+           "parallel_plan", "row_point_bytes", "search_memory"]
 
 #: bytes in the MB of ``max_memory`` and of the messages (2^20: what the resident-size counters count in)
 MB = 2**20
@@ -76,6 +86,13 @@ BALL_SQUARES = 11.5
 #: doubles per training point and machine of what a thread keeps of its models (alpha, f, the margins, the
 #: walk's previous model and the CV folds' starts): a bound, small beside any l^2 term
 MODEL_DOUBLES = 32
+#: a row cache's kernel blocks held at once (``RBFRows.block`` and ``expansion``: the block, the squared
+#: distances it is computed in and the sum of the squared norms added to them)
+ROW_BLOCKS = 3
+#: the span-rule from the SVs' kernel blocks (``span_rule_from_svs``) in doubles per (n* + SPAN_BLOCK_ROWS)^2: each
+#: block's kernel, its two off-diagonal pieces and the bordered system's solve beside the n* x n* factorization
+#: (SPAN_RULE_SQUARES n*^2)
+ROW_SPAN_BLOCK = 4.0
 #: bytes resident beyond the arrays: memory freed but kept by the allocator (glibc gives the top of its heap back
 #: only above twice its mmap threshold, which rises to 32 MB after the search's 32 MB row blocks: up to 64 MB) and
 #: the modules a search imports on first use (1-4 MB over the arrays on 300-point searches; 37 MB over them at
@@ -159,7 +176,7 @@ class SearchMemoryError(MemoryError):
     ...     SpanSearchCV(max_memory=100).fit(X, y)
     ... except SearchMemoryError as refused:
     ...     print(str(refused).split(":")[0])
-    SpanSearchCV would need about 511 MB
+    SpanSearchCV would need about 330 MB
     """
 
 
@@ -182,7 +199,7 @@ def parallel_plan(n_jobs: int, n_kernels: int, walks: int) -> tuple[bool, int, i
 def search_memory(l: int, d: int, *, class_sizes=None, heldout: int = 0, kernels=frozenset({"rbf"}),
                   n_kernels: int = 1, walks: int = 1, n_jobs: int = 1, criteria=("span_rule",), cv_folds=5,
                   engine: str = "smo", sparse: bool = False, refit: bool = True,
-                  refit_cache_mb: float = LIBSVM_CACHE_MB) -> SearchMemory:
+                  refit_cache_mb: float = LIBSVM_CACHE_MB, cache_mb: float | None = None) -> SearchMemory:
     """The peak memory of a ``SpanSearchCV`` search from its sizes and settings (the module's doc has the terms).
 
     A pure function: nothing is allocated or trained. An upper bound (every point of the largest machine taken as an
@@ -224,6 +241,9 @@ def search_memory(l: int, d: int, *, class_sizes=None, heldout: int = 0, kernels
         Whether ``best_estimator_`` is refit on the features.
     refit_cache_mb : float, default=200
         The template SVC's ``cache_size``: the refit's LIBSVM row cache.
+    cache_mb : float or None, default=None
+        None: the search holds the whole kernel; a number: a row cache of that many MB per kernel in memory (RBF,
+        two classes, the span-rule and the free criteria: ``SpanSearchCV``'s ``cache_size``).
 
     Returns
     -------
@@ -240,6 +260,9 @@ def search_memory(l: int, d: int, *, class_sizes=None, heldout: int = 0, kernels
     ['the copy of X', 'squared distances', 'training kernel']
     """
     criteria = set(criteria)
+    if cache_mb is not None:
+        return _row_cache_memory(l, d, cache_mb, heldout=heldout, n_kernels=n_kernels, walks=walks, n_jobs=n_jobs,
+                                 engine=engine, sparse=sparse, refit=refit, refit_cache_mb=refit_cache_mb)
     precomputed = "precomputed" in kernels
     width = l if precomputed else d
     k = 2 if class_sizes is None else len(class_sizes)
@@ -297,14 +320,50 @@ def search_memory(l: int, d: int, *, class_sizes=None, heldout: int = 0, kernels
         MemoryTerm("models", threads_at_work * MODEL_DOUBLES * DOUBLE * l * machines),
         MemoryTerm("allocator slack and imports", SLACK),
     )
-    refit_terms = (
-        MemoryTerm("the copy of X", data + held_data),
+    refit_terms = _refit_terms(l, width, data + held_data, sparse=sparse, refit=refit, refit_cache_mb=refit_cache_mb)
+    return SearchMemory(search, refit_terms)
+
+
+def _refit_terms(l: int, width: int, data: int, *, sparse: bool, refit: bool, refit_cache_mb: float):
+    return (
+        MemoryTerm("the copy of X", data),
         MemoryTerm("the refit's row cache", min(int(refit_cache_mb * MB), 4 * l * l) if refit else 0),
         # LIBSVM's copy of the support vectors' features (sparse: its own node list of the whole X too)
         MemoryTerm("the refit's support vectors", (DOUBLE + (16 if sparse else 0)) * l * width if refit else 0),
         MemoryTerm("allocator slack and imports", SLACK),
     )
-    return SearchMemory(search, refit_terms)
+
+
+def _row_cache_memory(l: int, d: int, cache_mb: float, *, heldout: int, n_kernels: int, walks: int, n_jobs: int,
+                      engine: str, sparse: bool, refit: bool, refit_cache_mb: float) -> SearchMemory:
+    """``search_memory`` of a search on a row cache (RBF, two classes): the module's doc has the terms."""
+    trainer = TRAINERS[get_engine(engine).name]
+    _, kernels_at_once, threads = parallel_plan(n_jobs, n_kernels, walks)
+    threads_at_work = kernels_at_once * threads
+    data = DOUBLE * l * (d + 1) + (12 * l * d if sparse else 0)  # X (and its sparse copy), its squared norms
+    held_data = DOUBLE * heldout * d if sparse else 0
+    blocks = ROW_BLOCKS * DOUBLE * min(_BLOCK_ELEMENTS, l * max(l, 1))
+    span_blocks = int(row_point_bytes(0))
+    search = (
+        MemoryTerm("the copy of X", data + held_data),
+        MemoryTerm("row cache" if kernels_at_once == 1 else f"{kernels_at_once} row caches",
+                   kernels_at_once * cache_rows(l, cache_mb) * l * DOUBLE),
+        MemoryTerm((f"{threads_at_work} x " if threads_at_work > 1 else "") + "kernel blocks and the span-rule's "
+                   "blocks (n* = 0; each point checks its own)", threads_at_work * max(blocks, span_blocks)),
+        # SMO's active-set slots, no larger than the row cache (engines.smo.smo_solve)
+        MemoryTerm("trainer row caches", threads_at_work * min(trainer.cache(l), int(cache_mb * MB))),
+        MemoryTerm("models", threads_at_work * MODEL_DOUBLES * DOUBLE * l),
+        MemoryTerm("allocator slack and imports", SLACK),
+    )
+    return SearchMemory(search, _refit_terms(l, d, data + held_data, sparse=sparse, refit=refit,
+                                             refit_cache_mb=refit_cache_mb))
+
+
+def row_point_bytes(n_inbound: int, n_bounded: int = SPAN_BLOCK_ROWS) -> float:
+    """The most one grid point's span-rule on a row cache allocates (``span_rule_from_svs`` at n* in-bound SVs and
+    n_bounded bounded ones): the n* x n* factorization and the blocks of (n* + min(n_bounded, SPAN_BLOCK_ROWS))^2."""
+    block = min(n_bounded, SPAN_BLOCK_ROWS)
+    return DOUBLE * (SPAN_RULE_SQUARES * n_inbound ** 2 + ROW_SPAN_BLOCK * (n_inbound + block) ** 2)
 
 
 def _fold_ids(l: int, cv_folds) -> np.ndarray:
@@ -327,7 +386,8 @@ def memory_limit(max_memory) -> tuple[int | None, str]:
 def check_memory(settings: dict, max_memory, owner: str = "SpanSearchCV") -> tuple[SearchMemory, str]:
     """The estimate ``search_memory(**settings)`` and its limit's description ("22,010 MB available"), or a
     ``SearchMemoryError`` where it exceeds ``max_memory`` (``memory_limit``), naming the estimate, its largest terms,
-    the limit and what would need less: n_jobs=1, the span-rule alone, the largest sample that fits.
+    the limit and what would need less: n_jobs=1, the span-rule alone, a smaller row cache, the largest sample that
+    fits.
 
     Raises
     ------
@@ -348,6 +408,13 @@ def check_memory(settings: dict, max_memory, owner: str = "SpanSearchCV") -> tup
     if costly:
         least = search_memory(**{**settings, "criteria": LEAST_CRITERIA}).nbytes
         changes.append(f"criterion='span_rule' without {costly}: {_mb(least)}")
+    if settings.get("cache_mb") is not None:
+        # the row cache's term is its only one that cache_size sets: the rest is what the smallest cache needs
+        smallest = search_memory(**{**settings, "cache_mb": 1e-9})
+        _, caches, _ = parallel_plan(settings.get("n_jobs", 1), settings.get("n_kernels", 1), settings.get("walks", 1))
+        room = (limit - smallest.nbytes) / caches
+        if room > 0:
+            changes.append(f"a smaller row cache: cache_size={room / MB:,.0f} (MB) or less")
     sample = _largest_sample(settings, limit)
     if sample:
         changes.append(f"a sample of at most {sample:,} of the {settings['l']:,} points (the kernels grow as l^2)")

@@ -31,7 +31,9 @@ the previous C's solution, and each CV fold from its grid point's model. With th
 RBF kernel is computed row by row as it is read (``kernels.RBFRows``): training reads the rows of the points that
 enter a working set, the span-rule and f the support vectors' rows, so at mnist_2_9's larger gammas most rows
 are never computed; R^2 comes from the largest squared distance, and an estimate that needs more (CV, LOO, the
-span bound's D) completes the kernel first.
+span bound's D) completes the kernel first. Where not even the squared distances fit (``cache_size``), the same
+``RBFRows`` is a row cache of fixed size on the features (``RBFRows.cached``): no l x l array at all, the span-rule
+from the SVs' kernel blocks, R^2 from the largest squared distance found in row blocks, held-out errors in blocks.
 
 The second door, for plain ``GridSearchCV``: ``make_span_scorer()`` with ``cv=WholeTrainingSet()``
 scores each fitted ``SVC`` by its span-rule.
@@ -60,15 +62,16 @@ from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 import wsvm_span as ws
 from wsvm_span.engines import ENGINE_NAMES, Capabilities, get_engine
 from wsvm_span.engines.warm_start import Solved, rescaled_start
-from wsvm_span.kernels import (KERNEL_NAMES, PRODUCT_KERNELS, KernelSpec, RBFRows, rbf_from_squared_distances,
-                                squared_distances)
-from wsvm_span.model import make_model
+from wsvm_span.kernels import (_BLOCK_ELEMENTS, KERNEL_NAMES, PRODUCT_KERNELS, KernelSpec, RBFRows,
+                                max_squared_distance, rbf_from_squared_distances, squared_distances)
+from wsvm_span.model import decision_values, make_model
 from wsvm_span.tie_rules import TIE_ATOL, TIE_RTOL, TIE_RULES
 from wsvm_span.utils.validation import check_kernel
 
 from . import _sklearn_compat as compat
 from ._grid import CRITERIA, DEFAULT_ENGINE, FREE_CRITERIA, gridpy_param_grid
-from ._memory import AVAILABLE, SearchMemory, check_memory, parallel_plan, search_memory
+from ._memory import (AVAILABLE, MB, SearchMemory, SearchMemoryError, check_memory, memory_limit, parallel_plan,
+                      row_point_bytes, search_memory)
 from ._multiclass import OneVsOneKernels
 from ._nadaraya_watson import nadaraya_watson_label_probability, nadaraya_watson_weights
 from ._progress import SearchProgress
@@ -97,6 +100,13 @@ ROW_CRITERIA = frozenset({"span_rule", "xi_alpha_bound", "sv_count_bound"})
 #: bounds nothing there. The span-rule (the KKT system's identity, no distance) is computed: it differed from the
 #: exact LOO error by 5.8 points on average (median 1.7, max 63; RBF on the same problems: 2.5, 1.7, 15)
 PSD_CRITERIA = frozenset({"span_bound", "xi_alpha_bound"})
+#: what a row cache cannot give without the whole kernel, criterion by criterion (the refusal's words)
+WHOLE_KERNEL_CRITERIA = {
+    "span_bound": "its D is the diameter of the smallest ball enclosing all l points in feature space, a QP over "
+                  "the whole l x l kernel",
+    "cv_error": "its folds train on the whole kernel's fold blocks (K-fold CV on the row cache is not built yet)",
+    "loo_error": "its retrainings read the whole kernel (the exact LOO on the row cache is not built yet)",
+}
 #: the study's tie rules (wsvm_span.tie_rules.TIE_RULES), in the order its CLI lists them
 TIE_RULE_NAMES = tuple(TIE_RULES)
 
@@ -210,7 +220,10 @@ def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None, fold_kerne
         analysis = ws.analyse_spans(model, K, D=D)
         out["span_rule"], out["span_bound"] = analysis.span_rule, analysis.span_bound
     elif "span_rule" in wanted:
-        out["span_rule"] = ws.span_rule(model, K)
+        # a row cache holds no l x l array: the span-rule reads K only among the SVs, computed in blocks from the
+        # features (span_rule_from_svs: the n* x n* factorization, the bounded SVs in blocks)
+        out["span_rule"] = (ws.span_rule(model, K) if not _row_cache(K)
+                            else ws.span_rule_from_svs(model, K.X, K.gamma))
     if "cv_error" in wanted:
         out["cv_error"] = ws.kfold_cv_error(K, model.y, model.C, folds=folds, engine=model.engine, tol=model.tol,
                                             check_input=False, fold_kernels=fold_kernels, model=model,
@@ -218,6 +231,10 @@ def estimate_errors(model, K, wanted, *, D=None, R2=None, folds=None, fold_kerne
     if "loo_error" in wanted:
         out["loo_error"] = ws.leave_one_out(model, K, check_input=False).loo_error
     return out
+
+
+def _row_cache(K) -> bool:
+    return isinstance(K, RBFRows) and not K.in_place
 
 
 class _SharedKernel:
@@ -230,10 +247,21 @@ class _SharedKernel:
 
     The training kernel may be filled on demand (``kernels.RBFRows``, with ``max_d2`` for R^2): the trainer
     computes the rows it reads, estimates that read K only at the support vectors' rows (``ROW_CRITERIA``) ask
-    for those, and any other estimate has the kernel completed first."""
+    for those, and any other estimate has the kernel completed first. On a row cache (``RBFRows.cached``: no l x l
+    array) only ``ROW_CRITERIA`` are computed (the search refuses the others first): the span-rule from the SVs'
+    kernel blocks, each point first checking its blocks against ``point_budget`` bytes (``_memory.row_point_bytes``),
+    R^2 from the largest squared distance, the held-out error from blocks of the held-out rows (``X_held``)."""
 
-    def __init__(self, train, test, *, wanted, folds, max_d2=None):
+    def __init__(self, train, test, *, wanted, folds, max_d2=None, X_held=None, point_budget=None):
         self.train, self.test = train, test
+        self.X_held, self.point_budget = X_held, point_budget
+        if _row_cache(train):
+            if not wanted <= ROW_CRITERIA:
+                raise ValueError(f"a row cache computes only {sorted(ROW_CRITERIA)}, not "
+                                 f"{sorted(wanted - ROW_CRITERIA)}")
+            self.radius2 = train.radius2(max_d2)
+            self.diameter = self.fold_kernels = None
+            return
         if isinstance(train, RBFRows):
             self.radius2 = train.radius2(max_d2)
             full = train.complete() if not wanted <= ROW_CRITERIA else None
@@ -249,7 +277,15 @@ class _SharedKernel:
 
     def estimates(self, model, wanted, folds, fold_starts=None) -> dict:
         K = self.train
-        if isinstance(K, RBFRows):
+        if _row_cache(K) and "span_rule" in wanted and self.point_budget is not None:
+            need = row_point_bytes(model.inbound.size, model.bounded.size)
+            if need > self.point_budget:
+                raise SearchMemoryError(
+                    f"this grid point's span-rule on {model.inbound.size:,} in-bound SVs would need about "
+                    f"{need / MB:,.0f} MB, more than the {self.point_budget / MB:,.0f} MB that max_memory leaves "
+                    "beside the search's row cache and arrays: refused before it allocates (a smaller cache_size, or "
+                    "max_memory=None)")
+        if isinstance(K, RBFRows) and K.in_place:
             K = K.rows(model.support) if wanted <= ROW_CRITERIA else K.complete()
         return estimate_errors(model, K, wanted, D=self.diameter, R2=self.radius2, folds=folds,
                                fold_kernels=self.fold_kernels, fold_starts=fold_starts)
@@ -259,6 +295,12 @@ class _SharedKernel:
         return float(np.mean(model.margins > 0))
 
     def heldout_error(self, model, y_held) -> float:
+        if _row_cache(self.train):
+            # f on the held-out rows in blocks against the SVs (no m x l block), read as ws.test_error reads it
+            K = self.train
+            f = decision_values(model, K.X, self.X_held, K.gamma,
+                                block_rows=max(1, _BLOCK_ELEMENTS // max(1, model.support.size)))
+            return float(np.mean(-y_held * f >= 0))
         return ws.test_error(model, self.test, y_held, check_input=False)
 
 
@@ -272,12 +314,23 @@ class _Kernels:
     the next kernel starts: a fresh l x l array per kernel would pay its page faults again (a callable's arrays
     are its own and are never written into). With ``on_demand`` an RBF training kernel is a ``kernels.RBFRows``,
     its rows computed as they are read (issue 21: at mnist_2_9's larger gammas a grid row of C reads a fraction
-    of them).
+    of them). With ``cache_mb`` (two classes, RBF only: the search checked it) no l x l array is computed: each
+    kernel is an ``RBFRows.cached`` row cache of that many MB on the features, R^2 comes from the largest squared
+    distance found in row blocks (``kernels.max_squared_distance``), and the held-out rows are read in blocks by the
+    estimates (no held-out block here).
     """
 
-    def __init__(self, X, X_held, specs, *, reuse: bool = True, on_demand: bool = False):
+    def __init__(self, X, X_held, specs, *, reuse: bool = True, on_demand: bool = False,
+                 cache_mb: float | None = None):
         names = {spec.name for spec in specs}
         self.X, self.X_held = X, X_held
+        self.reuse, self.on_demand, self.cache_mb = reuse, on_demand, cache_mb
+        self._train = self._held = None
+        if cache_mb is not None:
+            self.sq_norms = np.einsum("ij,ij->i", X, X)
+            self.max_d2 = max_squared_distance(X, self.sq_norms)
+            self.train_d2 = self.held_d2 = self.train_products = self.held_products = None
+            return
         rbf = "rbf" in names
         self.train_d2 = squared_distances(X) if rbf else None
         self.held_d2 = None if X_held is None or not rbf else squared_distances(X_held, X)
@@ -285,11 +338,8 @@ class _Kernels:
         # X @ X.T is exactly symmetric (numpy computes it with SYRK), so are the kernels computed from it
         self.train_products = X @ X.T if products else None
         self.held_products = None if X_held is None or not products else X_held @ X.T
-        self.reuse = reuse
-        self.on_demand = on_demand
         # R^2 of every gamma from it, without the whole kernel (RBFRows.radius2)
         self.max_d2 = float(self.train_d2.max()) if on_demand and rbf else None
-        self._train = self._held = None
 
     def at(self, spec: KernelSpec):
         """(training kernel, held-out block or None) of ``spec``; with ``reuse``, valid until the next call
@@ -307,6 +357,10 @@ class _Kernels:
         out = self._train if self.reuse else None
         held_out = self._held if self.reuse else None
         held = None
+        if self.cache_mb is not None:
+            train = RBFRows.cached(self.X, spec.gamma, self.cache_mb, sq_norms=self.sq_norms, out=out)
+            self._train = train.slots if self.reuse else None
+            return train, None
         if spec.name == "rbf":
             if self.on_demand:
                 train = RBFRows(self.train_d2, spec.gamma, out=out)
@@ -327,26 +381,31 @@ class _Kernels:
 
 
 def _kernels_of(spec: KernelSpec, X, X_held, class_index, cache: _Kernels | None, *, wanted,
-                folds) -> _SharedKernel | OneVsOneKernels:
+                folds, point_budget=None) -> _SharedKernel | OneVsOneKernels:
     """What the points of ``spec`` share: its kernel from ``cache`` (or X itself for a precomputed kernel), for two
-    classes (``class_index`` None) or the one-vs-one machines of more."""
+    classes (``class_index`` None) or the one-vs-one machines of more. ``point_budget``: on a row cache, the bytes a
+    point's span-rule may take (``_SharedKernel``)."""
     train, test = (X, X_held) if cache is None else cache.at(spec)
     if class_index is not None:
         return OneVsOneKernels(train, test, class_index=class_index, wanted=wanted, folds=folds)
-    return _SharedKernel(train, test, wanted=wanted, folds=folds, max_d2=None if cache is None else cache.max_d2)
+    return _SharedKernel(train, test, wanted=wanted, folds=folds, max_d2=None if cache is None else cache.max_d2,
+                         X_held=X_held, point_budget=point_budget)
 
 
 def _kernel_task(spec: KernelSpec, walks, *, X, X_held, y, class_index, on_demand, wanted, folds,
-                 options) -> tuple[float, list[list[dict]]]:
+                 options, cache_mb=None, point_budget=None) -> tuple[float, list[list[dict]]]:
     """One task of a search whose backend runs tasks in other processes or machines (``ships_tasks``): the ``walks``
     (each a list of points: index, C_i, grid point, callback context) of one kernel, in turn. The task receives X,
     never a kernel: it computes its kernel where it runs (from X: the squared distances or inner products, then the
     rows, on demand where the engine reads them so) and returns only its points' results, so what travels is X, the
     labels and the points' C_i (O(l d + l) per task, where the kernel is l x l). A precomputed kernel is X itself,
-    and travels. Returns (the seconds its kernel took, each walk's results)."""
+    and travels. With ``cache_mb`` the task's kernel is a row cache of that size (``SpanSearchCV``'s ``cache_size``),
+    computed from X where it runs too. Returns (the seconds its kernel took, each walk's results)."""
     t0 = time.perf_counter()
-    cache = None if spec.name == "precomputed" else _Kernels(X, X_held, [spec], on_demand=on_demand)
-    kernels = _kernels_of(spec, X, X_held, class_index, cache, wanted=wanted, folds=folds)
+    cache = None if spec.name == "precomputed" else _Kernels(X, X_held, [spec], on_demand=on_demand,
+                                                             cache_mb=cache_mb)
+    kernels = _kernels_of(spec, X, X_held, class_index, cache, wanted=wanted, folds=folds,
+                          point_budget=point_budget)
     elapsed = time.perf_counter() - t0
     return elapsed, [_evaluate_walk(kernels, y, points, **options) for points in walks]
 
@@ -509,6 +568,10 @@ class _Plan:
     groups: dict
     walks: dict
     capabilities: Capabilities
+    #: the row cache's MB (None: the whole kernel), and what max_memory leaves a point's span-rule beside the
+    #: search's arrays on it (None: no limit); set by ``SpanSearchCV._check_memory``
+    cache_mb: float | None = None
+    point_budget: int | None = None
 
     @property
     def most_walks(self) -> int:
@@ -585,6 +648,21 @@ class SpanSearchCV(BaseSearchCV):
         MemAvailable, within the cgroup's limit of a container or a SLURM job); None: no check. Under a backend that
         ships tasks (``n_jobs``) the estimate is one task's, what a worker needs for each task it runs at once (one
         kernel), compared with the memory available here.
+    cache_size : float or None, default=None
+        The kernel row cache, in MB (as ``SVC``'s ``cache_size``). None: the whole kernel where the search's memory
+        estimate fits ``max_memory`` (the results of every search before this option, bit for bit), else a row cache
+        of the template's ``cache_size`` MB when the search can run on one and that fits. A number: a row cache of
+        that size. On a row cache no l x l array is held (memory O(l d + cache_size)): the RBF kernel's rows are
+        computed from X in blocks (BLAS) as SMO reads them, the least recently used evicted; the span-rule, the
+        xi-alpha and SV-count bounds come from the models' support vectors' rows (R^2 from the largest squared
+        distance, found in row blocks once per search), the held-out error from blocks of held-out rows. The values
+        equal the whole kernel's up to the rounding of the inner products (another BLAS summation order), so the
+        models and estimates equal the whole-kernel search's to the solver's tolerance (docs/selecting.md,
+        "Large training sets"). It runs two classes, the RBF kernel, ``engine="smo"`` and the criteria span_rule,
+        xi_alpha_bound, sv_count_bound; anything else (span_bound, whose D needs the smallest ball around all l
+        points; cv_error; loo_error; more classes; other kernels) is refused before anything is allocated. Each
+        grid point checks its span-rule's blocks (they grow as its in-bound SVs squared) against what ``max_memory``
+        leaves, and scores ``error_score`` with a ``SearchMemoryError`` where they do not fit.
 
     Attributes
     ----------
@@ -606,9 +684,11 @@ class SpanSearchCV(BaseSearchCV):
         zero-weight points, an unknown grid key, an incomplete weighting scheme or a two-class scheme
         (``C_plus``/``C_minus``, ``nw_*``) on more classes, non-positive C_i, ``tie_rule`` without
         ``heldout``, a precomputed X that is not square, an unknown kernel or a kernel parameter out of SVC's
-        range, kernel keys with a precomputed kernel, the span bound or xi-alpha bound with a sigmoid kernel.
+        range, kernel keys with a precomputed kernel, the span bound or xi-alpha bound with a sigmoid kernel,
+        ``cache_size`` for a search the row cache cannot run (the message names the criterion or setting).
     SearchMemoryError
-        From ``fit``, before any kernel is computed: the memory estimate exceeds ``max_memory``.
+        From ``fit``, before any kernel is computed: the memory estimate exceeds ``max_memory`` (on a row cache,
+        also per grid point before its span-rule allocates: that point scores ``error_score``).
 
     Examples
     --------
@@ -639,11 +719,13 @@ class SpanSearchCV(BaseSearchCV):
         "return_train_score": ["boolean"],
         "engine": [StrOptions(set(ENGINE_NAMES))],
         "max_memory": [StrOptions({AVAILABLE}), Interval(numbers.Real, 0, None, closed="neither"), None],
+        "cache_size": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, estimator=None, param_grid=None, *, criterion="span_rule", extra_criteria=(),
                  tie_rule=None, cv=5, n_jobs=None, refit=True, verbose=0, pre_dispatch="2*n_jobs",
-                 error_score=np.nan, return_train_score=False, engine=DEFAULT_ENGINE, max_memory=AVAILABLE):
+                 error_score=np.nan, return_train_score=False, engine=DEFAULT_ENGINE, max_memory=AVAILABLE,
+                 cache_size=None):
         super().__init__(estimator=estimator, n_jobs=n_jobs, refit=refit, cv=cv, verbose=verbose,
                          pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score)
@@ -653,6 +735,7 @@ class SpanSearchCV(BaseSearchCV):
         self.tie_rule = tie_rule
         self.engine = engine
         self.max_memory = max_memory
+        self.cache_size = cache_size
 
     # ----------------------------------------------------------------------------- scikit-learn seams
     def __sklearn_tags__(self):
@@ -694,11 +777,12 @@ class SpanSearchCV(BaseSearchCV):
         estimate (``memory_estimate``) exceeds ``max_memory``.
         """
         plan = self._plan(X, y, sample_weight, scores, heldout)
-        memory, limit = check_memory(self._memory_settings(plan), self.max_memory)
+        memory, limit = self._check_memory(plan)
         n = len(plan.candidates)
         if self.verbose > 0:
+            where = "kernel matrix(es)" if plan.cache_mb is None else f"row cache(s) of {plan.cache_mb:g} MB"
             print(f"Fitting 1 model for each of {n} candidates ({self.criterion}) on {len(plan.groups)} "
-                  f"kernel matrix(es), totalling {n} fits; memory about {memory.summary()} ({limit})", flush=True)
+                  f"{where}, totalling {n} fits; memory about {memory.summary()} ({limit})", flush=True)
         root = compat.init_callback_context(self, max_subtasks=n + bool(self.refit))
         out, kernel_time = self._search(plan, [root.subcontext(task_name="candidate-evaluation") for _ in range(n)])
         compat.warn_or_raise_about_fit_failures(out, self.error_score)
@@ -758,7 +842,9 @@ class SpanSearchCV(BaseSearchCV):
             For the inputs and parameters ``fit`` refuses.
         """
         self._validate_params()
-        return search_memory(**self._memory_settings(self._plan(X, y, sample_weight, scores, heldout)))
+        plan = self._plan(X, y, sample_weight, scores, heldout)
+        settings, _ = self._choose_storage(plan, memory_limit(self.max_memory)[0])
+        return search_memory(**settings)
 
     # ----------------------------------------------------------------------------------- fit helpers
     def _plan(self, X, y, sample_weight, scores, heldout) -> _Plan:
@@ -789,6 +875,55 @@ class SpanSearchCV(BaseSearchCV):
                      walks={spec: _walks(members, resolved, candidates, capabilities.warm_start)
                             for spec, members in groups.items()},
                      capabilities=capabilities)
+
+    def _row_cache_refusal(self, plan: _Plan) -> str | None:
+        """Why this search cannot run on a row cache (None: it can)."""
+        names = sorted({spec.name for spec in plan.groups})
+        if self.precomputed or names != ["rbf"]:
+            return (f"the row cache computes RBF rows from the features; this grid's kernels are {names} (the other "
+                    "kernels on the row cache are not built yet)")
+        if not plan.capabilities.rows_on_demand:
+            return f"engine={self.engine!r} trains on a whole kernel; engine='smo' reads kernel rows on demand"
+        if plan.prob["classes"].size != 2:
+            return (f"{plan.prob['classes'].size} classes: the one-vs-one machines on the row cache are not built "
+                    "yet (two classes only)")
+        whole = sorted(WHOLE_KERNEL_CRITERIA.keys() & plan.wanted)
+        if whole:
+            return "; ".join(f"criterion {c!r} needs the whole kernel: {WHOLE_KERNEL_CRITERIA[c]}" for c in whole)
+        return None
+
+    def _choose_storage(self, plan: _Plan, limit: int | None) -> tuple[dict, str | None]:
+        """(``search_memory``'s settings, why not on a row cache): the whole kernel or a row cache (``cache_size``'s
+        rule: a number asks for the cache, None takes it only where the whole kernel's estimate exceeds ``limit``
+        and the search can run on it). A ValueError where cache_size asks for what the cache cannot run."""
+        settings = self._memory_settings(plan)
+        why = self._row_cache_refusal(plan)
+        if self.cache_size is not None:
+            if why:
+                raise ValueError(f"cache_size={self.cache_size!r}: this search cannot run on a row cache: {why}")
+            return dict(settings, cache_mb=float(self.cache_size)), None
+        if why or limit is None or search_memory(**settings).nbytes <= limit:
+            return settings, why
+        return dict(settings, cache_mb=float(plan.svc.cache_size)), None
+
+    def _check_memory(self, plan: _Plan) -> tuple[SearchMemory, str]:
+        """The search's storage chosen (``plan.cache_mb``, ``plan.point_budget``) and its estimate checked against
+        ``max_memory`` (``_memory.check_memory``: a ``SearchMemoryError`` where it exceeds it, naming, where the
+        whole kernel was refused, why the row cache cannot run the search either)."""
+        limit, _ = memory_limit(self.max_memory)
+        settings, why = self._choose_storage(plan, limit)
+        try:
+            memory, source = check_memory(settings, self.max_memory)
+        except SearchMemoryError as refused:
+            if settings.get("cache_mb") is None and why and self.cache_size is None:
+                raise SearchMemoryError(f"{refused} Nor can it run on a row cache (cache_size): {why}.") from None
+            raise
+        plan.cache_mb = settings.get("cache_mb")
+        if plan.cache_mb is not None and limit is not None:
+            # one point's span-rule in each thread at work (the estimate counted their blocks at n* = 0 already)
+            _, kernels_at_once, threads = parallel_plan(settings["n_jobs"], settings["n_kernels"], settings["walks"])
+            plan.point_budget = (limit - memory.nbytes) // (kernels_at_once * threads) + row_point_bytes(0)
+        return memory, source
 
     def _memory_settings(self, plan: _Plan) -> dict:
         """``_memory.search_memory``'s arguments for this search."""
@@ -849,7 +984,8 @@ class SpanSearchCV(BaseSearchCV):
         prob, groups, walks = plan.prob, plan.groups, plan.walks
         t0 = time.perf_counter()
         cache = None if self.precomputed else _Kernels(prob["X_dense"], prob["X_held"], groups,
-                                                       reuse=not across_kernels, on_demand=on_demand)
+                                                       reuse=not across_kernels, on_demand=on_demand,
+                                                       cache_mb=plan.cache_mb)
         products = time.perf_counter() - t0
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
 
@@ -859,7 +995,7 @@ class SpanSearchCV(BaseSearchCV):
         def shared_kernel(spec):
             t0 = time.perf_counter()
             kernels = _kernels_of(spec, prob["X_dense"], prob["X_held"], class_index, cache, wanted=plan.wanted,
-                                  folds=plan.folds)
+                                  folds=plan.folds, point_budget=plan.point_budget)
             elapsed = time.perf_counter() - t0
             self._say_kernel(spec, elapsed, len(groups[spec]))
             return kernels, elapsed
@@ -902,7 +1038,8 @@ class SpanSearchCV(BaseSearchCV):
         runs = parallel(delayed(_kernel_task)(spec, [_points(plan, walk) for walk in task_walks], X=prob["X_dense"],
                                               X_held=prob["X_held"], y=prob["y"], class_index=class_index,
                                               on_demand=on_demand, wanted=plan.wanted, folds=plan.folds,
-                                              options=shipped_options)
+                                              options=shipped_options, cache_mb=plan.cache_mb,
+                                              point_budget=plan.point_budget)
                         for spec, task_walks in tasks)
         for (spec, task_walks), (elapsed, walks_out) in zip(tasks, runs):
             self._say_kernel(spec, elapsed, sum(map(len, task_walks)))

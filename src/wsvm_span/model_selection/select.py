@@ -148,6 +148,10 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-memory", type=_positive, metavar="MB",
                    help="the most memory (MB) the search may take: it is estimated first (an upper bound, printed "
                         "at the start) and the search refused beyond it (default: the memory available now)")
+    p.add_argument("--cache-size", type=_positive, metavar="MB",
+                   help="a kernel row cache of MB (svm-train's -m): no l x l kernel is held, rows are computed as they "
+                        "are read (two classes, the RBF kernel, engine smo, the span-rule and the free bounds); "
+                        "default: the whole kernel where it fits --max-memory, else a row cache of 200 MB")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=run)
     # grid.py writes ranges as "-log2c -1,7,2": let argparse read "-1,7,2" as a value, not an option
@@ -240,10 +244,12 @@ def _run(args) -> int:
     weights = _class_weights(args.class_weight, labels)
     from sklearn.svm import SVC
 
-    svc = SVC(tol=DEFAULT_TOL if args.tol is None else args.tol, class_weight=weights)
+    svc = SVC(tol=DEFAULT_TOL if args.tol is None else args.tol, class_weight=weights,
+              **({} if args.cache_size is None else {"cache_size": args.cache_size}))
     grid = {"C": [2.0 ** e for e in log2c], "gamma": [2.0 ** e for e in log2g]}
     search = SpanSearchCV(svc, grid, criterion=args.criterion, cv=args.folds, n_jobs=-1 if args.dask else args.jobs,
-                          engine=args.engine, max_memory=AVAILABLE if args.max_memory is None else args.max_memory)
+                          engine=args.engine, max_memory=AVAILABLE if args.max_memory is None else args.max_memory,
+                          cache_size=args.cache_size)
     # the estimate depends on the backend (a task shipped to a worker holds one kernel): both under it
     with _dask_backend(args.dask, workers=args.jobs):
         if not args.quiet:
@@ -321,11 +327,11 @@ def _check_svm_plus_options(args) -> None:
         raise ValueError(f"--criterion {args.criterion} is not one of SVM+'s ({', '.join(SVM_PLUS_CRITERIA)})")
     refused = {"-w": args.class_weight, "--mlflow": args.mlflow, "--engine": args.engine != DEFAULT_ENGINE,
                "-png": args.png not in (None, "null"), "--max-memory": args.max_memory is not None,
-               "--dask": args.dask is not None}
+               "--cache-size": args.cache_size is not None, "--dask": args.dask is not None}
     given = [name for name, value in refused.items() if value]
     if given:
         raise ValueError(f"{', '.join(given)} cannot be combined with --privileged (SVM+ has no class weights, "
-                         "MLflow log, engine choice, contour plot, memory estimate or dask cluster here)")
+                         "MLflow log, engine choice, contour plot, memory estimate, row cache or dask cluster here)")
 
 
 def _read_privileged(args, train) -> np.ndarray:

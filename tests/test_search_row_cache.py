@@ -1,0 +1,330 @@
+"""The kernel row cache (``kernels.RBFRows.cached``) and ``SpanSearchCV(cache_size=...)`` on it (issue 45, items 1-2).
+
+Ground truths: the whole kernel (``rbf_kernel``) for the rows; scikit-learn's SVC (LIBSVM) for the models trained on
+the cache; the search on the whole kernel for every number of the search on the cache.
+
+- rows equal the whole kernel's to ``ROW_CACHE_RTOL`` (another BLAS summation order of the inner products), the
+  diagonal exactly 1; the cache holds at most its slots, evicts the least recently used row, never a row another
+  thread is reading;
+- SMO on the cache (cold and warm along C) equals SVC's dual coefficients and decision values to LIBSVM's float
+  cache (``DECISION_ATOL``), with rows evicted and recomputed;
+- a search on a cache far smaller than l x l gives the whole-kernel search's cv_results_ (every criterion the cache
+  can compute, the held-out error, the training score) and its choice;
+- its peak memory (a subprocess, VmHWM) stays far below the 16 l^2 bytes of the whole-kernel search and within its
+  estimate;
+- what the cache cannot run is refused, naming the criterion or the setting, before any kernel is computed.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.svm import SVC
+
+import wsvm_span as ws
+from wsvm_span.kernels import RBFRows, cache_rows, max_squared_distance, squared_distances
+from wsvm_span.model_selection import SearchMemoryError, SpanSearchCV
+from wsvm_span.model_selection import _search as search_module
+from wsvm_span.model_selection._memory import MB
+
+#: a cached row against the whole kernel's: the inner products of a block (GEMM or GEMV on a few rows) are summed
+#: in another order than the l x l GEMM's, a few ulps of ||x||^2 apart; exp turns that into a relative error of
+#: gamma * (a few ulps of ||x_i||^2 + ||x_j||^2), below 1e-12 on these data (measured: 4e-15)
+ROW_CACHE_RTOL = 1e-12
+#: SVC against SMO on the cache, both at TIGHT_TOL: LIBSVM caches the kernel as float, which moves f by up to ~1e-4
+#: at C = 128 (measured 8e-5); the dual coefficients by as much relative to C
+DECISION_ATOL = 1e-3
+TIGHT_TOL = 1e-7
+#: the search's tolerance (SpanSearchCV's default template)
+TOL = 1e-5
+
+
+def _problem(n=300, d=6, seed=3):
+    X, y = make_classification(n_samples=n, n_features=d, n_informative=3, n_redundant=0, flip_y=0.1,
+                               random_state=seed)
+    return X, y
+
+
+def _mb(rows: int, l: int) -> float:
+    return rows * l * 8 / MB
+
+
+# ------------------------------------------------------------------------------------------- the cache itself
+def test_cached_rows_equal_the_whole_kernel_and_evict_the_least_recently_used():
+    X, _ = _problem(120, 5, 0)
+    X[7] = X[11]  # a duplicate: a zero distance off the diagonal
+    for gamma in (1e-3, 0.3, 4.0):
+        full = ws.rbf_kernel(X, gamma=gamma)
+        K = RBFRows.cached(X, gamma, cache_mb=_mb(4, 120))
+        assert K.n_slots == 4 and K.slots.shape == (4, 120) and not K.in_place
+        block = K.block(np.arange(120))
+        np.testing.assert_allclose(block, full, rtol=ROW_CACHE_RTOL, atol=0)
+        assert np.array_equal(np.diag(block), np.ones(120))
+        assert block[7, 11] == 1.0  # the duplicate, clipped at 0 as squared_distances clips it
+        # the solver's reads: rows 0..3 fill the slots, 0 again is a hit, 4 evicts the least recently used (1)
+        for r in (0, 1, 2, 3, 0):
+            K.row_address(r)
+        assert K.rows_computed - 120 == 4  # the block above was not cached: only the four reads computed rows
+        K.row_address(4)
+        assert K.slot_of[1] == -1 and (K.slot_of[[0, 2, 3, 4]] >= 0).all()
+        for r in (0, 2, 3, 4):
+            np.testing.assert_allclose(K.slots[K.slot_of[r]], full[r], rtol=ROW_CACHE_RTOL, atol=0)
+        np.testing.assert_allclose(K.expansion(np.arange(5.0), [3, 9, 50, 7, 11], rows=[1, 7, 119]),
+                                   np.arange(5.0) @ full[np.ix_([3, 9, 50, 7, 11], [1, 7, 119])],
+                                   rtol=ROW_CACHE_RTOL)
+    assert max_squared_distance(X) == pytest.approx(float(squared_distances(X).max()), rel=ROW_CACHE_RTOL)
+    assert cache_rows(120, 1e-9) == 4 and cache_rows(120, 1.0) == 120
+    with pytest.raises(ValueError, match="row cache does not hold"):
+        K.complete()
+    with pytest.raises(ValueError, match="cache_mb"):
+        RBFRows.cached(X, 0.3, cache_mb=0)
+
+
+def test_a_row_another_thread_reads_is_never_evicted():
+    X, _ = _problem(60, 4, 1)
+    K = RBFRows.cached(X, 0.5, cache_mb=_mb(4, 60))
+    full = ws.rbf_kernel(X, gamma=0.5)
+    address = K.row_address(0)  # this thread's pin
+    other = threading.Thread(target=lambda: [K.row_address(r) for r in range(1, 30)])
+    other.start()
+    other.join()
+    assert K.slot_of[0] >= 0
+    row = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_double * 60).from_address(address))
+    np.testing.assert_allclose(row, full[0], rtol=ROW_CACHE_RTOL, atol=0)
+
+
+@pytest.mark.parametrize("gamma", [0.05, 0.5])
+def test_smo_on_the_cache_equals_svc(gamma):
+    X, y = _problem()
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    l = y.size
+    K = RBFRows.cached(X, gamma, cache_mb=_mb(20, l))
+    previous = None
+    for C in (128.0, 8.0, 0.5):  # down the C axis, each from the previous solution (the search's walk)
+        start = None if previous is None else ws.engines.warm_start.rescaled_start(
+            ws.engines.warm_start.Solved.from_model(previous), np.full(l, C), K)
+        model = ws.fit_svm(K, y_pm, np.full(l, C), engine="smo", tol=TIGHT_TOL, check_input=False, alpha0=start)
+        svc = SVC(C=C, gamma=gamma, tol=TIGHT_TOL).fit(X, y)
+        assert np.abs(model.decision_train - svc.decision_function(X)).max() <= DECISION_ATOL
+        alpha = np.zeros(l)
+        alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+        assert np.abs(model.alpha - alpha).max() <= DECISION_ATOL * C
+        previous = model
+    assert K.rows_computed > l  # 20 slots for 300 rows: rows were evicted and computed again
+
+
+# ------------------------------------------------------------------------------------------------- the search
+def _spy_caches(monkeypatch):
+    made = []
+    original = RBFRows.cached.__func__
+
+    def cached(cls, *args, **kwargs):
+        made.append(original(cls, *args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(RBFRows, "cached", classmethod(cached))
+    return made
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_search_on_the_cache_equals_the_search_on_the_whole_kernel(monkeypatch, n_jobs):
+    X, y = _problem(320, 8, 5)
+    X_test, y_test = _problem(200, 8, 6)
+    grid = {"C": [0.5, 4.0, 32.0, 256.0], "gamma": [0.02, 0.1, 0.5]}
+    options = dict(param_grid=grid, extra_criteria=("xi_alpha_bound", "sv_count_bound"), refit=True,
+                   return_train_score=True, error_score="raise", n_jobs=n_jobs)
+    whole = SpanSearchCV(**options).fit(X, y, heldout=(X_test, y_test))
+    made = _spy_caches(monkeypatch)
+    rows = SpanSearchCV(cache_size=_mb(25, 320), **options).fit(X, y, heldout=(X_test, y_test))
+    assert len(made) >= 1 and all(K.n_slots == 25 for K in made)
+    assert sum(K.rows_computed for K in made) > 3 * 320  # rows evicted and recomputed on every gamma
+    l = y.size
+    for key in ("span_rule", "xi_alpha_bound", "sv_count_bound", "split0_train_score"):
+        # counts of points: a margin within rounding of its threshold may flip one point (none did when measured)
+        assert np.abs(rows.cv_results_[key] - whole.cv_results_[key]).max() <= 1.0 / l, key
+    assert np.abs(rows.cv_results_["test_error"] - whole.cv_results_["test_error"]).max() <= 1.0 / y_test.size
+    for key in ("n_sv", "n_inbound", "n_bounded"):
+        assert np.abs(rows.cv_results_[key].astype(float) - whole.cv_results_[key].astype(float)).max() <= 1
+    assert rows.best_params_ == whole.best_params_ and rows.best_index_ == whole.best_index_
+    assert np.array_equal(rows.predict(X_test), whole.predict(X_test))
+
+
+def test_two_threads_share_one_cache(monkeypatch):
+    # one kernel, two walks along C (one per class weighting): n_jobs=2 runs them at once on the same cache
+    X, y = _problem(300, 6, 10)
+    grid = {"C": [0.5, 8.0, 128.0], "gamma": [0.3], "class_weight": [None, {0: 3.0, 1: 1.0}]}
+    whole = SpanSearchCV(param_grid=grid, refit=False, error_score="raise").fit(X, y)
+    made = _spy_caches(monkeypatch)
+    rows = SpanSearchCV(param_grid=grid, refit=False, error_score="raise", n_jobs=2,
+                        cache_size=_mb(12, 300)).fit(X, y)
+    assert len(made) == 1 and made[0].rows_computed > 300 and len(made[0]._pins) >= 1
+    for key in ("span_rule", "xi_alpha_bound", "sv_count_bound"):
+        assert np.abs(rows.cv_results_[key] - whole.cv_results_[key]).max() <= 1.0 / y.size, key
+    assert rows.best_params_ == whole.best_params_
+
+
+def test_tasks_in_other_processes_build_their_own_row_cache(monkeypatch):
+    # joblib's loky backend ships each kernel's walks to a process (as dask does): the task computes its row cache
+    # from X there; the ground truth is the same search in this process
+    from joblib import parallel_config
+
+    X, y = _problem(250, 5, 11)
+    grid = {"C": [1.0, 16.0], "gamma": [0.05, 0.5], "class_weight": [None, "balanced"]}
+    options = dict(param_grid=grid, refit=False, error_score="raise", cache_size=_mb(10, 250))
+    here = SpanSearchCV(**options).fit(X, y)
+    with parallel_config(backend="loky"):
+        spread = SpanSearchCV(n_jobs=2, **options).fit(X, y)
+    for key in ("span_rule", "xi_alpha_bound", "sv_count_bound", "n_sv"):
+        assert np.array_equal(here.cv_results_[key], spread.cv_results_[key]), key
+    # the shipped route in this process (threads standing in for the workers): every task builds a cache of that size
+    monkeypatch.setattr(search_module, "ships_tasks", lambda backend: True)
+    made = _spy_caches(monkeypatch)
+    shipped = SpanSearchCV(n_jobs=2, **options).fit(X, y)
+    assert len(made) >= 2 and all(K.n_slots == 10 for K in made)
+    assert np.array_equal(here.cv_results_["span_rule"], shipped.cv_results_["span_rule"])
+
+
+def test_cache_is_chosen_where_the_whole_kernel_does_not_fit(monkeypatch, capsys):
+    X, y = _problem(2500, 5, 7)
+    search = SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.2]}, refit=False, verbose=1)
+    whole_mb = search.memory_estimate(X, y).mb
+    small = SpanSearchCV(SVC(tol=TOL, cache_size=4), param_grid={"C": [1.0], "gamma": [0.2]}, refit=False,
+                         verbose=1)
+    row_estimate = small.set_params(max_memory=whole_mb - 1).memory_estimate(X, y)
+    assert any(term.name == "row cache" for term in row_estimate.search) and row_estimate.mb < whole_mb
+    made = _spy_caches(monkeypatch)
+    small.fit(X, y)
+    assert len(made) == 1 and made[0].cache_mb == 4  # the template's cache_size
+    assert "row cache(s) of 4 MB" in capsys.readouterr().out
+    full = search.set_params(max_memory=None).fit(X, y)
+    assert abs(small.cv_results_["span_rule"][0] - full.cv_results_["span_rule"][0]) <= 1.0 / y.size
+
+
+def test_the_row_cache_estimate_grows_as_l_not_l_squared():
+    from wsvm_span.model_selection._memory import search_memory
+
+    small, large = (search_memory(l, 20, cache_mb=200, n_kernels=4) for l in (30_000, 60_000))
+    assert all("l x l" not in t.name and t.name not in ("squared distances", "training kernel") for t in large.search)
+    assert large.mb < 1_000  # the whole kernel's search at 60,000 points: ~275 GB (docs/selecting.md)
+    # doubling l adds the terms of l (X, the models, the cache's rows being longer but fewer): far below 4x
+    assert large.nbytes < 1.5 * small.nbytes
+    row_cache = {t.name: t.nbytes for t in large.search}["row cache"]
+    assert row_cache == cache_rows(60_000, 200) * 60_000 * 8 <= 200 * MB
+
+
+# --------------------------------------------------------------------------------------------------- refusals
+@pytest.mark.parametrize("options,match", [
+    (dict(criterion="span_bound"), "criterion 'span_bound' needs the whole kernel: its D"),
+    (dict(extra_criteria=("cv_error",)), "criterion 'cv_error' needs the whole kernel"),
+    (dict(criterion="loo_error"), "criterion 'loo_error' needs the whole kernel"),
+    (dict(param_grid={"C": [1.0], "kernel": ["linear", "rbf"]}), r"kernels are \['linear', 'rbf'\]"),
+    (dict(engine="sklearn"), "engine='sklearn' trains on a whole kernel"),
+    (dict(estimator=SVC(kernel="precomputed"), param_grid={"C": [1.0]}), "computes RBF rows from the features"),
+])
+def test_what_the_cache_cannot_run_is_refused_before_any_kernel(monkeypatch, options, match):
+    X, y = _problem(80, 4, 2)
+    if "estimator" in options:
+        X = ws.rbf_kernel(X, gamma=0.1)
+
+    def no_kernels(*args, **kwargs):
+        raise AssertionError("a kernel was computed before the refusal")
+
+    monkeypatch.setattr(search_module, "_Kernels", no_kernels)
+    options = {"param_grid": {"C": [1.0], "gamma": [0.1]}, **options}
+    with pytest.raises(ValueError, match=match):
+        SpanSearchCV(cache_size=1, **options).fit(X, y)
+
+
+def test_more_classes_are_refused_on_the_cache():
+    X, y = make_classification(n_samples=90, n_features=4, n_informative=3, n_redundant=0, n_classes=3,
+                               random_state=0)
+    with pytest.raises(ValueError, match="3 classes: the one-vs-one machines on the row cache are not built"):
+        SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.1]}, cache_size=1).fit(X, y)
+
+
+def test_a_whole_kernel_refusal_says_why_the_cache_cannot_run_it():
+    X, y = _problem(2000, 4, 4)
+    with pytest.raises(SearchMemoryError, match="Nor can it run on a row cache .*criterion 'cv_error'"):
+        SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.1]}, criterion="cv_error", max_memory=50).fit(X, y)
+
+
+def test_a_point_whose_span_rule_does_not_fit_is_refused_before_it_allocates():
+    X, y = _problem(200, 4, 8)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    K = RBFRows.cached(X, 0.5, cache_mb=_mb(10, 200))
+    kernels = search_module._SharedKernel(K, None, wanted={"span_rule", "xi_alpha_bound", "sv_count_bound"},
+                                          folds=None, max_d2=max_squared_distance(X), point_budget=1000)
+    model = kernels.fit_model(y_pm, np.full(200, 4.0), TOL, "smo")
+    assert model.inbound.size > 0
+    with pytest.raises(SearchMemoryError, match=f"span-rule on {model.inbound.size} in-bound SVs"):
+        kernels.estimates(model, {"span_rule", "xi_alpha_bound", "sv_count_bound"}, None)
+    kernels.point_budget = None
+    assert kernels.estimates(model, {"span_rule"}, None)["span_rule"] == ws.span_rule(
+        model, ws.rbf_kernel(X, gamma=0.5))
+
+
+# ------------------------------------------------------------------------------------------------ peak memory
+_PEAK = textwrap.dedent("""
+    import json, sys
+    from sklearn.datasets import make_classification
+    from threadpoolctl import threadpool_limits
+    from wsvm_span.engines.measure import peak_rss_reset, peak_rss_since
+    from wsvm_span.model_selection import SpanSearchCV
+    from wsvm_span.model_selection._memory import row_point_bytes
+
+    l, cache = int(sys.argv[1]), float(sys.argv[2])
+    X, y = make_classification(n_samples=l, n_features=10, n_informative=5, flip_y=0.05, random_state=0)
+    search = SpanSearchCV(param_grid={"C": [8.0, 1.0], "gamma": [0.05]}, cache_size=cache, refit=False)
+    estimate = search.memory_estimate(X, y).nbytes
+    base = peak_rss_reset()
+    with threadpool_limits(1):
+        search.fit(X, y)
+    # the estimate counts a point's span-rule blocks at n* = 0; each point checks its own against the limit
+    points = max(row_point_bytes(int(i), int(b)) for i, b in zip(search.cv_results_["n_inbound"],
+                                                                  search.cv_results_["n_bounded"]))
+    print(json.dumps({"grown": peak_rss_since(base) * 2**20, "estimate": estimate,
+                      "with_points": estimate - row_point_bytes(0) + max(points, row_point_bytes(0)),
+                      "span_rule": search.cv_results_["span_rule"].tolist()}))
+""")
+
+
+def _peak(l: int, cache_mb: float) -> dict:
+    out = subprocess.run([sys.executable, "-c", _PEAK, str(l), str(cache_mb)], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("l,cache_mb", [(6000, 10), pytest.param(25_000, 50, marks=pytest.mark.slow)])
+def test_peak_memory_stays_far_below_the_whole_kernel(l, cache_mb):
+    got = _peak(l, cache_mb)
+    grown = got["grown"]  # VmHWM during fit less the resident size before it (engines.measure)
+    assert grown > 0
+    # the whole-kernel search holds the squared distances and the kernel: 16 l^2 bytes
+    assert grown < 16 * l * l / 4
+    # the memory model the search enforces: its estimate, with each point's span-rule at the point's own n*
+    assert grown <= got["with_points"]
+    assert all(0.0 <= v < 0.5 for v in got["span_rule"])
+
+
+# ------------------------------------------------------------------------------------------ wsvm-span select
+def test_select_takes_a_row_cache(tmp_path, capsys):
+    from wsvm_span.cli import main
+
+    X, y = _problem(150, 4, 9)
+    path = tmp_path / "train.txt"
+    path.write_text("".join(f"{int(label) * 2 - 1:+d} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row))
+                            + "\n" for row, label in zip(X, y)))
+    grid = ["-log2c", "0,3,3", "-log2g", "-3,-1,2", "-png", "null", "-out", "null"]
+    rates = []
+    for extra in ([], ["--cache-size", "0.05"]):
+        assert main(["select", str(path), *grid, *extra]) == 0
+        out, err = capsys.readouterr()
+        assert ("row cache" in err.split("\n")[0]) == bool(extra)
+        rates.append(out.strip().splitlines()[-1])  # "c g rate" of the selection
+    assert rates[0] == rates[1]
