@@ -256,8 +256,14 @@ def test_tables_and_figure(ran, tmp_path, drawn):
     picked = rows[np.isfinite(rows["span_rule"].to_numpy(dtype=float))].sort_values("log2_C")
     best = picked.iloc[int(np.argmin(picked["span_rule"].to_numpy()))]
     assert f"Span-rule selects log2 C = {best['log2_C']:g}" in span.footer[0]
-    assert span.data["seconds_train_span_rule"].to_numpy() == pytest.approx(
-        (picked["t_train"] + picked["t_span_rule"]).to_numpy())
+    # each time named for its trainer: the span-rule's model is the sampling trainer's; CV and the LIBSVM column
+    # are LIBSVM's rows (engine sklearn-rbf) at the same C
+    assert span.data["seconds_train_sampling"].to_numpy() == pytest.approx(picked["t_train"].to_numpy())
+    libsvm = [rows[(rows["engine"] == "sklearn-rbf") & (rows["log2_C"] == c)]["t_train"].iloc[0]
+              for c in picked["log2_C"]]
+    assert span.data["seconds_train_libsvm"].to_numpy() == pytest.approx(libsvm)
+    assert span.data["cv_over_libsvm_span_rule"].to_numpy() == pytest.approx(
+        picked["t_cv"].to_numpy() / (np.array(libsvm) + picked["t_span_rule"].to_numpy()))
 
     out = tmp_path / "exp9_time.png"
     DRAWINGS["exp9-time"](rows, [out], dpi=60)
@@ -274,13 +280,16 @@ def test_tables_and_figure(ran, tmp_path, drawn):
 
 
 def test_span_table_projects_cv_from_some_folds():
-    rows = pd.DataFrame([{"dataset": "skin_nonskin", "l": 100, "log2_C": c, "n_sv": 10.0, "n_inbound": 2.0,
-                          "test_error": 0.1, "span_rule": s, "cv_error": math.nan, "t_train": 2.0,
-                          "t_span_rule": 0.5, "t_cv": 10.0, "cv_folds": 5, "cv_folds_run": 1}
-                         for c, s in ((0.0, 0.2), (5.0, 0.1))])
-    t = build_table("exp9_span", rows)
+    span = [{"dataset": "skin_nonskin", "l": 100, "log2_C": c, "engine": "sampling", "n_sv": 10.0, "n_inbound": 2.0,
+             "test_error": 0.1, "span_rule": s, "cv_error": math.nan, "t_train": 2.0, "t_span_rule": 0.5,
+             "t_cv": 10.0, "cv_folds": 5, "cv_folds_run": 1} for c, s in ((0.0, 0.2), (5.0, 0.1))]
+    # LIBSVM's own training rows: 1.5 s at C = 2^0, 3.5 s at 2^5 (no span-rule on them)
+    libsvm = [{"dataset": "skin_nonskin", "l": 100, "log2_C": c, "engine": "sklearn-rbf", "span_rule": math.nan,
+               "t_train": t} for c, t in ((0.0, 1.5), (5.0, 3.5))]
+    t = build_table("exp9_span", pd.DataFrame(span + libsvm))
     assert set(t.data["cv_time"]) == {"projected from 1 of 5 folds"}
-    assert t.data["cv_over_span_rule"].tolist() == pytest.approx([4.0, 4.0])
+    assert t.data["seconds_train_libsvm"].tolist() == [1.5, 3.5]
+    assert t.data["cv_over_libsvm_span_rule"].tolist() == pytest.approx([10.0 / 2.0, 10.0 / 4.0])
     assert "selects log2 C = 5" in t.footer[0] and "not every fold was run" in t.footer[1]
 
 

@@ -274,9 +274,10 @@ TABLES: tuple[Table, ...] = (
     Table("exp9_span", "sampling.table_exp9_span", ("exp9",), "exp9",
           "Span-rule selection over C on one large training set: per C, the sampled model's SV counts (n, n*), test "
           "error, span-rule (from its SVs only) and K-fold CV error (LIBSVM evaluating the RBF itself; '-' where only "
-          "some folds were run), seconds for training, for the span-rule, for training plus span-rule and for the "
-          "K-fold CV (measured, or projected as the mean fold time x K: column cv_time), and CV time / (training + "
-          "span-rule). One thread.",
+          "some folds were run); wall-clock seconds of the sampling trainer (whose model the span-rule reads), of "
+          "the span-rule, of LIBSVM's training on all l points at that C (the training table's row) and of LIBSVM's "
+          "K-fold CV (measured, or projected as the mean fold time x K: column cv_time), and CV time / (LIBSVM "
+          "training + span-rule), LIBSVM against LIBSVM. BLAS limited to one thread.",
           headline="Experiment 9: span-rule selection at scale"),
 )
 
@@ -329,7 +330,8 @@ FIGURES: tuple[Figure, ...] = (
            "error along the path (bottom; piecewise constant, it changes where a validation point's decision "
            "value crosses 0; star: the minimum)."),
     Figure("exp9-time", "exp9_time", ("exp9",),
-           "**Experiment 9: training time against the training size l** (log scales, one thread), one panel per "
+           "**Experiment 9: training time against the training size l** (log scales; wall-clock seconds, BLAS "
+           "limited to one thread: the training table's cpu_train has the CPU time), one panel per "
            "data set, one line per engine and C; precomputed-kernel points stop where the l x l kernel exceeds "
            "the memory budget."),
 )

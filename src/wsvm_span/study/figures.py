@@ -423,7 +423,7 @@ def exp9_time(df: pd.DataFrame, outputs: Sequence[str | Path], dpi: int = 150):
         ax.set_yscale("log")
         ax.set_title(panel)
         ax.set_xlabel("training size l")
-        ax.set_ylabel("training time (s, one thread)")
+        ax.set_ylabel("training time (s, wall clock)")
         ax.legend(fontsize="x-small")
     _finish(plt, fig, outputs, dpi, "Experiment 9: sampling trainer vs full LIBSVM")
 
