@@ -54,7 +54,9 @@ class SVMPlusClassifier(ClassifierMixin, BaseEstimator):
         points, "auto" and "smo" train on kernel rows computed on demand (``fit_svm_plus_rbf_rows``: no l x l array).
     tol : float, default=1e-3
         Tolerance of the decomposition solver's solution where it is kept unpolished (above ``SMO_POLISH_MAX_L``
-        points, or under "smo" where the exact methods fail).
+        points, or under "smo" where the exact methods fail). Such a model's decision values are accurate to about
+        tol: where many points' f(x) is that close to 0 (small C), their predicted class is left to chance, and
+        models selected by their errors need a smaller tol (docs/svm_plus.md).
     cache_size : float, default=200
         Kernel rows (MB per kernel) kept by the "smo" route on rows computed on demand.
     loo : {None, "rule", "exact"}, default=None
