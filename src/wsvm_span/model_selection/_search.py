@@ -1175,15 +1175,20 @@ class SpanSearchCV(BaseSearchCV):
     def _folds(self, prob) -> np.ndarray:
         """Fold id of every point from the ``cv`` splitter (must be a partition, as K-fold is)."""
         splitter = check_cv(self.cv, prob["y_orig"], classifier=True)
-        n = prob["y"].shape[0]
-        folds = np.full(n, -1)
-        for k, (train, test) in enumerate(splitter.split(prob["X_dense"], prob["y_orig"])):
-            if (folds[test] >= 0).any() or train.size + test.size != n:
-                raise ValueError("criterion='cv_error' needs folds that partition the data (K-fold splitters)")
-            folds[test] = k
-        if (folds < 0).any():
+        return fold_ids(splitter.split(prob["X_dense"], prob["y_orig"]), prob["y"].shape[0])
+
+
+def fold_ids(splits, n: int) -> np.ndarray:
+    """The fold of each of n points, from splits that partition them (each point held out once, each fold trained
+    on all the others: K-fold splitters); a ValueError otherwise."""
+    folds = np.full(n, -1)
+    for k, (train, test) in enumerate(splits):
+        if (folds[test] >= 0).any() or train.size + test.size != n:
             raise ValueError("criterion='cv_error' needs folds that partition the data (K-fold splitters)")
-        return folds
+        folds[test] = k
+    if (folds < 0).any():
+        raise ValueError("criterion='cv_error' needs folds that partition the data (K-fold splitters)")
+    return folds
 
 
 # -------------------------------------------------------------------- scorer for plain GridSearchCV

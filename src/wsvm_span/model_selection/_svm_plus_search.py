@@ -36,7 +36,7 @@ from . import _sklearn_compat as compat
 from ._grid import SVM_PLUS_CRITERIA, svm_plus_param_grid
 from ._progress import SearchProgress
 from ._search import (SpanSearchCV, active_backend, announce_point, check_tie_rule, choose_best, classifier_search_tags,
-                      finish_point, ships_tasks, shipping_parallel)
+                      finish_point, fold_ids, ships_tasks, shipping_parallel)
 from ._sklearn_compat import BaseSearchCV, StrOptions
 
 __all__ = ["SVMPlusSearchCV"]
@@ -60,20 +60,6 @@ def _cv_error_on_rows(model, X, y, X_priv, splits) -> float:
         fold._fit(X[train], y[train], X_priv[train], warm_start=model.model_, warm_start_points=train)
         wrong += int(np.sum(fold.predict(X[test]) != y[test]))
     return wrong / y.size
-
-
-def _fold_ids(splits, l: int) -> np.ndarray:
-    """The fold of every point, from splits that partition the points (each point held out once, each fold
-    trained on the rest)."""
-    folds = np.full(l, -1)
-    for k, (train, test) in enumerate(splits):
-        if np.any(folds[test] >= 0) or np.unique(np.concatenate([train, test])).size != l:
-            raise ValueError("criterion='cv_error' needs folds that partition the points (each held out once, "
-                             "trained on all the others)")
-        folds[test] = k
-    if np.any(folds < 0):
-        raise ValueError("criterion='cv_error' needs folds that hold every point out once")
-    return folds
 
 
 @dataclass
@@ -301,7 +287,7 @@ class SVMPlusSearchCV(BaseSearchCV):
         splits = folds = None
         if self.criterion == "cv_error":
             splits = list(check_cv(self.cv, y, classifier=True).split(X, y))
-            folds = _fold_ids(splits, X.shape[0])
+            folds = fold_ids(splits, X.shape[0])
         n = len(candidates)
         if self.verbose > 0:
             print(f"Fitting 1 model for each of {n} candidates ({self.criterion}), totalling {n} fits", flush=True)
