@@ -321,14 +321,15 @@ class _Kernels:
     """
 
     def __init__(self, X, X_held, specs, *, reuse: bool = True, on_demand: bool = False,
-                 cache_mb: float | None = None):
+                 cache_mb: float | None = None, max_d2: float | None = None):
         names = {spec.name for spec in specs}
         self.X, self.X_held = X, X_held
         self.reuse, self.on_demand, self.cache_mb = reuse, on_demand, cache_mb
         self._train = self._held = None
         if cache_mb is not None:
             self.sq_norms = np.einsum("ij,ij->i", X, X)
-            self.max_d2 = max_squared_distance(X, self.sq_norms)
+            # O(l^2 d): a search whose tasks run elsewhere finds it once and gives it to every task
+            self.max_d2 = max_squared_distance(X, self.sq_norms) if max_d2 is None else max_d2
             self.train_d2 = self.held_d2 = self.train_products = self.held_products = None
             return
         rbf = "rbf" in names
@@ -393,17 +394,18 @@ def _kernels_of(spec: KernelSpec, X, X_held, class_index, cache: _Kernels | None
 
 
 def _kernel_task(spec: KernelSpec, walks, *, X, X_held, y, class_index, on_demand, wanted, folds,
-                 options, cache_mb=None, point_budget=None) -> tuple[float, list[list[dict]]]:
+                 options, cache_mb=None, max_d2=None, point_budget=None) -> tuple[float, list[list[dict]]]:
     """One task of a search whose backend runs tasks in other processes or machines (``ships_tasks``): the ``walks``
     (each a list of points: index, C_i, grid point, callback context) of one kernel, in turn. The task receives X,
     never a kernel: it computes its kernel where it runs (from X: the squared distances or inner products, then the
     rows, on demand where the engine reads them so) and returns only its points' results, so what travels is X, the
     labels and the points' C_i (O(l d + l) per task, where the kernel is l x l). A precomputed kernel is X itself,
     and travels. With ``cache_mb`` the task's kernel is a row cache of that size (``SpanSearchCV``'s ``cache_size``),
-    computed from X where it runs too. Returns (the seconds its kernel took, each walk's results)."""
+    computed from X where it runs too, R^2 from ``max_d2``, the largest squared distance, which the search finds
+    once for all its tasks. Returns (the seconds its kernel took, each walk's results)."""
     t0 = time.perf_counter()
     cache = None if spec.name == "precomputed" else _Kernels(X, X_held, [spec], on_demand=on_demand,
-                                                             cache_mb=cache_mb)
+                                                             cache_mb=cache_mb, max_d2=max_d2)
     kernels = _kernels_of(spec, X, X_held, class_index, cache, wanted=wanted, folds=folds,
                           point_budget=point_budget)
     elapsed = time.perf_counter() - t0
@@ -1032,13 +1034,14 @@ class SpanSearchCV(BaseSearchCV):
         # a task prints nothing (its stdout is a worker's) and calls no callback: its points are announced here
         shipped_options = {**options, "verbose": 0, "progress": None, "search": None}
 
+        max_d2 = None if plan.cache_mb is None else max_squared_distance(prob["X_dense"])
         parallel = shipping_parallel(backend, self.n_jobs, self.pre_dispatch)
         # X and y as arguments of their own: joblib's dask backend sends an array argument to the cluster once
         # (scatter) and every task reads it from there
         runs = parallel(delayed(_kernel_task)(spec, [_points(plan, walk) for walk in task_walks], X=prob["X_dense"],
                                               X_held=prob["X_held"], y=prob["y"], class_index=class_index,
                                               on_demand=on_demand, wanted=plan.wanted, folds=plan.folds,
-                                              options=shipped_options, cache_mb=plan.cache_mb,
+                                              options=shipped_options, cache_mb=plan.cache_mb, max_d2=max_d2,
                                               point_budget=plan.point_budget)
                         for spec, task_walks in tasks)
         for (spec, task_walks), (elapsed, walks_out) in zip(tasks, runs):
