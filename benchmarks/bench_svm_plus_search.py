@@ -4,8 +4,8 @@ C warm-started, CV folds from each point's model) against what a user would run 
 ``make_loo_scorer`` and ``WholeTrainingSet``), on docs/svm_plus.md's worked example (bank_marketing, the call's
 duration privileged), one thread, the two taking turns, process CPU time.
 
-    python benchmarks/bench_svm_plus_search.py --repeats 3
-    python benchmarks/bench_svm_plus_search.py --l 3000 --repeats 1   # K-fold CV only, on kernel rows
+    .venv/bin/python benchmarks/bench_svm_plus_search.py --repeats 3
+    .venv/bin/python benchmarks/bench_svm_plus_search.py --l 3000 --repeats 1   # K-fold CV only, on kernel rows
 
 With ``--l``, a stratified draw of l training points (``bench_svm_plus_large.bank_split``) over a 3 x 1 x 1 grid
 (C = 0.25, 1, 4), K-fold CV only: above ``SMO_POLISH_MAX_L`` points the classifier trains on kernel rows, where
