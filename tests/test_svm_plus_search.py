@@ -296,3 +296,75 @@ def test_on_rows_the_walks_and_folds_start_from_their_neighbours(monkeypatch):
             assert cold.solver_ == "smo"  # on rows, not polished
             wrong += np.sum(cold.predict(X[test]) != y[test])
         assert value == wrong / l, params
+
+
+# ------------------------------------------------------------------------------------------------------ memory
+def test_a_search_over_its_memory_limit_is_refused_before_any_kernel(problem, monkeypatch):
+    X, y, X_priv = problem
+
+    def no_kernels(*args, **kwargs):
+        raise AssertionError("a kernel was computed before the memory check")
+
+    monkeypatch.setattr(SVMPlusClassifier, "_training_kernels", no_kernels)
+    search = SVMPlusSearchCV(param_grid=GRID, max_memory=1)
+    estimate = search.memory_estimate(X, y, X_privileged=X_priv)
+    with pytest.raises(ws.model_selection.SearchMemoryError) as refused:
+        search.fit(X, y, X_privileged=X_priv)
+    message = str(refused.value)
+    assert f"would need about {estimate.summary()}" in message and "max_memory=1.0 MB" in message
+    assert "refused before computing any kernel" in message and "max_memory" in message
+
+
+def test_the_estimate_names_what_each_setting_holds():
+    from wsvm_span.model_selection._memory import DOUBLE, svm_plus_search_memory
+
+    l, mb = 4000, 2**20
+
+    def terms(**kwargs):
+        return {t.name: t.nbytes for t in svm_plus_search_memory(l, 10, 1, **kwargs).search}
+
+    # LOO criteria above the polish size: both l x l kernels and the LOO rule's system, no QP route
+    rule = terms(criterion="loo_rule", qp_fallback=False)
+    assert rule["the training kernels"] == 2 * DOUBLE * l * l
+    assert rule["the LOO rule's system"] > 4 * DOUBLE * l * l
+    # K-fold CV on rows: two row caches of cache_mb each (whole rows of l doubles), no l x l array anywhere
+    rows = terms(criterion="cv_error", on_rows=True, cache_mb=50, qp_fallback=False)
+    assert rows["the row caches"] == 2 * DOUBLE * l * (50 * mb // (DOUBLE * l))
+    assert max(rows.values()) < DOUBLE * l * l
+    # two threads over two pairs of kernel widths: two tasks' kernels at once
+    assert terms(criterion="loo_rule", qp_fallback=False, n_jobs=2, n_pairs=2)["2 x the training kernels"] == \
+        2 * rule["the training kernels"]
+    # a precomputed privileged kernel is X_privileged itself: one kernel computed
+    assert terms(criterion="loo_rule", qp_fallback=False, computed_kernels=1)["the training kernels"] == \
+        DOUBLE * l * l
+
+
+_SVM_PLUS_PEAK = """
+import json, sys
+import numpy as np
+from threadpoolctl import threadpool_limits
+from wsvm_span.engines.measure import peak_rss_reset, peak_rss_since
+from wsvm_span.model_selection import SVMPlusSearchCV
+
+l, criterion = int(sys.argv[1]), sys.argv[2]
+rng = np.random.default_rng(0)
+X = rng.normal(size=(l, 10))
+y = np.where(X[:, 0] + 0.7 * rng.normal(size=l) > 0, 1, 0)
+X_priv = X[:, :2] + 0.3 * rng.normal(size=(l, 2))
+search = SVMPlusSearchCV(param_grid={"C": [1.0]}, criterion=criterion, cv=3)
+estimate = search.memory_estimate(X, y, X_privileged=X_priv).nbytes
+base = peak_rss_reset()
+with threadpool_limits(1):
+    search.fit(X, y, X_privileged=X_priv)
+print(json.dumps({"grown": peak_rss_since(base) * 2**20, "estimate": estimate}))
+"""
+
+
+@pytest.mark.parametrize("l, criterion", [(1200, "loo_rule"), (1200, "cv_error")])
+def test_the_estimate_bounds_the_measured_peak(l, criterion):
+    # above SMO_POLISH_MAX_L: the LOO rule on both l x l kernels, K-fold CV on rows; the estimate must hold the
+    # high-water mark of the whole search (refit included) and not be loose by more than 3x there
+    out = subprocess.run([sys.executable, "-c", _SVM_PLUS_PEAK, str(l), criterion], capture_output=True, text=True,
+                         check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert 0 < got["grown"] <= got["estimate"] < 3 * got["grown"] + 64 * 2**20

@@ -61,7 +61,7 @@ from wsvm_span.utils.environment import available_memory
 from ._grid import FREE_CRITERIA
 
 __all__ = ["AVAILABLE", "MB", "MemoryTerm", "SearchMemory", "SearchMemoryError", "check_memory", "memory_limit",
-           "parallel_plan", "row_point_bytes", "search_memory"]
+           "parallel_plan", "row_point_bytes", "search_memory", "svm_plus_search_memory"]
 
 #: bytes in the MB of ``max_memory`` and of the messages (2^20: what the resident-size counters count in)
 MB = 2**20
@@ -445,3 +445,98 @@ def _largest_sample(settings: dict, limit: int) -> int:
         mid = (low + high) // 2
         low, high = (mid, high) if fits(mid) else (low, mid)
     return low
+
+
+# ------------------------------------------------------------------------------------------------------- SVM+
+#: the SVM+ routes' peaks beside the two l x l kernels, in doubles per l^2 (VmHWM around one ``SVMPlusClassifier``
+#: fit or ``SVMPlusSearchCV`` grid point, one thread, generated problems, ``benchmarks/bench_search_memory.py
+#: --svm-plus``): the QP route's Clarabel on the dual's 2l unknowns, where the route can fall back to it (at most
+#: ``SMO_POLISH_MAX_L`` points under "auto", any size under "qp" and "active-set"), 55 at l = 300, 31 at 600, 26 at
+#: 900 (the first also counts Clarabel's own start); the LOO rule's inverse of the active-set KKT system (up to 2l
+#: unknowns) 4.2 at 1,500 and 4.1 at 2,500
+SVM_PLUS_QP_SQUARES = 60.0
+SVM_PLUS_LOO_RULE_SQUARES = 4.5
+#: the exact LOO's refits (svm_plus.leave_one_out): the bordered inverse of the full model's KKT system and its
+#: solves, or each refit's own system, measured 73.5 at l = 600 with the bordering, 4.6 at 1,000 without
+SVM_PLUS_EXACT_LOO_SQUARES = 80.0
+#: csrc/svm_plus_smo.c's MIN_SLOTS: the fewest rows its row cache keeps per kernel, whatever ``cache_size``
+SVM_PLUS_MIN_SLOTS = 16
+
+
+def svm_plus_search_memory(l: int, d: int, d_priv: int, *, criterion: str = "loo_rule", on_rows: bool = False,
+                           cache_mb: float = 200.0, qp_fallback: bool = True, computed_kernels: int = 2,
+                           n_pairs: int = 1, n_jobs: int = 1, heldout: int = 0, cv_folds: int = 5,
+                           refit: bool = True) -> SearchMemory:
+    """The peak memory of an ``SVMPlusSearchCV`` search from its sizes and settings (nothing is trained or
+    allocated): an upper bound, each route's term measured at its worst (the constants above).
+
+    Parameters
+    ----------
+    l, d, d_priv : int
+        Training points, ordinary and privileged features (with precomputed kernels, d and d_priv are l).
+    criterion : {"loo_rule", "loo_error", "cv_error"}, default="loo_rule"
+        The search's criterion.
+    on_rows : bool, default=False
+        The models train on kernel rows computed on demand (``SVMPlusClassifier._trains_on_rows``; with
+        "cv_error" only: the LOO criteria read the l x l kernels).
+    cache_mb : float, default=200
+        The template's ``cache_size``: rows kept per kernel on rows.
+    qp_fallback : bool, default=True
+        The route can fall back to the QP route (dense in the dual's 2l unknowns).
+    computed_kernels : int, default=2
+        The kernels computed from features (a precomputed one is X or X_privileged itself, counted as data).
+    n_pairs, n_jobs : int, default=1
+        Pairs of kernel widths (gamma, priv_gamma) of the grid, and threads: each pair's task holds its two
+        kernels, ``min(n_jobs, n_pairs)`` of them at once.
+    heldout : int, default=0
+        Held-out rows (``fit(..., heldout=)``).
+    cv_folds : int, default=5
+        Folds of "cv_error" (each fold's training part, l - l / cv_folds points, is what its slices hold).
+    refit : bool, default=True
+        Whether ``best_estimator_`` is refit on all the data (after the search's arrays are released).
+
+    Returns
+    -------
+    SearchMemory
+        The terms; ``nbytes`` is the estimate.
+
+    Examples
+    --------
+    >>> from wsvm_span.model_selection._memory import svm_plus_search_memory
+    >>> round(svm_plus_search_memory(20_000, 10, 1, criterion="loo_rule", qp_fallback=False).mb)  # kernels, system
+    19907
+    >>> round(svm_plus_search_memory(20_000, 10, 1, criterion="cv_error", on_rows=True, qp_fallback=False).mb)
+    470
+    """
+    square = DOUBLE * l * l
+    data = DOUBLE * l * (d + d_priv) + DOUBLE * heldout * d
+    rows = DOUBLE * l * min(l, max(SVM_PLUS_MIN_SLOTS, int(cache_mb * MB) // (DOUBLE * max(1, l))))
+    kernels = computed_kernels * (rows if on_rows else square)
+    at_once = max(1, min(n_jobs, n_pairs))
+    route = SVM_PLUS_QP_SQUARES * square if qp_fallback and not on_rows else 0
+    folds = 0
+    if criterion == "cv_error" and not on_rows:
+        # kfold_cv_error trains each fold on its slices of both kernels, one fold at a time
+        kept = l - l // max(2, cv_folds)
+        folds = 2 * DOUBLE * kept * kept  # slices are copies, of a precomputed kernel too
+    estimate = {"loo_rule": ("the LOO rule's system", SVM_PLUS_LOO_RULE_SQUARES * square),
+                "loo_error": ("the exact LOO's refits", SVM_PLUS_EXACT_LOO_SQUARES * square)}.get(criterion)
+    transient_name, transient = max([("the QP route (Clarabel)", route)] + ([estimate] if estimate else []),
+                                    key=lambda item: item[1])
+    each = "" if at_once == 1 else f"{at_once} x "
+    search = (
+        MemoryTerm("the copies of X and X_privileged", data),
+        MemoryTerm(each + ("the row caches" if on_rows else "the training kernels"), at_once * kernels),
+        MemoryTerm(each + "the CV folds' kernels", at_once * folds),
+        MemoryTerm(each + transient_name, int(at_once * transient)),
+        MemoryTerm("the held-out block", DOUBLE * heldout * l),
+        MemoryTerm("models", at_once * MODEL_DOUBLES * DOUBLE * l),
+        MemoryTerm("allocator slack and imports", SLACK),
+    )
+    refit_terms = (
+        MemoryTerm("the copies of X and X_privileged", data),
+        MemoryTerm("the refit's kernels", kernels if refit else 0),
+        MemoryTerm("the refit's QP route (Clarabel)", int(route) if refit else 0),
+        MemoryTerm("allocator slack and imports", SLACK),
+    )
+    return SearchMemory(search, refit_terms)

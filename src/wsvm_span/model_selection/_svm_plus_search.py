@@ -19,11 +19,12 @@ data, which predicts from the ordinary features alone.
 """
 from __future__ import annotations
 
+import numbers
 import time
 from dataclasses import dataclass
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv
@@ -31,9 +32,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_X_y
 
 from wsvm_span.svm_plus import SVMPlusClassifier, kfold_cv_error
+from wsvm_span.svm_plus.solver import SMO_POLISH_MAX_L
 
 from . import _sklearn_compat as compat
 from ._grid import SVM_PLUS_CRITERIA, svm_plus_param_grid
+from ._memory import AVAILABLE, SearchMemory, SearchMemoryError, memory_limit, svm_plus_search_memory
 from ._progress import SearchProgress
 from ._search import (SpanSearchCV, active_backend, announce_point, check_tie_rule, choose_best, classifier_search_tags,
                       finish_point, fold_ids, ships_tasks, shipping_parallel)
@@ -47,6 +50,50 @@ GRID_KEYS = ("C", "gamma_plus", "gamma", "priv_gamma")
 KERNEL_KEYS = ("gamma", "priv_gamma")
 #: the criteria that the classifier estimates at fit, by its ``loo`` parameter (one fit per grid point)
 LOO_OF_CRITERION = {"loo_rule": "rule", "loo_error": "exact"}
+#: the routes that can hand a problem to the QP route (dense in the dual's 2l unknowns) at any size; "auto" does
+#: only where it polishes (at most SMO_POLISH_MAX_L points), "smo" never
+QP_AT_ANY_SIZE = frozenset({"qp", "active-set"})
+
+
+def _memory_settings(search, template: SVMPlusClassifier, X, X_priv, candidates, heldout) -> dict:
+    """``_memory.svm_plus_search_memory``'s arguments for this search."""
+    l = X.shape[0]
+    return dict(l=l, d=X.shape[1], d_priv=X_priv.shape[1], criterion=search.criterion,
+                on_rows=search.criterion == "cv_error" and template._trains_on_rows(l),
+                cache_mb=float(template.cache_size),
+                qp_fallback=template.solver in QP_AT_ANY_SIZE or (template.solver == "auto" and l <= SMO_POLISH_MAX_L),
+                computed_kernels=(template.kernel != "precomputed") + (template.priv_kernel != "precomputed"),
+                n_pairs=len(_walks(candidates)), n_jobs=effective_n_jobs(search.n_jobs),
+                heldout=0 if heldout is None else heldout[0].shape[0],
+                # an iterable of splits: its folds' sizes are unknown here, so the worst case (every fold one point)
+                cv_folds=(search.cv if isinstance(search.cv, numbers.Integral)
+                          else getattr(search.cv, "n_splits", l)),
+                refit=bool(search.refit))
+
+
+def _check_memory(settings: dict, max_memory) -> tuple[SearchMemory, str]:
+    """The estimate and its limit's description, or a ``SearchMemoryError`` naming the estimate, its largest terms,
+    the limit and what would need less."""
+    estimate = svm_plus_search_memory(**settings)
+    limit, source = memory_limit(max_memory)
+    if limit is None or estimate.nbytes <= limit:
+        return estimate, source
+    changes = []
+    if settings["n_jobs"] > 1 and settings["n_pairs"] > 1:
+        changes.append(f"n_jobs=1 (each thread holds a pair's kernels): "
+                       f"{svm_plus_search_memory(**{**settings, 'n_jobs': 1}).mb:,.0f} MB")
+    if settings["criterion"] != "cv_error" and settings["l"] > SMO_POLISH_MAX_L:
+        changes.append("criterion='cv_error' with RBF kernels and solver 'auto' or 'smo' (it trains on kernel rows "
+                       "computed on demand: no l x l array)")
+    fits = [m for m in (settings["l"] // 2 ** k for k in range(1, 12)) if m >= 2
+            and svm_plus_search_memory(**{**settings, "l": m}).nbytes <= limit]
+    if fits:
+        changes.append(f"a sample of at most about {fits[0]:,} of the {settings['l']:,} points (the kernels and "
+                       f"the routes' systems grow as l^2)")
+    raise SearchMemoryError(
+        f"SVMPlusSearchCV would need about {estimate.summary()}, more than the {source}: refused before computing "
+        "any kernel. The estimate is an upper bound (docs/svm_plus.md). To need less: "
+        + "; ".join(changes + ["or set max_memory (MB; None: no check)"]))
 
 
 def _cv_error_on_rows(model, X, y, X_priv, splits) -> float:
@@ -185,6 +232,12 @@ class SVMPlusSearchCV(BaseSearchCV):
         Score of a point whose fit or estimate fails.
     return_train_score : bool, default=False
         Add the training accuracy of each model (``split0_train_score``...).
+    max_memory : "available", float or None, default="available"
+        The most memory (MB) the search may take: "available" is the memory available to the process when ``fit``
+        starts; None: no check. ``fit`` estimates the search's peak from the sizes and settings alone
+        (``memory_estimate``: the kernels, or the row caches of a K-fold CV that trains on rows, and the routes'
+        systems: an upper bound) and raises ``SearchMemoryError`` before computing any kernel where it exceeds this,
+        naming what would need less.
 
     Attributes
     ----------
@@ -199,6 +252,8 @@ class SVMPlusSearchCV(BaseSearchCV):
     ValueError
         From ``fit``: no or mismatched ``X_privileged``, non-finite values, other than two classes, an unknown grid
         key, ``tie_rule`` without ``heldout``, criterion "cv_error" with a precomputed privileged kernel.
+    SearchMemoryError
+        From ``fit``, before any kernel is computed: the memory estimate exceeds ``max_memory``.
 
     Examples
     --------
@@ -219,18 +274,20 @@ class SVMPlusSearchCV(BaseSearchCV):
     #: SpanSearchCV's, less its SVM-only options, with SVM+'s criteria
     _parameter_constraints: dict = {
         **{k: v for k, v in SpanSearchCV._parameter_constraints.items()
-           if k not in ("extra_criteria", "engine", "max_memory")},
+           if k not in ("extra_criteria", "engine", "cache_size")},
         "criterion": [StrOptions(set(SVM_PLUS_CRITERIA))],
     }
 
     def __init__(self, estimator=None, param_grid=None, *, criterion="loo_rule", tie_rule=None, cv=5, n_jobs=None,
-                 refit=True, verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan, return_train_score=False):
+                 refit=True, verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan, return_train_score=False,
+                 max_memory=AVAILABLE):
         super().__init__(estimator=estimator, n_jobs=n_jobs, refit=refit, cv=cv, verbose=verbose,
                          pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score)
         self.param_grid = param_grid
         self.criterion = criterion
         self.tie_rule = tie_rule
+        self.max_memory = max_memory
 
     def __sklearn_tags__(self):
         return classifier_search_tags(self, self.estimator if isinstance(self.estimator, SVMPlusClassifier)
@@ -272,25 +329,17 @@ class SVMPlusSearchCV(BaseSearchCV):
         ValueError
             If an input, the grid or a parameter is invalid (see the class).
         """
-        template = self._template()
-        X, y, X_priv, heldout = self._validate_problem(X, y, X_privileged, heldout)
-        check_tie_rule(self, heldout)
-        if self.criterion == "cv_error" and template.priv_kernel == "precomputed":
-            raise ValueError("criterion='cv_error' splits X_privileged by rows, which a precomputed (l, l) "
-                             "privileged kernel cannot be: give the privileged features, or a LOO criterion")
-        candidates = list(ParameterGrid(svm_plus_param_grid() if self.param_grid is None else self.param_grid))
-        if not candidates:
-            raise ValueError("param_grid is empty: no candidate to evaluate")
-        unknown = {key for params in candidates for key in params} - set(GRID_KEYS)
-        if unknown:
-            raise ValueError(f"unknown param_grid key(s) {sorted(unknown)}; allowed: {list(GRID_KEYS)}")
+        template, X, y, X_priv, heldout, candidates = self._plan(X, y, X_privileged, heldout)
+        memory, limit = _check_memory(_memory_settings(self, template, X, X_priv, candidates, heldout),
+                                      self.max_memory)
         splits = folds = None
         if self.criterion == "cv_error":
             splits = list(check_cv(self.cv, y, classifier=True).split(X, y))
             folds = fold_ids(splits, X.shape[0])
         n = len(candidates)
         if self.verbose > 0:
-            print(f"Fitting 1 model for each of {n} candidates ({self.criterion}), totalling {n} fits", flush=True)
+            print(f"Fitting 1 model for each of {n} candidates ({self.criterion}), totalling {n} fits; memory about "
+                  f"{memory.summary()} ({limit})", flush=True)
         progress = SearchProgress(n)
         backend = active_backend()
         # one task per pair of kernels (n_jobs of them in memory at once), its walks along C in order; each computes
@@ -333,6 +382,46 @@ class SVMPlusSearchCV(BaseSearchCV):
         self.n_splits_ = 1
         self.cv_results_ = results
         return self
+
+    def memory_estimate(self, X, y, X_privileged=None, *, heldout=None) -> SearchMemory:
+        """The memory ``fit`` with these arguments would take at its peak, estimated without training or computing
+        any kernel (an upper bound: ``_memory.svm_plus_search_memory``).
+
+        Parameters
+        ----------
+        X, y, X_privileged, heldout : as for ``fit``
+
+        Returns
+        -------
+        SearchMemory
+            Its terms (``summary()``: the total and the largest terms in MB); ``nbytes`` is what ``fit`` compares
+            with ``max_memory``.
+
+        Raises
+        ------
+        ValueError
+            For the inputs and parameters ``fit`` refuses.
+        """
+        self._validate_params()
+        template, X, y, X_priv, heldout, candidates = self._plan(X, y, X_privileged, heldout)
+        return svm_plus_search_memory(**_memory_settings(self, template, X, X_priv, candidates, heldout))
+
+    def _plan(self, X, y, X_privileged, heldout):
+        """(template, X, y, X_privileged, heldout, candidates), validated: everything decided before anything large
+        is allocated."""
+        template = self._template()
+        X, y, X_priv, heldout = self._validate_problem(X, y, X_privileged, heldout)
+        check_tie_rule(self, heldout)
+        if self.criterion == "cv_error" and template.priv_kernel == "precomputed":
+            raise ValueError("criterion='cv_error' splits X_privileged by rows, which a precomputed (l, l) "
+                             "privileged kernel cannot be: give the privileged features, or a LOO criterion")
+        candidates = list(ParameterGrid(svm_plus_param_grid() if self.param_grid is None else self.param_grid))
+        if not candidates:
+            raise ValueError("param_grid is empty: no candidate to evaluate")
+        unknown = {key for params in candidates for key in params} - set(GRID_KEYS)
+        if unknown:
+            raise ValueError(f"unknown param_grid key(s) {sorted(unknown)}; allowed: {list(GRID_KEYS)}")
+        return template, X, y, X_priv, heldout, candidates
 
     def _validate_problem(self, X, y, X_privileged, heldout):
         """(X, y, X_privileged, heldout) checked before any training: a bad input is one clear error, not a grid
