@@ -236,6 +236,7 @@ def test_select_privileged_end_to_end(file_pair, tmp_path):
     (["--privileged", "priv.csv", "-w", "1:2"], "cannot be combined with --privileged"),
     (["--privileged", "priv.csv", "--criterion", "span_rule"], "not one of SVM\\+'s"),
     (["--criterion", "loo_rule"], "give --privileged"),
+    (["--privileged", "priv.csv", "--max-memory", "1"], "(?s)SVMPlusSearchCV would need about .* --max-memory MB"),
 ])
 def test_select_privileged_refuses_bad_files_and_options(file_pair, extra, message):
     done = _select("train.txt", *extra, "-out", "null", "-png", "null", cwd=file_pair)

@@ -93,7 +93,7 @@ def _check_memory(settings: dict, max_memory) -> tuple[SearchMemory, str]:
     raise SearchMemoryError(
         f"SVMPlusSearchCV would need about {estimate.summary()}, more than the {source}: refused before computing "
         "any kernel. The estimate is an upper bound (docs/svm_plus.md). To need less: "
-        + "; ".join(changes + ["or set max_memory (MB; None: no check)"]))
+        + "; ".join(changes + [("or " if changes else "") + "set max_memory (MB; None: no check)"]))
 
 
 def _cv_error_on_rows(model, X, y, X_priv, splits) -> float:

@@ -196,7 +196,7 @@ def run(args) -> int:
     except ValueError as exc:
         print(f"wsvm-span select: error: {exc}", file=sys.stderr)
         return 2
-    except SearchMemoryError as exc:  # its advice names SpanSearchCV's parameters: say which options they are
+    except SearchMemoryError as exc:  # its advice names the search's parameters: say which options they are
         print(f"wsvm-span select: error: {exc}\n(select's options: n_jobs is --jobs, criterion --criterion, "
               "max_memory --max-memory MB)", file=sys.stderr)
         return 2
@@ -326,12 +326,11 @@ def _check_svm_plus_options(args) -> None:
     if args.criterion not in SVM_PLUS_CRITERIA:
         raise ValueError(f"--criterion {args.criterion} is not one of SVM+'s ({', '.join(SVM_PLUS_CRITERIA)})")
     refused = {"-w": args.class_weight, "--mlflow": args.mlflow, "--engine": args.engine != DEFAULT_ENGINE,
-               "-png": args.png not in (None, "null"), "--max-memory": args.max_memory is not None,
-               "--cache-size": args.cache_size is not None, "--dask": args.dask is not None}
+               "-png": args.png not in (None, "null"), "--cache-size": args.cache_size is not None}
     given = [name for name, value in refused.items() if value]
     if given:
         raise ValueError(f"{', '.join(given)} cannot be combined with --privileged (SVM+ has no class weights, "
-                         "MLflow log, engine choice, contour plot, memory estimate, row cache or dask cluster here)")
+                         "MLflow log, engine choice, contour plot or search-wide row cache here)")
 
 
 def _read_privileged(args, train) -> np.ndarray:
@@ -351,13 +350,23 @@ def _run_svm_plus(args, train, privileged, test) -> int:
     """``select --privileged``: SVMPlusSearchCV over grid.py's C x gamma grid times the gamma_plus and priv_gamma
     ranges, grid.py's lines with the four log2 values, the test accuracy and the model (pickle + JSON)."""
     from ._grid import svm_plus_param_grid
+    from ._memory import AVAILABLE, memory_limit
     from ._svm_plus_search import SVMPlusSearchCV
 
     grid = svm_plus_param_grid(args.log2c, args.log2g, args.log2gp, args.log2pg)
-    search = SVMPlusSearchCV(param_grid=grid, criterion=args.criterion, cv=args.folds, n_jobs=args.jobs)
-    t0 = time.perf_counter()
-    search.fit(train.X.toarray(), train.y, X_privileged=privileged)
-    wall = time.perf_counter() - t0
+    search = SVMPlusSearchCV(param_grid=grid, criterion=args.criterion, cv=args.folds,
+                             n_jobs=-1 if args.dask else args.jobs,
+                             max_memory=AVAILABLE if args.max_memory is None else args.max_memory)
+    X = train.X.toarray()
+    with _dask_backend(args.dask, workers=args.jobs):
+        if not args.quiet:
+            _, limit = memory_limit(search.max_memory)
+            print(f"[wsvm-span select] memory: about "
+                  f"{search.memory_estimate(X, train.y, X_privileged=privileged).summary()} ({limit})",
+                  file=sys.stderr)
+        t0 = time.perf_counter()
+        search.fit(X, train.y, X_privileged=privileged)
+        wall = time.perf_counter() - t0
 
     res = search.cv_results_
     names = ("c", "g", "gp", "pg")
