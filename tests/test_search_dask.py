@@ -92,19 +92,27 @@ def test_a_search_on_a_dask_cluster_equals_the_serial_one_and_ships_no_kernel(sh
 
 
 @pytest.mark.timeout(120)
-def test_select_on_a_local_dask_cluster_prints_what_it_prints_in_one_process(tmp_path, capsys):
+@pytest.mark.parametrize("privileged", [False, True])
+def test_select_on_a_local_dask_cluster_prints_what_it_prints_in_one_process(tmp_path, capsys, privileged):
     """`wsvm-span select --dask local --jobs 2` starts a LocalCluster of two worker processes: the same grid lines and
-    .out file as without --dask, and its progress line (fit callbacks, run in this process) counts every point."""
+    .out file as without --dask, and its progress line (fit callbacks, run in this process) counts every point; with
+    --privileged (SVMPlusSearchCV) the same grid lines and .out file."""
     X, y = make_classification(n_samples=200, n_features=5, n_informative=3, random_state=5)
     dump_svmlight_file(X, y, str(tmp_path / "train.txt"), zero_based=False)
     grid = ["-log2c", "-1,5,2", "-log2g", "-5,1,2", "-png", "null"]
+    if privileged:
+        (tmp_path / "priv.csv").write_text("".join(f"{label},{v:.6g}\n" for label, v in zip(y, X[:, 0] + 0.1)))
+        grid = [*grid[:-2], "-log2gp", "0,0,1", "-log2pg", "0,0,1", "--privileged", str(tmp_path / "priv.csv")]
     printed = {}
     for name, more in {"threads": [], "dask": ["--dask", "local", "--jobs", "2"]}.items():
         assert main(["select", str(tmp_path / "train.txt"), *grid, "-out", str(tmp_path / f"{name}.out"), *more]) == 0
         printed[name] = capsys.readouterr()
     assert printed["dask"].out == printed["threads"].out
     assert (tmp_path / "dask.out").read_text() == (tmp_path / "threads.out").read_text()
-    assert "[wsvm-span select] 16/16 grid points" in printed["dask"].err
+    if privileged:  # SVM+'s lines: its LOO rule at each of the 16 points
+        assert sum(line.startswith("[loo_rule] ") for line in printed["dask"].out.splitlines()) == 16
+    else:
+        assert "[wsvm-span select] 16/16 grid points" in printed["dask"].err
 
 
 @pytest.mark.timeout(120)
