@@ -35,7 +35,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 
@@ -47,7 +46,7 @@ from sklearn.svm import SVC  # noqa: E402
 from wsvm_span.model_selection import HalvingSpanSearchCV, SpanSearchCV  # noqa: E402
 from wsvm_span.utils.environment import machine_info, single_threaded  # noqa: E402
 
-from bench_multiclass import DATASETS, ROOT, load  # noqa: E402  (benchmarks/ is on sys.path)
+from bench_multiclass import DATASETS, load, write_out  # noqa: E402  (benchmarks/ is on sys.path)
 from bench_search import grid_for, timed_user  # noqa: E402
 
 SIDES = ("halving_span", "halving_grid", "grid", "span")
@@ -163,10 +162,7 @@ def main(argv=None) -> int:
     out = run(args)
     name = (args.dataset + (f"-{args.size}" if args.dataset == "generated" else "")
             + "".join(f"-no-{side}" for side in sorted(args.skip)))
-    dest = ROOT / "benchmarks" / "out" / f"halving-{name}.json"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps(out, indent=2, default=str))
-    print(f"wrote {dest.relative_to(ROOT)}")
+    write_out(f"halving-{name}.json", out)
     return 0
 
 

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
@@ -214,6 +214,7 @@ def test_clone_and_get_params():
     search = HalvingSpanSearchCV(param_grid=GRID, factor=2, min_resources=60, random_state=1, engine="sklearn")
     copy = clone(search)
     assert copy.get_params() == search.get_params()
+    assert is_classifier(copy)
     assert copy.set_params(factor=4).factor == 4 and search.factor == 2
     X, y = problem(2)
     fitted = copy.set_params(factor=2).fit(X, y)
