@@ -12,8 +12,9 @@ Data: README's multiclass sets (``bench_multiclass.load``: image segmentation 1,
 of ``--size`` training points and 5,000 test points (``make_classification``: 20 features, 10 informative, 10%
 labels flipped, scaled to [0, 1] by the training set: bench_dask.py's problem).
 
-``--grid-sample k`` (for the large sets) runs GridSearchCV on every k-th grid point only (the 7 C and 4 gamma
-values all appear for k = 3) and projects its CPU time to the 28 points as (time of the sample) x 28 / (points in
+``--grid-sample k`` (for the large sets) runs GridSearchCV on every k-th grid point only, from ``--grid-offset``
+on (the 7 C and 4 gamma values all appear for k = 3; k = 7 from 3 takes log2 C = -1, 3, 7, 11, each with another
+gamma) and projects its CPU time to the 28 points as (time of the sample) x 28 / (points in
 the sample); its chosen model is then the best of the sample, and its test error is marked as such.
 ``--skip`` leaves searches out (at 20,000 points SpanSearchCV and GridSearchCV take the longest; they can run in
 a second process, and the output file names what was left out).
@@ -24,7 +25,7 @@ Usage:
   nice -n 10 .venv/bin/python benchmarks/bench_halving.py --dataset mnist
   nice -n 10 .venv/bin/python benchmarks/bench_halving.py --dataset generated --size 20000 --skip grid span
   nice -n 10 .venv/bin/python benchmarks/bench_halving.py --dataset generated --size 20000 --skip halving_grid span \
-      --grid-sample 7
+      --grid-sample 7 --grid-offset 3
 Writes benchmarks/out/halving-<dataset>[-<size>].json and prints a README table row.
 """
 from __future__ import annotations
@@ -67,14 +68,15 @@ def generated(size: int, seed: int = 0):
     return scaler.transform(X[:size]), y[:size], scaler.transform(X[size:]), y[size:], GENERATED_D
 
 
-def sampled_grid(grid: dict, every: int) -> list[dict]:
-    """Every ``every``-th point of the grid, as a list of one-point grids (GridSearchCV's param_grid)."""
-    return [{k: [v] for k, v in p.items()} for p in list(ParameterGrid(grid))[::every]]
+def sampled_grid(grid: dict, every: int, offset: int = 0) -> list[dict]:
+    """Every ``every``-th point of the grid from ``offset`` on, as a list of one-point grids (GridSearchCV's
+    param_grid)."""
+    return [{k: [v] for k, v in p.items()} for p in list(ParameterGrid(grid))[offset::every]]
 
 
-def searches(grid: dict, seed: int, grid_sample: int):
+def searches(grid: dict, seed: int, grid_sample: int, grid_offset: int):
     """The four searches (name -> a function of (X, y) returning the fitted search)."""
-    grid_points = grid if grid_sample == 1 else sampled_grid(grid, grid_sample)
+    grid_points = grid if grid_sample == 1 else sampled_grid(grid, grid_sample, grid_offset)
     return {
         "halving_span": lambda X, y: HalvingSpanSearchCV(param_grid=grid, random_state=seed).fit(X, y),
         "halving_grid": lambda X, y: HalvingGridSearchCV(SVC(), grid, cv=5, factor=3, random_state=seed).fit(X, y),
@@ -90,12 +92,12 @@ def run(args) -> dict:
         X, y, Xt, yt, d = load(args.dataset)
     grid = grid_for(d, (-1, 11, 2), (-2, 0, 2, 4))
     n_points = len(ParameterGrid(grid))
-    sampled = len(sampled_grid(grid, args.grid_sample))
+    sampled = len(sampled_grid(grid, args.grid_sample, args.grid_offset))
     print(f"{args.dataset}: l={len(y)}, test={len(yt)}, d={d}, classes={len(np.unique(y))}; {n_points} grid points"
           f"{f', GridSearchCV on {sampled} of them (projected)' if args.grid_sample > 1 else ''}; load average "
           f"{os.getloadavg()} on {os.cpu_count()} cores", flush=True)
     sides = [s for s in SIDES if s not in args.skip]
-    fns = searches(grid, args.seed, args.grid_sample)
+    fns = searches(grid, args.seed, args.grid_sample, args.grid_offset)
     cpu = {s: [] for s in sides}
     fitted = {}
     with single_threaded():
@@ -109,6 +111,7 @@ def run(args) -> dict:
                       flush=True)
     out = {"dataset": args.dataset, "l": len(y), "n_test": len(yt), "d": d, "n_classes": int(len(np.unique(y))),
            "grid": grid, "repeats": args.repeats, "seed": args.seed, "grid_sample": args.grid_sample,
+           "grid_offset": args.grid_offset,
            "machine": machine_info(), "sides": {}}
     for side in sides:
         search = fitted[side]
@@ -156,6 +159,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0, help="random_state of both halving searches")
     p.add_argument("--grid-sample", type=int, default=1,
                    help="GridSearchCV on every k-th grid point only, its CPU projected to the whole grid")
+    p.add_argument("--grid-offset", type=int, default=0, help="the first grid point of --grid-sample's")
     p.add_argument("--skip", nargs="*", choices=SIDES[1:], default=(),
                    help="searches left out (HalvingSpanSearchCV, the base of the ratios, always runs)")
     args = p.parse_args(argv)
