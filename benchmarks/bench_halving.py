@@ -107,8 +107,8 @@ def run(args) -> dict:
                 if side == "grid":
                     c *= n_points / sampled
                 cpu[side].append(c)
-                print(f"  run {r + 1}: {side} CPU {c:.2f}s{' (projected)' if side == 'grid' and sampled < n_points else ''}",
-                      flush=True)
+                projected = " (projected)" if side == "grid" and sampled < n_points else ""
+                print(f"  run {r + 1}: {side} CPU {c:.2f}s{projected}", flush=True)
     out = {"dataset": args.dataset, "l": len(y), "n_test": len(yt), "d": d, "n_classes": int(len(np.unique(y))),
            "grid": grid, "repeats": args.repeats, "seed": args.seed, "grid_sample": args.grid_sample,
            "grid_offset": args.grid_offset,
