@@ -285,11 +285,16 @@ def main(argv=None) -> int:
     out = run(args)
     name = (args.dataset + ("-published" if args.dataset == "image" and args.image_split == "published" else "")
             + ("" if args.loo else "-timing"))  # a timing-only run never overwrites an agreement
-    dest = ROOT / "benchmarks" / "out" / f"multiclass-{name}.json"
+    write_out(f"multiclass-{name}.json", out)
+    return 0
+
+
+def write_out(filename: str, out: dict) -> None:
+    """Write a benchmark's results as benchmarks/out/<filename> (JSON) and say where."""
+    dest = ROOT / "benchmarks" / "out" / filename
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(out, indent=2, default=str))
     print(f"wrote {dest.relative_to(ROOT)}")
-    return 0
 
 
 if __name__ == "__main__":

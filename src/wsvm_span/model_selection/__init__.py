@@ -2,6 +2,7 @@
 imports the core library; the core never imports it).
 
 - ``SpanSearchCV``: GridSearchCV-like search over SVC's kernels, one model per grid point, each kernel computed once;
+- ``HalvingSpanSearchCV``: successive halving with the training size as the resource, each stage scored so;
 - ``SVMPlusSearchCV``: the same search for SVM+ (privileged features), by its LOO rule, exact LOO or K-fold CV;
 - ``make_span_scorer`` + ``WholeTrainingSet``: the span-rule inside plain ``GridSearchCV``;
 - ``TieRule``: the study's tie rule as a ``refit`` callable;
@@ -13,7 +14,7 @@ build its parser, does not pay for scikit-learn's model-selection machinery on e
 from importlib import import_module
 
 _EXPORTS = {
-    "CRITERIA": "._grid", "GRIDPY_LOG2C": "._grid", "GRIDPY_LOG2G": "._grid",
+    "CRITERIA": "._grid", "HalvingSpanSearchCV": "._halving", "GRIDPY_LOG2C": "._grid", "GRIDPY_LOG2G": "._grid",
     "SVM_PLUS_CRITERIA": "._grid", "SVMPlusSearchCV": "._svm_plus_search", "SpanSearchCV": "._search", "TieRule": "._search", "WholeTrainingSet": "._search",
     "gridpy_param_grid": "._grid", "svm_plus_param_grid": "._grid", "make_span_scorer": "._search",
     "nadaraya_watson_label_probability": "._nadaraya_watson", "nadaraya_watson_weights": "._nadaraya_watson",

@@ -472,11 +472,16 @@ def _walks(members: list[int], resolved, candidates, warm: bool) -> list[list[in
         return [[i] for i in members]
     lines: dict[str, list[int]] = {}
     for i in members:
-        params = candidates[i]
-        axis = "C" if "C" in params else "C_plus" if "C_plus" in params else None
-        rest = repr(sorted((k, repr(v)) for k, v in params.items() if k != axis))
-        lines.setdefault(rest, []).append(i)
+        lines.setdefault(c_line(candidates[i])[1], []).append(i)
     return [sorted(line, key=lambda i: -float(np.mean(resolved[i][1]))) for line in lines.values()]
+
+
+def c_line(params: dict) -> tuple[str | None, str]:
+    """(the grid key that scales a candidate's weights: ``C``, else ``C_plus``, else None; a key of its other
+    parameters): the candidates with the same key differ only along that axis (a walk, ``_walks``; the C
+    neighbours of ``HalvingSpanSearchCV``'s survival rule)."""
+    axis = "C" if "C" in params else "C_plus" if "C_plus" in params else None
+    return axis, repr(sorted((k, repr(v)) for k, v in params.items() if k != axis))
 
 
 def _evaluate_walk(kernels, y, points, *, engine, warm, **options) -> list[dict]:
