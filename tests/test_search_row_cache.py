@@ -12,6 +12,8 @@ the cache; the search on the whole kernel for every number of the search on the 
   can compute, the held-out error, the training score) and its choice;
 - its peak memory (a subprocess, VmHWM) stays far below the 16 l^2 bytes of the whole-kernel search and within its
   estimate;
+- the one-vs-one machines of more classes on the cache equal SVC's, and their search equals the whole-kernel
+  search's (the span-rule to 1e-9: the same counts), the span-rule's blocks of bounded SVs included;
 - what the cache cannot run is refused, naming the criterion or the setting, before any kernel is computed.
 """
 from __future__ import annotations
@@ -28,7 +30,11 @@ from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
 import wsvm_span as ws
-from wsvm_span.kernels import RBFRows, cache_rows, max_squared_distance, squared_distances
+from wsvm_span import multiclass as mc
+from wsvm_span.kernels import RBFRows, cache_rows, class_max_squared_distances, max_squared_distance, squared_distances
+from wsvm_span.model_selection._multiclass import OneVsOneKernels
+from wsvm_span.multiclass import estimates as mc_estimates
+from wsvm_span.span import geometry as span_geometry
 from wsvm_span.model_selection import SearchMemoryError, SpanSearchCV
 from wsvm_span.model_selection import _search as search_module
 from wsvm_span.model_selection._memory import MB
@@ -155,6 +161,67 @@ def test_search_on_the_cache_equals_the_search_on_the_whole_kernel(monkeypatch, 
     assert np.array_equal(rows.predict(X_test), whole.predict(X_test))
 
 
+def _classes(n, seed, k=4):
+    return make_classification(n_samples=n, n_features=6, n_informative=4, n_redundant=0, n_classes=k,
+                               n_clusters_per_class=1, flip_y=0.1, random_state=seed)
+
+
+def test_one_vs_one_machines_on_the_cache_equal_svc():
+    X, y = _classes(240, 12)
+    l = y.size
+    K = RBFRows.cached(X, 0.3, cache_mb=_mb(15, l))
+    previous = None
+    for C in (64.0, 2.0):  # down the C axis, each machine from the previous model's (the search's walk)
+        model = mc.fit_one_vs_one(K, y, np.full(l, C), engine="smo", tol=TIGHT_TOL, warm_from=previous)
+        svc = SVC(C=C, gamma=0.3, tol=TIGHT_TOL, decision_function_shape="ovo").fit(X, y)
+        # SVC's ovo columns are LIBSVM's machines in the same order, positive for the first class of the pair
+        assert np.abs(model.decision_train - svc.decision_function(X).T).max() <= DECISION_ATOL
+        assert np.array_equal(model.support, np.sort(svc.support_))  # SVC lists them class by class
+        previous = model
+    assert K.rows_computed > l  # 15 slots for 240 rows: rows evicted and computed again
+
+
+@pytest.mark.parametrize("native_max", [64, 0])
+def test_one_vs_one_search_on_the_cache_equals_the_search_on_the_whole_kernel(monkeypatch, native_max):
+    # the bounded SVs' spans in blocks of 7 (each with the in-bound block), through the compiled spans (every
+    # machine's n* <= 64 here) or, native_max=0, through the factorization shared by the blocks; the whole-kernel
+    # search takes the same route
+    monkeypatch.setattr(mc_estimates, "SPAN_BLOCK_ROWS", 7)
+    monkeypatch.setattr(mc_estimates, "NATIVE_SPAN_MAX_INBOUND", native_max)
+    monkeypatch.setattr(span_geometry, "NATIVE_SPAN_MAX_INBOUND", native_max)
+    X, y = _classes(360, 13)
+    X_test, y_test = _classes(150, 14)
+    grid = {"C": [0.5, 8.0, 128.0], "gamma": [0.05, 0.5]}
+    options = dict(param_grid=grid, extra_criteria=("xi_alpha_bound", "sv_count_bound"), return_train_score=True,
+                   error_score="raise")
+    whole = SpanSearchCV(**options).fit(X, y, heldout=(X_test, y_test))
+    made = _spy_caches(monkeypatch)
+    rows = SpanSearchCV(cache_size=_mb(20, 360), **options).fit(X, y, heldout=(X_test, y_test))
+    assert len(made) == 2 and sum(K.rows_computed for K in made) > 2 * 360  # rows evicted and recomputed
+    for key in ("span_rule", "xi_alpha_bound", "sv_count_bound", "split0_train_score", "test_error"):
+        np.testing.assert_allclose(rows.cv_results_[key], whole.cv_results_[key], rtol=0, atol=1e-9, err_msg=key)
+    for key in ("n_sv", "n_inbound", "n_bounded"):
+        assert np.array_equal(rows.cv_results_[key], whole.cv_results_[key]), key
+    assert rows.best_params_ == whole.best_params_
+    assert np.array_equal(rows.predict(X_test), whole.predict(X_test))
+
+
+def test_a_machine_whose_span_rule_does_not_fit_is_refused_before_it_allocates():
+    X, y = _classes(200, 15, k=3)
+    class_index = np.unique(y, return_inverse=True)[1]
+    K = RBFRows.cached(X, 0.5, cache_mb=_mb(10, 200))
+    wanted = {"span_rule", "xi_alpha_bound", "sv_count_bound"}
+    kernels = OneVsOneKernels(K, None, class_index=class_index, wanted=wanted, folds=None,
+                              max_d2=class_max_squared_distances(X, class_index), point_budget=1000)
+    np.testing.assert_allclose(kernels.radius2, mc.machine_radius2(ws.rbf_kernel(X, gamma=0.5), class_index),
+                               rtol=ROW_CACHE_RTOL)
+    model = kernels.fit_model(class_index, np.full(200, 4.0), TOL, "smo")
+    with pytest.raises(SearchMemoryError, match="span-rule on a machine of"):
+        kernels.estimates(model, wanted, None)
+    kernels.point_budget = None
+    assert kernels.estimates(model, wanted, None)["span_rule"] == mc.span_rule(model, ws.rbf_kernel(X, gamma=0.5))
+
+
 def test_two_threads_share_one_cache(monkeypatch):
     # one kernel, two walks along C (one per class weighting): n_jobs=2 runs them at once on the same cache
     X, y = _problem(300, 6, 10)
@@ -216,6 +283,11 @@ def test_the_row_cache_estimate_grows_as_l_not_l_squared():
     assert large.nbytes < 1.5 * small.nbytes
     row_cache = {t.name: t.nbytes for t in large.search}["row cache"]
     assert row_cache == cache_rows(60_000, 200) * 60_000 * 8 <= 200 * MB
+    # MNIST's 60,000 digits: 45 one-vs-one machines, their decision values 45 x l per model, still O(l d + cache)
+    digits = search_memory(60_000, 784, class_sizes=[6_000] * 10, cache_mb=200, n_kernels=4)
+    binary = search_memory(60_000, 784, cache_mb=200, n_kernels=4)
+    assert {t.name: t.nbytes for t in digits.search}["models"] == 45 * {t.name: t.nbytes for t in binary.search}["models"]
+    assert digits.mb < 2_000
 
 
 # --------------------------------------------------------------------------------------------------- refusals
@@ -239,13 +311,6 @@ def test_what_the_cache_cannot_run_is_refused_before_any_kernel(monkeypatch, opt
     options = {"param_grid": {"C": [1.0], "gamma": [0.1]}, **options}
     with pytest.raises(ValueError, match=match):
         SpanSearchCV(cache_size=1, **options).fit(X, y)
-
-
-def test_more_classes_are_refused_on_the_cache():
-    X, y = make_classification(n_samples=90, n_features=4, n_informative=3, n_redundant=0, n_classes=3,
-                               random_state=0)
-    with pytest.raises(ValueError, match="3 classes: the one-vs-one machines on the row cache are not built"):
-        SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.1]}, cache_size=1).fit(X, y)
 
 
 def test_a_whole_kernel_refusal_says_why_the_cache_cannot_run_it():

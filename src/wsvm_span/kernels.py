@@ -355,7 +355,8 @@ class RBFRows:
         with self._lock:
             at = self.slot_of[rows]
             have = np.flatnonzero(at >= 0)
-            out[have] = self.slots[at[have]] if cols is None else self.slots[at[have]][:, cols]
+            # with cols, only those entries of the cached rows (a row block of l columns would be copied first)
+            out[have] = self.slots[at[have]] if cols is None else self.slots[np.ix_(at[have], cols)]
         todo = np.flatnonzero(at < 0)
         step = max(1, _BLOCK_ELEMENTS // max(1, width))
         for start in range(0, todo.size, step):
@@ -453,6 +454,50 @@ def max_squared_distance(X, sq_norms=None) -> float:
     for start in range(0, l, block):
         largest = max(largest, float(_distance_block(X[start:start + block], sq[start:start + block], X, sq).max()))
     return largest
+
+
+def class_max_squared_distances(X, class_index, sq_norms=None) -> np.ndarray:
+    """The largest squared distance between a point of class a and one of class c, for every pair of classes, in
+    row blocks (``max_squared_distance`` per pair of class blocks): what the one-vs-one machines' R_ij^2 need on a
+    row cache (``RBFRows.radius2`` of the largest over classes i and j). O(l^2 d) time, once per search.
+
+    Parameters
+    ----------
+    X : ndarray of shape (l, d)
+        The points.
+    class_index : ndarray of int, shape (l,)
+        Each point's class position, 0..k-1, every class present.
+    sq_norms : ndarray of shape (l,), optional
+        ||x_i||^2; None: computed here.
+
+    Returns
+    -------
+    ndarray of shape (k, k)
+        Symmetric; entry (a, c) the largest ||x_i - x_j||^2 over class a's i and class c's j.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wsvm_span.kernels import class_max_squared_distances
+    >>> X = np.array([[0.0, 0.0], [3.0, 4.0], [1.0, 1.0]])
+    >>> class_max_squared_distances(X, np.array([0, 1, 0])).tolist()
+    [[2.0, 25.0], [25.0, 0.0]]
+    """
+    X = check_features(X, name="X")
+    sq = np.einsum("ij,ij->i", X, X) if sq_norms is None else sq_norms
+    class_index = np.asarray(class_index, dtype=np.int64)
+    k = int(class_index.max()) + 1
+    members = [np.flatnonzero(class_index == c) for c in range(k)]
+    l = X.shape[0]
+    block = max(1, _BLOCK_ELEMENTS // max(1, l))
+    largest = np.zeros((k, k))
+    for start in range(0, l, block):
+        D2 = _distance_block(X[start:start + block], sq[start:start + block], X, sq)
+        np.fill_diagonal(D2[:, start:start + block], 0.0)  # a point with itself: 0, as squared_distances has it
+        owners = class_index[start:start + block]
+        for c, cols in enumerate(members):
+            np.maximum.at(largest[:, c], owners, D2[:, cols].max(axis=1))
+    return np.maximum(largest, largest.T)
 
 
 def _distance_block(A, sq_a, B, sq_b) -> np.ndarray:
