@@ -32,8 +32,11 @@ from sklearn.svm import SVC
 import wsvm_span as ws
 from wsvm_span import multiclass as mc
 from wsvm_span.kernels import RBFRows, cache_rows, class_max_squared_distances, max_squared_distance, squared_distances
+from wsvm_span.model_selection import _multiclass as multiclass_search
 from wsvm_span.model_selection._multiclass import OneVsOneKernels
 from wsvm_span.multiclass import estimates as mc_estimates
+from wsvm_span.multiclass import model as mc_model
+from wsvm_span.multiclass import resampling as mc_resampling
 from wsvm_span.span import geometry as span_geometry
 from wsvm_span.model_selection import SearchMemoryError, SpanSearchCV
 from wsvm_span.model_selection import _search as search_module
@@ -189,6 +192,9 @@ def test_one_vs_one_search_on_the_cache_equals_the_search_on_the_whole_kernel(mo
     monkeypatch.setattr(mc_estimates, "SPAN_BLOCK_ROWS", 7)
     monkeypatch.setattr(mc_estimates, "NATIVE_SPAN_MAX_INBOUND", native_max)
     monkeypatch.setattr(span_geometry, "NATIVE_SPAN_MAX_INBOUND", native_max)
+    # the decision values from a few SVs' rows at a time, the held-out votes from a few held-out rows at a time
+    monkeypatch.setattr(mc_model, "_BLOCK_ELEMENTS", 20 * 360)
+    monkeypatch.setattr(multiclass_search, "_BLOCK_ELEMENTS", 2_000)
     X, y = _classes(360, 13)
     X_test, y_test = _classes(150, 14)
     grid = {"C": [0.5, 8.0, 128.0], "gamma": [0.05, 0.5]}
@@ -220,6 +226,40 @@ def test_a_machine_whose_span_rule_does_not_fit_is_refused_before_it_allocates()
         kernels.estimates(model, wanted, None)
     kernels.point_budget = None
     assert kernels.estimates(model, wanted, None)["span_rule"] == mc.span_rule(model, ws.rbf_kernel(X, gamma=0.5))
+
+
+def _svc_cv_error(X, y, params, folds=5) -> float:
+    """GridSearchCV's folds (StratifiedKFold, SpanSearchCV's cv=5) trained by SVC at TIGHT_TOL: the fraction of the
+    l points that their fold's model votes wrong."""
+    from sklearn.model_selection import StratifiedKFold
+
+    wrong = 0
+    for train, held in StratifiedKFold(folds).split(X, y):
+        svc = SVC(tol=TIGHT_TOL, **params).fit(X[train], y[train])
+        wrong += int(np.sum(svc.predict(X[held]) != y[held]))
+    return wrong / y.size
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_kfold_cv_on_the_cache_equals_svc_folds_and_the_whole_kernel(monkeypatch, k):
+    # the folds train on the cache's rows restricted to their training points (two classes: warm-started from the
+    # point's model and along the walk; more: each fold's machines on a row cache of its own), with evictions
+    # the held-out votes in blocks of a few columns (the whole-kernel search's too: each column on its own)
+    monkeypatch.setattr(mc_resampling, "_BLOCK_ELEMENTS", 2_000)
+    X, y = _classes(240, 16, k=k)
+    grid = {"C": [0.5, 16.0], "gamma": [0.1, 1.0]}
+    options = dict(estimator=SVC(tol=TIGHT_TOL), param_grid=grid, criterion="cv_error",
+                   extra_criteria=("span_rule",), refit=False, error_score="raise")
+    whole = SpanSearchCV(**options).fit(X, y)
+    made = _spy_caches(monkeypatch)
+    rows = SpanSearchCV(cache_size=_mb(15, 240), **options).fit(X, y)
+    assert len(made) >= 2 and made[0].n_slots == 15 and made[0].rows_computed > 240
+    for key in ("cv_error", "span_rule"):
+        np.testing.assert_allclose(rows.cv_results_[key], whole.cv_results_[key], rtol=0, atol=1e-9, err_msg=key)
+    oracle = np.array([_svc_cv_error(X, y, params) for params in rows.cv_results_["params"]])
+    # LIBSVM's float kernel moves f by up to DECISION_ATOL: a held-out point that near 0 may flip (none did here)
+    np.testing.assert_allclose(rows.cv_results_["cv_error"], oracle, rtol=0, atol=1e-9)
+    assert rows.best_params_ == whole.best_params_
 
 
 def test_two_threads_share_one_cache(monkeypatch):
@@ -293,7 +333,6 @@ def test_the_row_cache_estimate_grows_as_l_not_l_squared():
 # --------------------------------------------------------------------------------------------------- refusals
 @pytest.mark.parametrize("options,match", [
     (dict(criterion="span_bound"), "criterion 'span_bound' needs the whole kernel: its D"),
-    (dict(extra_criteria=("cv_error",)), "criterion 'cv_error' needs the whole kernel"),
     (dict(criterion="loo_error"), "criterion 'loo_error' needs the whole kernel"),
     (dict(param_grid={"C": [1.0], "kernel": ["linear", "rbf"]}), r"kernels are \['linear', 'rbf'\]"),
     (dict(engine="sklearn"), "engine='sklearn' trains on a whole kernel"),
@@ -315,8 +354,8 @@ def test_what_the_cache_cannot_run_is_refused_before_any_kernel(monkeypatch, opt
 
 def test_a_whole_kernel_refusal_says_why_the_cache_cannot_run_it():
     X, y = _problem(2000, 4, 4)
-    with pytest.raises(SearchMemoryError, match="Nor can it run on a row cache .*criterion 'cv_error'"):
-        SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.1]}, criterion="cv_error", max_memory=50).fit(X, y)
+    with pytest.raises(SearchMemoryError, match="Nor can it run on a row cache .*criterion 'loo_error'"):
+        SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.1]}, criterion="loo_error", max_memory=50).fit(X, y)
 
 
 def test_a_point_whose_span_rule_does_not_fit_is_refused_before_it_allocates():

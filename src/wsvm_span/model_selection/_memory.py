@@ -31,9 +31,10 @@ whole search measured against the estimate (``benchmarks/bench_search_memory.py`
 With a row cache (``SpanSearchCV(cache_size=...)``, or chosen when the whole kernel does not fit: ``cache_mb``) no
 l x l array is held: the copy of X and its squared norms, the row cache (``kernels.cache_rows`` rows of l doubles
 per kernel in memory), the trainer's active-set slots (its largest one-vs-one machine's) and the models (a
-one-vs-one model's decision values are machines x l), the blocks of kernel entries that the
-estimates, the gradients and the held-out errors are computed in (at most ``_BLOCK_ELEMENTS`` entries each, three
-such arrays at once). A grid point's span-rule grows as the square of its in-bound SVs n*, which is known only
+one-vs-one model's decision values are machines x l; the binary CV folds' starts), for ``cv_error`` on more classes
+the fold's own row cache on its training points, the blocks of kernel entries that the estimates, the gradients, the
+CV folds' and the held-out errors are computed in (at most ``_BLOCK_ELEMENTS`` entries each, three such arrays at
+once). A grid point's span-rule grows as the square of its in-bound SVs n*, which is known only
 after training: the estimate counts its blocks at n* = 0 (``ROW_SPAN_BLOCK``), and each point checks its own
 (``row_point_bytes``) against what the limit leaves beside the search's terms, before it allocates
 (``SearchMemoryError``, that point scored ``error_score``).
@@ -244,8 +245,9 @@ def search_memory(l: int, d: int, *, class_sizes=None, heldout: int = 0, kernels
         The template SVC's ``cache_size``: the refit's LIBSVM row cache.
     cache_mb : float or None, default=None
         None: the search holds the whole kernel; a number: a row cache of that many MB per kernel in memory (RBF,
-        the span-rule and the free criteria: ``SpanSearchCV``'s ``cache_size``; with k > 2 classes, the one-vs-one
-        machines train on it one after another, the largest setting the trainer's slots).
+        the span-rule, CV and the free criteria: ``SpanSearchCV``'s ``cache_size``; with k > 2 classes, the
+        one-vs-one machines train on it one after another, the largest setting the trainer's slots, and each CV
+        fold's machines on a row cache of that size on the fold's training points).
 
     Returns
     -------
@@ -264,8 +266,8 @@ def search_memory(l: int, d: int, *, class_sizes=None, heldout: int = 0, kernels
     criteria = set(criteria)
     if cache_mb is not None:
         return _row_cache_memory(l, d, cache_mb, class_sizes=class_sizes, heldout=heldout, n_kernels=n_kernels,
-                                 walks=walks, n_jobs=n_jobs, engine=engine, sparse=sparse, refit=refit,
-                                 refit_cache_mb=refit_cache_mb)
+                                 walks=walks, n_jobs=n_jobs, criteria=criteria, cv_folds=cv_folds, engine=engine,
+                                 sparse=sparse, refit=refit, refit_cache_mb=refit_cache_mb)
     precomputed = "precomputed" in kernels
     width = l if precomputed else d
     k = 2 if class_sizes is None else len(class_sizes)
@@ -346,7 +348,8 @@ def _refit_terms(l: int, width: int, data: int, *, sparse: bool, refit: bool, re
 
 
 def _row_cache_memory(l: int, d: int, cache_mb: float, *, class_sizes, heldout: int, n_kernels: int, walks: int,
-                      n_jobs: int, engine: str, sparse: bool, refit: bool, refit_cache_mb: float) -> SearchMemory:
+                      n_jobs: int, criteria: set, cv_folds, engine: str, sparse: bool, refit: bool,
+                      refit_cache_mb: float) -> SearchMemory:
     """``search_memory`` of a search on a row cache (RBF; two classes, or the one-vs-one machines of more, each
     trained on the cache's rows restricted to its points): the module's doc has the terms."""
     trainer = TRAINERS[get_engine(engine).name]
@@ -357,6 +360,12 @@ def _row_cache_memory(l: int, d: int, cache_mb: float, *, class_sizes, heldout: 
     held_data = DOUBLE * heldout * d if sparse else 0
     blocks = ROW_BLOCKS * DOUBLE * min(_BLOCK_ELEMENTS, l * max(l, 1))
     span_blocks = int(row_point_bytes(0))
+    fold_cache = 0
+    if "cv_error" in criteria and machines > 1:
+        # a one-vs-one fold trains on a row cache of its training points (and their copy), beside the search's
+        folds = _fold_ids(l, cv_folds)
+        train = l - min(int(np.sum(folds == f)) for f in np.unique(folds))
+        fold_cache = cache_rows(train, cache_mb) * train * DOUBLE + DOUBLE * train * (d + 1)
     search = (
         MemoryTerm("the copy of X", data + held_data),
         MemoryTerm("row cache" if kernels_at_once == 1 else f"{kernels_at_once} row caches",
@@ -365,6 +374,7 @@ def _row_cache_memory(l: int, d: int, cache_mb: float, *, class_sizes, heldout: 
                    "blocks (n* = 0; each point checks its own)", threads_at_work * max(blocks, span_blocks)),
         # SMO's active-set slots, no larger than the row cache (engines.smo.smo_solve)
         MemoryTerm("trainer row caches", threads_at_work * min(trainer.cache(n), int(cache_mb * MB))),
+        MemoryTerm("the CV folds' row caches", threads_at_work * fold_cache),
         # a one-vs-one model's decision values at every training point are machines x l (and so is the product of
         # each block of SV rows that computes them: multiclass.support_expansion)
         MemoryTerm("models", threads_at_work * MODEL_DOUBLES * DOUBLE * l * machines),

@@ -96,6 +96,9 @@ DEFAULT_TOL = 1e-5
 #: the estimates that read the training kernel only at the support vectors' rows (the span-rule: K among
 #: them; xi-alpha: R^2 and the model's margins): with these alone the kernel's other rows are never computed
 ROW_CRITERIA = frozenset({"span_rule", "xi_alpha_bound", "sv_count_bound"})
+#: what a row cache (no l x l array) computes: those, and K-fold CV (each fold trained on the cache's rows restricted
+#: to its training points, its held-out errors from blocks of rows)
+CACHE_CRITERIA = ROW_CRITERIA | {"cv_error"}
 #: criteria that measure the data in feature space: the span bound's D (the smallest enclosing ball, a QP that is
 #: convex only for a positive semidefinite kernel) and the xi-alpha bound's R^2. Measured on six 60-point problems
 #: with the sigmoid kernel (gamma 0.01, 0.05, 0.2, 1; coef0 -1, 0, 1; C 0.5, 8, 100): the enclosing-ball QP failed
@@ -107,7 +110,6 @@ PSD_CRITERIA = frozenset({"span_bound", "xi_alpha_bound"})
 WHOLE_KERNEL_CRITERIA = {
     "span_bound": "its D is the diameter of the smallest ball enclosing all l points in feature space, a QP over "
                   "the whole l x l kernel",
-    "cv_error": "its folds train on the whole kernel's fold blocks (K-fold CV on the row cache is not built yet)",
     "loo_error": "its retrainings read the whole kernel (the exact LOO on the row cache is not built yet)",
 }
 #: the study's tie rules (wsvm_span.tie_rules.TIE_RULES), in the order its CLI lists them
@@ -251,9 +253,11 @@ class _SharedKernel:
     The training kernel may be filled on demand (``kernels.RBFRows``, with ``max_d2`` for R^2): the trainer
     computes the rows it reads, estimates that read K only at the support vectors' rows (``ROW_CRITERIA``) ask
     for those, and any other estimate has the kernel completed first. On a row cache (``RBFRows.cached``: no l x l
-    array) only ``ROW_CRITERIA`` are computed (the search refuses the others first): the span-rule from the SVs'
+    array) only ``CACHE_CRITERIA`` are computed (the search refuses the others first): the span-rule from the SVs'
     kernel blocks, each point first checking its blocks against ``point_budget`` bytes (``_memory.row_point_bytes``),
-    R^2 from the largest squared distance, the held-out error from blocks of the held-out rows (``X_held``)."""
+    R^2 from the largest squared distance, the CV folds on the cache's rows restricted to their training points
+    (started from the point's model, ``resampling.kfold_cv_error``), the held-out error from blocks of the held-out
+    rows (``X_held``)."""
 
     def __init__(self, train, test, *, wanted, folds, max_d2=None, X_held=None, point_budget=None):
         self.train, self.test = train, test
@@ -390,8 +394,8 @@ def _kernels_of(spec: KernelSpec, X, X_held, class_index, cache: _Kernels | None
     classes (``class_index`` None) or the one-vs-one machines of more. ``point_budget``: on a row cache, the bytes a
     point's span-rule may take."""
     train, test = (X, X_held) if cache is None else cache.at(spec)
-    if _row_cache(train) and not wanted <= ROW_CRITERIA:
-        raise ValueError(f"a row cache computes only {sorted(ROW_CRITERIA)}, not {sorted(wanted - ROW_CRITERIA)}")
+    if _row_cache(train) and not wanted <= CACHE_CRITERIA:
+        raise ValueError(f"a row cache computes only {sorted(CACHE_CRITERIA)}, not {sorted(wanted - CACHE_CRITERIA)}")
     max_d2 = None if cache is None else cache.max_d2
     if class_index is not None:
         return OneVsOneKernels(train, test, class_index=class_index, wanted=wanted, folds=folds, max_d2=max_d2,
