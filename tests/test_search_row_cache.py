@@ -184,11 +184,11 @@ def test_one_vs_one_machines_on_the_cache_equal_svc():
     assert K.rows_computed > l  # 15 slots for 240 rows: rows evicted and computed again
 
 
-@pytest.mark.parametrize("native_max", [64, 0])
-def test_one_vs_one_search_on_the_cache_equals_the_search_on_the_whole_kernel(monkeypatch, native_max):
+@pytest.mark.parametrize("native_max,n_jobs", [(64, 1), (0, 2)])
+def test_one_vs_one_search_on_the_cache_equals_the_search_on_the_whole_kernel(monkeypatch, native_max, n_jobs):
     # the bounded SVs' spans in blocks of 7 (each with the in-bound block), through the compiled spans (every
     # machine's n* <= 64 here) or, native_max=0, through the factorization shared by the blocks; the whole-kernel
-    # search takes the same route
+    # search takes the same route. n_jobs=2: the two gammas' kernels at once, each thread on its own cache
     monkeypatch.setattr(mc_estimates, "SPAN_BLOCK_ROWS", 7)
     monkeypatch.setattr(mc_estimates, "NATIVE_SPAN_MAX_INBOUND", native_max)
     monkeypatch.setattr(span_geometry, "NATIVE_SPAN_MAX_INBOUND", native_max)
@@ -202,7 +202,7 @@ def test_one_vs_one_search_on_the_cache_equals_the_search_on_the_whole_kernel(mo
                    error_score="raise")
     whole = SpanSearchCV(**options).fit(X, y, heldout=(X_test, y_test))
     made = _spy_caches(monkeypatch)
-    rows = SpanSearchCV(cache_size=_mb(20, 360), **options).fit(X, y, heldout=(X_test, y_test))
+    rows = SpanSearchCV(cache_size=_mb(20, 360), n_jobs=n_jobs, **options).fit(X, y, heldout=(X_test, y_test))
     assert len(made) == 2 and sum(K.rows_computed for K in made) > 2 * 360  # rows evicted and recomputed
     for key in ("span_rule", "xi_alpha_bound", "sv_count_bound", "split0_train_score", "test_error"):
         np.testing.assert_allclose(rows.cv_results_[key], whole.cv_results_[key], rtol=0, atol=1e-9, err_msg=key)
@@ -382,14 +382,15 @@ _PEAK = textwrap.dedent("""
     from wsvm_span.model_selection import SpanSearchCV
     from wsvm_span.model_selection._memory import row_point_bytes
 
-    l, cache = int(sys.argv[1]), float(sys.argv[2])
-    X, y = make_classification(n_samples=l, n_features=10, n_informative=5, flip_y=0.05, random_state=0)
+    l, cache, k = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+    X, y = make_classification(n_samples=l, n_features=10, n_informative=5, n_classes=k, flip_y=0.05, random_state=0)
     search = SpanSearchCV(param_grid={"C": [8.0, 1.0], "gamma": [0.05]}, cache_size=cache, refit=False)
     estimate = search.memory_estimate(X, y).nbytes
     base = peak_rss_reset()
     with threadpool_limits(1):
         search.fit(X, y)
-    # the estimate counts a point's span-rule blocks at n* = 0; each point checks its own against the limit
+    # the estimate counts a point's span-rule blocks at n* = 0; each point checks its own against the limit (more
+    # classes: its largest machine's, at most the points that are an in-bound SV of any machine, cv_results_'s count)
     points = max(row_point_bytes(int(i), int(b)) for i, b in zip(search.cv_results_["n_inbound"],
                                                                   search.cv_results_["n_bounded"]))
     print(json.dumps({"grown": peak_rss_since(base) * 2**20, "estimate": estimate,
@@ -398,15 +399,16 @@ _PEAK = textwrap.dedent("""
 """)
 
 
-def _peak(l: int, cache_mb: float) -> dict:
-    out = subprocess.run([sys.executable, "-c", _PEAK, str(l), str(cache_mb)], capture_output=True, text=True,
-                         check=True)
+def _peak(l: int, cache_mb: float, n_classes: int) -> dict:
+    out = subprocess.run([sys.executable, "-c", _PEAK, str(l), str(cache_mb), str(n_classes)], capture_output=True,
+                         text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("l,cache_mb", [(6000, 10), pytest.param(25_000, 50, marks=pytest.mark.slow)])
-def test_peak_memory_stays_far_below_the_whole_kernel(l, cache_mb):
-    got = _peak(l, cache_mb)
+@pytest.mark.parametrize("l,cache_mb,n_classes", [(6000, 10, 2), (8000, 10, 10),
+                                                  pytest.param(25_000, 50, 2, marks=pytest.mark.slow)])
+def test_peak_memory_stays_far_below_the_whole_kernel(l, cache_mb, n_classes):
+    got = _peak(l, cache_mb, n_classes)
     grown = got["grown"]  # VmHWM during fit less the resident size before it (engines.measure)
     assert grown > 0
     # the whole-kernel search holds the squared distances and the kernel: 16 l^2 bytes
