@@ -262,6 +262,33 @@ def test_kfold_cv_on_the_cache_equals_svc_folds_and_the_whole_kernel(monkeypatch
     assert rows.best_params_ == whole.best_params_
 
 
+def _svc_loo_error(X, y, params) -> float:
+    """The exact leave-one-out error by SVC at TIGHT_TOL: l trainings, each without one point."""
+    wrong = 0
+    for p in range(y.size):
+        rest = np.delete(np.arange(y.size), p)
+        wrong += int(SVC(tol=TIGHT_TOL, **params).fit(X[rest], y[rest]).predict(X[p:p + 1])[0] != y[p])
+    return wrong / y.size
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_exact_loo_on_the_cache_equals_svc_and_the_whole_kernel(monkeypatch, k):
+    # each retraining on the cache's rows without the point (two classes: from the margin system or the model
+    # without it; more: each machine's on a row cache of its points), with evictions
+    X, y = _classes(90, 17, k=k)
+    grid = {"C": [1.0, 32.0], "gamma": [0.3]}
+    options = dict(estimator=SVC(tol=TIGHT_TOL), param_grid=grid, criterion="loo_error",
+                   extra_criteria=("span_rule",), refit=False, error_score="raise")
+    whole = SpanSearchCV(**options).fit(X, y)
+    made = _spy_caches(monkeypatch)
+    rows = SpanSearchCV(cache_size=_mb(10, 90), **options).fit(X, y)
+    assert made and made[0].n_slots == 10 and made[0].rows_computed > 90
+    for key in ("loo_error", "span_rule"):
+        np.testing.assert_allclose(rows.cv_results_[key], whole.cv_results_[key], rtol=0, atol=1e-9, err_msg=key)
+    oracle = np.array([_svc_loo_error(X, y, params) for params in rows.cv_results_["params"]])
+    np.testing.assert_allclose(rows.cv_results_["loo_error"], oracle, rtol=0, atol=1e-9)
+
+
 def test_two_threads_share_one_cache(monkeypatch):
     # one kernel, two walks along C (one per class weighting): n_jobs=2 runs them at once on the same cache
     X, y = _problem(300, 6, 10)
@@ -333,7 +360,6 @@ def test_the_row_cache_estimate_grows_as_l_not_l_squared():
 # --------------------------------------------------------------------------------------------------- refusals
 @pytest.mark.parametrize("options,match", [
     (dict(criterion="span_bound"), "criterion 'span_bound' needs the whole kernel: its D"),
-    (dict(criterion="loo_error"), "criterion 'loo_error' needs the whole kernel"),
     (dict(param_grid={"C": [1.0], "kernel": ["linear", "rbf"]}), r"kernels are \['linear', 'rbf'\]"),
     (dict(engine="sklearn"), "engine='sklearn' trains on a whole kernel"),
     (dict(estimator=SVC(kernel="precomputed"), param_grid={"C": [1.0]}), "computes RBF rows from the features"),
@@ -354,8 +380,8 @@ def test_what_the_cache_cannot_run_is_refused_before_any_kernel(monkeypatch, opt
 
 def test_a_whole_kernel_refusal_says_why_the_cache_cannot_run_it():
     X, y = _problem(2000, 4, 4)
-    with pytest.raises(SearchMemoryError, match="Nor can it run on a row cache .*criterion 'loo_error'"):
-        SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.1]}, criterion="loo_error", max_memory=50).fit(X, y)
+    with pytest.raises(SearchMemoryError, match="Nor can it run on a row cache .*criterion 'span_bound'"):
+        SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.1]}, criterion="span_bound", max_memory=50).fit(X, y)
 
 
 def test_a_point_whose_span_rule_does_not_fit_is_refused_before_it_allocates():

@@ -775,6 +775,27 @@ def kernel_expansion(K, coef, cols, rows=None, out=None) -> np.ndarray:
     return out
 
 
+def kernel_entries(K, rows, cols) -> np.ndarray:
+    """K[rows][:, cols] as a new array, of an array or an ``RBFRows`` (``RBFRows.block``: a row cache computes the
+    rows it does not hold from the features, without caching them).
+
+    Parameters
+    ----------
+    K : ndarray of shape (l, l) or RBFRows
+        The kernel.
+    rows, cols : array-like of int
+        Row and column indices.
+
+    Returns
+    -------
+    ndarray of shape (len(rows), len(cols))
+        The entries.
+    """
+    if isinstance(K, RBFRows):
+        return K.block(rows, cols)
+    return K[np.ix_(np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))]
+
+
 #: bytes of one kernel block in ``rbf_expansion`` (rows x expansion points doubles): large
 #: enough for BLAS to run at full speed, small beside the data
 EXPANSION_BLOCK_BYTES = 2**27

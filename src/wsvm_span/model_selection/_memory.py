@@ -36,8 +36,8 @@ the fold's own row cache on its training points, the blocks of kernel entries th
 CV folds' and the held-out errors are computed in (at most ``_BLOCK_ELEMENTS`` entries each, three such arrays at
 once). A grid point's span-rule grows as the square of its in-bound SVs n*, which is known only
 after training: the estimate counts its blocks at n* = 0 (``ROW_SPAN_BLOCK``), and each point checks its own
-(``row_point_bytes``) against what the limit leaves beside the search's terms, before it allocates
-(``SearchMemoryError``, that point scored ``error_score``).
+(``row_point_bytes``; the exact LOO's margin system, ``row_loo_bytes``) against what the limit leaves beside the
+search's terms, before it allocates (``SearchMemoryError``, that point scored ``error_score``).
 
 The refit (``best_estimator_``: LIBSVM on the features) runs after the search's arrays are released: its row cache
 (floats, at most 4 l^2 bytes) and its copy of the support vectors' features are a phase of their own, counted
@@ -63,7 +63,7 @@ from wsvm_span.utils.environment import available_memory
 from ._grid import FREE_CRITERIA
 
 __all__ = ["AVAILABLE", "MB", "MemoryTerm", "SearchMemory", "SearchMemoryError", "check_memory", "check_point_memory",
-           "memory_limit", "parallel_plan", "row_point_bytes", "search_memory"]
+           "memory_limit", "parallel_plan", "row_loo_bytes", "row_point_bytes", "search_memory"]
 
 #: bytes in the MB of ``max_memory`` and of the messages (2^20: what the resident-size counters count in)
 MB = 2**20
@@ -360,12 +360,17 @@ def _row_cache_memory(l: int, d: int, cache_mb: float, *, class_sizes, heldout: 
     held_data = DOUBLE * heldout * d if sparse else 0
     blocks = ROW_BLOCKS * DOUBLE * min(_BLOCK_ELEMENTS, l * max(l, 1))
     span_blocks = int(row_point_bytes(0))
-    fold_cache = 0
-    if "cv_error" in criteria and machines > 1:
-        # a one-vs-one fold trains on a row cache of its training points (and their copy), beside the search's
-        folds = _fold_ids(l, cv_folds)
-        train = l - min(int(np.sum(folds == f)) for f in np.unique(folds))
-        fold_cache = cache_rows(train, cache_mb) * train * DOUBLE + DOUBLE * train * (d + 1)
+    own_cache = 0
+    if machines > 1:
+        # a one-vs-one CV fold trains on a row cache of its training points (and their copy) beside the search's; the
+        # exact LOO retrains each machine on a row cache of the machine's points
+        points = []
+        if "cv_error" in criteria:
+            folds = _fold_ids(l, cv_folds)
+            points.append(l - min(int(np.sum(folds == f)) for f in np.unique(folds)))
+        if "loo_error" in criteria:
+            points.append(n)
+        own_cache = max((cache_rows(m, cache_mb) * m * DOUBLE + DOUBLE * m * (d + 1) for m in points), default=0)
     search = (
         MemoryTerm("the copy of X", data + held_data),
         MemoryTerm("row cache" if kernels_at_once == 1 else f"{kernels_at_once} row caches",
@@ -374,7 +379,7 @@ def _row_cache_memory(l: int, d: int, cache_mb: float, *, class_sizes, heldout: 
                    "blocks (n* = 0; each point checks its own)", threads_at_work * max(blocks, span_blocks)),
         # SMO's active-set slots, no larger than the row cache (engines.smo.smo_solve)
         MemoryTerm("trainer row caches", threads_at_work * min(trainer.cache(n), int(cache_mb * MB))),
-        MemoryTerm("the CV folds' row caches", threads_at_work * fold_cache),
+        MemoryTerm("the CV folds' and LOO machines' row caches", threads_at_work * own_cache),
         # a one-vs-one model's decision values at every training point are machines x l (and so is the product of
         # each block of SV rows that computes them: multiclass.support_expansion)
         MemoryTerm("models", threads_at_work * MODEL_DOUBLES * DOUBLE * l * machines),
@@ -393,6 +398,13 @@ def check_point_memory(need: float, budget: int | None, what: str) -> None:
             f"this grid point's {what} would need about {need / MB:,.0f} MB, more than the {budget / MB:,.0f} MB that "
             "max_memory leaves beside the search's row cache and arrays: refused before it allocates (a smaller "
             "cache_size, or max_memory=None)")
+
+
+def row_loo_bytes(n_inbound: int, n_bounded: int) -> float:
+    """The most one grid point's exact LOO on a row cache allocates (``resampling.leave_one_out`` at n* in-bound SVs
+    and n_bounded bounded ones): the margin system's bordered inverse and its rank-one updates (LOO_SQUARES n*^2)
+    and the bounded SVs' block against the in-bound ones (n_bounded x n*)."""
+    return DOUBLE * (LOO_SQUARES * n_inbound ** 2 + n_bounded * n_inbound)
 
 
 def row_point_bytes(n_inbound: int, n_bounded: int = SPAN_BLOCK_ROWS) -> float:

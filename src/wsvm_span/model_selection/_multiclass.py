@@ -15,7 +15,7 @@ import wsvm_span as ws
 from wsvm_span import multiclass as mc
 from wsvm_span.kernels import _BLOCK_ELEMENTS, RBFRows, rbf_kernel
 
-from ._memory import check_point_memory, row_point_bytes
+from ._memory import check_point_memory, row_loo_bytes, row_point_bytes
 
 __all__ = ["OneVsOneKernels", "estimate_errors_one_vs_one"]
 
@@ -72,6 +72,10 @@ class OneVsOneKernels:
             largest = max(model.machines, key=lambda m: row_point_bytes(m.inbound.size, m.bounded.size))
             check_point_memory(row_point_bytes(largest.inbound.size, largest.bounded.size), self.point_budget,
                                f"span-rule on a machine of {largest.inbound.size:,} in-bound SVs")
+        if self.row_cache and "loo_error" in wanted:
+            largest = max(model.machines, key=lambda m: row_loo_bytes(m.inbound.size, m.bounded.size))
+            check_point_memory(row_loo_bytes(largest.inbound.size, largest.bounded.size), self.point_budget,
+                               f"exact LOO on a machine of {largest.inbound.size:,} in-bound SVs")
         return estimate_errors_one_vs_one(model, self.train, wanted, diameters=self.diameters, radius2=self.radius2,
                                           folds=folds, fold_kernels=self.fold_kernels)
 

@@ -74,7 +74,7 @@ from wsvm_span.utils.validation import check_kernel
 from . import _sklearn_compat as compat
 from ._grid import CRITERIA, DEFAULT_ENGINE, FREE_CRITERIA, gridpy_param_grid
 from ._memory import (AVAILABLE, SearchMemory, SearchMemoryError, check_memory, check_point_memory, memory_limit,
-                      parallel_plan, row_point_bytes, search_memory)
+                      parallel_plan, row_loo_bytes, row_point_bytes, search_memory)
 from ._multiclass import OneVsOneKernels
 from ._nadaraya_watson import nadaraya_watson_label_probability, nadaraya_watson_weights
 from ._progress import SearchProgress
@@ -96,9 +96,9 @@ DEFAULT_TOL = 1e-5
 #: the estimates that read the training kernel only at the support vectors' rows (the span-rule: K among
 #: them; xi-alpha: R^2 and the model's margins): with these alone the kernel's other rows are never computed
 ROW_CRITERIA = frozenset({"span_rule", "xi_alpha_bound", "sv_count_bound"})
-#: what a row cache (no l x l array) computes: those, and K-fold CV (each fold trained on the cache's rows restricted
-#: to its training points, its held-out errors from blocks of rows)
-CACHE_CRITERIA = ROW_CRITERIA | {"cv_error"}
+#: what a row cache (no l x l array) computes: those, K-fold CV (each fold trained on the cache's rows restricted
+#: to its training points, its held-out errors from blocks of rows) and the exact LOO (each retraining likewise)
+CACHE_CRITERIA = ROW_CRITERIA | {"cv_error", "loo_error"}
 #: criteria that measure the data in feature space: the span bound's D (the smallest enclosing ball, a QP that is
 #: convex only for a positive semidefinite kernel) and the xi-alpha bound's R^2. Measured on six 60-point problems
 #: with the sigmoid kernel (gamma 0.01, 0.05, 0.2, 1; coef0 -1, 0, 1; C 0.5, 8, 100): the enclosing-ball QP failed
@@ -110,7 +110,6 @@ PSD_CRITERIA = frozenset({"span_bound", "xi_alpha_bound"})
 WHOLE_KERNEL_CRITERIA = {
     "span_bound": "its D is the diameter of the smallest ball enclosing all l points in feature space, a QP over "
                   "the whole l x l kernel",
-    "loo_error": "its retrainings read the whole kernel (the exact LOO on the row cache is not built yet)",
 }
 #: the study's tie rules (wsvm_span.tie_rules.TIE_RULES), in the order its CLI lists them
 TIE_RULE_NAMES = tuple(TIE_RULES)
@@ -284,6 +283,9 @@ class _SharedKernel:
         if _row_cache(K) and "span_rule" in wanted:
             check_point_memory(row_point_bytes(model.inbound.size, model.bounded.size), self.point_budget,
                                f"span-rule on {model.inbound.size:,} in-bound SVs")
+        if _row_cache(K) and "loo_error" in wanted:
+            check_point_memory(row_loo_bytes(model.inbound.size, model.bounded.size), self.point_budget,
+                               f"exact LOO on {model.inbound.size:,} in-bound SVs")
         if isinstance(K, RBFRows) and K.in_place:
             K = K.rows(model.support) if wanted <= ROW_CRITERIA else K.complete()
         return estimate_errors(model, K, wanted, D=self.diameter, R2=self.radius2, folds=folds,
@@ -675,9 +677,11 @@ class SpanSearchCV(BaseSearchCV):
         "Large training sets"). It runs any number of classes (more than two: each one-vs-one machine trained by SMO
         on the cache's rows restricted to its points, its span-rule from its SVs' blocks, the decision values from
         the SVs' rows in blocks), the RBF kernel, ``engine="smo"`` and the criteria span_rule, xi_alpha_bound,
-        sv_count_bound; anything else (span_bound, whose D needs the smallest ball around all l points; cv_error;
-        loo_error; other kernels) is refused before anything is allocated. Each grid point checks its span-rule's
-        blocks (they grow as its (largest machine's) in-bound SVs squared) against what ``max_memory`` leaves, and
+        sv_count_bound, cv_error (each fold trained on the cache's rows restricted to its training points, warm-started
+        from the point's model for two classes; a fold's machines on a row cache of the fold's points) and loo_error
+        (each retraining likewise); anything else (span_bound, whose D needs the smallest ball around all l points;
+        other kernels) is refused before anything is allocated. Each grid point checks its span-rule's (exact LOO's)
+        arrays (they grow as its (largest machine's) in-bound SVs squared) against what ``max_memory`` leaves, and
         scores ``error_score`` with a ``SearchMemoryError`` where they do not fit.
 
     Attributes

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engines import AUTO, DEFAULT_TOL
-from ..kernels import _BLOCK_ELEMENTS, RBFRows
+from ..kernels import _BLOCK_ELEMENTS, RBFRows, kernel_entries
 from ..resampling import FoldKernels, LeaveOneOut, fold_parts, resolve_folds
 from ..resampling import leave_one_out as binary_leave_one_out
 from ..utils.validation import check_class_labels, check_kernel
@@ -91,8 +91,9 @@ def leave_one_out(model: OneVsOneSVM, K, *, check_input: bool = True, prune: boo
     ----------
     model : OneVsOneSVM
         The classifier trained on all l points.
-    K : array-like of shape (l, l)
-        Its training kernel.
+    K : array-like of shape (l, l) or kernels.RBFRows
+        Its training kernel; or a row cache of it (``RBFRows.cached``): each machine's retrainings then read a row
+        cache of the machine's points, of the same size.
     check_input : bool, default=True
         Validate K.
     prune : bool, default=True
@@ -123,7 +124,9 @@ def leave_one_out(model: OneVsOneSVM, K, *, check_input: bool = True, prune: boo
     >>> round(loo.loo_error, 4), model.classes[loo.predictions[:4]].tolist()
     (0.2667, ['a', 'b', 'a', 'b'])
     """
-    K = check_kernel(K) if check_input else np.asarray(K, dtype=float)
+    rows_cache = isinstance(K, RBFRows) and not K.in_place
+    if not rows_cache:
+        K = check_kernel(K) if check_input else np.asarray(K, dtype=float)
     if K.shape != (model.n_train, model.n_train):
         raise ValueError(f"K must be the ({model.n_train}, {model.n_train}) training kernel of the model, got {K.shape}")
     points = _undecided(model) if prune else model.support
@@ -133,7 +136,10 @@ def leave_one_out(model: OneVsOneSVM, K, *, check_input: bool = True, prune: boo
     for idx, machine in zip(model.members, model.machines):
         local = machine.support[wanted[idx[machine.support]]]
         if local.size:
-            loo = binary_leave_one_out(machine, K[np.ix_(idx, idx)], check_input=False, points=local)
+            # a row cache: the machine's retrainings on a row cache of its points, of the same size
+            K_machine = (RBFRows.cached(K.X[idx], K.gamma, K.cache_mb, sq_norms=K.sq_norms[idx]) if rows_cache
+                         else K[np.ix_(idx, idx)])
+            loo = binary_leave_one_out(machine, K_machine, check_input=False, points=local)
         else:
             loo = LeaveOneOut(support=local, decision_loo=np.zeros(0), sets_unchanged=np.zeros(0, dtype=bool),
                               loo_error=0.0)
@@ -187,8 +193,7 @@ def _held_out_decisions(model: OneVsOneSVM, K, sv_rows, held) -> np.ndarray:
     step = max(1, _BLOCK_ELEMENTS // max(1, sv_rows.size))
     for start in range(0, held.size, step):
         cols = held[start:start + step]
-        block = K.block(sv_rows, cols) if isinstance(K, RBFRows) else K[np.ix_(sv_rows, cols)]
-        F[:, start:start + step] = model.decisions_at(block)
+        F[:, start:start + step] = model.decisions_at(kernel_entries(K, sv_rows, cols))
     return F
 
 
