@@ -31,7 +31,8 @@ from sklearn.svm import SVC
 
 import wsvm_span as ws
 from wsvm_span import multiclass as mc
-from wsvm_span.kernels import RBFRows, cache_rows, class_max_squared_distances, max_squared_distance, squared_distances
+from wsvm_span.kernels import (ROW_BATCH_MIN_FEATURES, ROW_BATCH_SLOT_FRACTION, RBFRows, cache_rows,
+                               class_max_squared_distances, max_squared_distance, squared_distances)
 from wsvm_span.model_selection import _multiclass as multiclass_search
 from wsvm_span.model_selection._multiclass import OneVsOneKernels
 from wsvm_span.multiclass import estimates as mc_estimates
@@ -126,6 +127,28 @@ def test_smo_on_the_cache_equals_svc(gamma):
         assert np.abs(model.alpha - alpha).max() <= DECISION_ATOL * C
         previous = model
     assert K.rows_computed > l  # 20 slots for 300 rows: rows were evicted and computed again
+
+
+def test_with_many_features_a_miss_computes_a_block_of_the_problems_rows():
+    # from ROW_BATCH_MIN_FEATURES features a missed row comes with other absent rows of the solver's problem (one
+    # GEMM); SMO on such a cache still equals SVC
+    X, y = make_classification(n_samples=200, n_features=ROW_BATCH_MIN_FEATURES, n_informative=5, flip_y=0.1,
+                               random_state=18)
+    K = RBFRows.cached(X, 0.01, cache_mb=_mb(40, 200))
+    assert K.batch == 40 // ROW_BATCH_SLOT_FRACTION
+    problem = np.arange(100, 150)
+    with K.reading(problem):
+        K.row_address(120)
+    held = np.flatnonzero(K.slot_of >= 0)
+    assert 120 in held and held.size == K.batch and np.isin(held, problem).all()
+    full = ws.rbf_kernel(X, gamma=0.01)
+    np.testing.assert_allclose(K.block(held), full[held], rtol=ROW_CACHE_RTOL, atol=0)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    for C in (64.0, 1.0):
+        model = ws.fit_svm(K, y_pm, np.full(200, C), engine="smo", tol=TIGHT_TOL, check_input=False)
+        svc = SVC(C=C, gamma=0.01, tol=TIGHT_TOL).fit(X, y)
+        assert np.abs(model.decision_train - svc.decision_function(X)).max() <= DECISION_ATOL
+    assert RBFRows.cached(X[:, :ROW_BATCH_MIN_FEATURES - 1], 0.01, cache_mb=_mb(40, 200)).batch == 1
 
 
 # ------------------------------------------------------------------------------------------------- the search
