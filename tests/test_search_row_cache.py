@@ -12,8 +12,11 @@ the cache; the search on the whole kernel for every number of the search on the 
   can compute, the held-out error, the training score) and its choice;
 - its peak memory (a subprocess, VmHWM) stays far below the 16 l^2 bytes of the whole-kernel search and within its
   estimate;
+- with many features a missed row is computed in a block with other rows of the solver's problem, the same values;
 - the one-vs-one machines of more classes on the cache equal SVC's, and their search equals the whole-kernel
   search's (the span-rule to 1e-9: the same counts), the span-rule's blocks of bounded SVs included;
+- K-fold CV and the exact LOO on the cache (two and three classes) equal SVC's folds and retrainings and the
+  whole-kernel search's;
 - what the cache cannot run is refused, naming the criterion or the setting, before any kernel is computed.
 """
 from __future__ import annotations

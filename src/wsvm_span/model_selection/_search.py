@@ -33,9 +33,10 @@ enter a working set, the span-rule and f the support vectors' rows, so at mnist_
 are never computed; R^2 comes from the largest squared distance, and an estimate that needs more (CV, LOO, the
 span bound's D) completes the kernel first. Where not even the squared distances fit (``cache_size``), the same
 ``RBFRows`` is a row cache of fixed size on the features (``RBFRows.cached``): no l x l array at all, the span-rule
-from the SVs' kernel blocks, R^2 from the largest squared distance found in row blocks, held-out errors in blocks;
-with more classes each one-vs-one machine trains on the cache's rows restricted to its points, and the machines'
-R_ij^2 come from the largest squared distances between the classes.
+from the SVs' kernel blocks, R^2 from the largest squared distance found in row blocks, held-out errors in blocks,
+CV folds and LOO retrainings on the cache's rows restricted to their points; with more classes each one-vs-one
+machine trains on the cache's rows restricted to its points, and the machines' R_ij^2 come from the largest squared
+distances between the classes.
 
 The second door, for plain ``GridSearchCV``: ``make_span_scorer()`` with ``cv=WholeTrainingSet()``
 scores each fitted ``SVC`` by its span-rule.
