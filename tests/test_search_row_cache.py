@@ -379,7 +379,8 @@ def test_the_row_cache_estimate_grows_as_l_not_l_squared():
     # MNIST's 60,000 digits: 45 one-vs-one machines, their decision values 45 x l per model, still O(l d + cache)
     digits = search_memory(60_000, 784, class_sizes=[6_000] * 10, cache_mb=200, n_kernels=4)
     binary = search_memory(60_000, 784, cache_mb=200, n_kernels=4)
-    assert {t.name: t.nbytes for t in digits.search}["models"] == 45 * {t.name: t.nbytes for t in binary.search}["models"]
+    models = [{t.name: t.nbytes for t in estimate.search}["models"] for estimate in (digits, binary)]
+    assert models[0] == 45 * models[1]
     assert digits.mb < 2_000
 
 

@@ -299,13 +299,13 @@ def support_expansion(coef, K: RBFRows) -> np.ndarray:
 
 
 def _row_cache_order(pairs) -> list[int]:
-    """The machines in the order they train on a row cache (each machine is trained on its own: the order changes
-    which rows are computed again, not the machines, beyond a recomputed row's rounding). LIBSVM's order (0, 1), ..., (0, k-1), (1, 2), ... reads class j's rows again only k - 2 machines
-    later, by when a cache that holds a few classes has evicted them; here class i's machines run together (its
-    rows stay recent), each sweep over the other classes in the direction opposite to the previous sweep, so that it
-    starts with the classes read last (the ones the least-recently-used eviction kept). Measured on 6,000 MNIST
-    digits, 6 grid points, a cache of 200 MB (73% of the rows): rows computed 64,194 in LIBSVM's order, 38,201
-    here; CPU 29.2 s, 21.1 s."""
+    """The machines in the order they train on a row cache (each machine is trained on its own: the order changes which
+    rows are computed again, not the machines, beyond a recomputed row's rounding). LIBSVM's order (0, 1), ..., (0,
+    k-1), (1, 2), ... reads class j's rows again only k - 2 machines later, by when a cache that holds a few classes
+    has evicted them; here class i's machines run together (its rows stay recent), each sweep over the other classes
+    in the direction opposite to the previous sweep, so that it starts with the classes read last (the ones the
+    least-recently-used eviction kept). Measured on 6,000 MNIST digits, 6 grid points, a cache of 200 MB (73% of the
+    rows): rows computed 64,194 in LIBSVM's order, 38,201 here; CPU 29.2 s, 21.1 s."""
     order = []
     for sweep, first in enumerate(np.unique(pairs[:, 0])):
         mine = np.flatnonzero(pairs[:, 0] == first).tolist()
