@@ -113,8 +113,8 @@ def _fit(monkeypatch, rows_class, X, y, grid, **options):
     with monkeypatch.context() as m:
         if rows_class is None:
             class WholeKernel(search_module._Kernels):
-                def __init__(self, X, X_held, specs, *, reuse=True, on_demand=False, cache_mb=None):
-                    super().__init__(X, X_held, specs, reuse=reuse, on_demand=False, cache_mb=cache_mb)
+                def __init__(self, X, X_held, specs, *, on_demand=False, **options):
+                    super().__init__(X, X_held, specs, on_demand=False, **options)
 
             m.setattr(search_module, "_Kernels", WholeKernel)
         else:

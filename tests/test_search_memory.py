@@ -133,8 +133,9 @@ def test_refused_before_any_kernel_is_computed(data, monkeypatch):
 
     monkeypatch.setattr(_search, "_Kernels", computed)
     limit = _memory.SLACK / MB + 0.5  # half a MB beside the fixed slack: a sample of the 200 points fits
-    search = SpanSearchCV(param_grid={"C": [1.0, 8.0], "gamma": [0.1, 1.0]}, criterion="loo_error", n_jobs=2,
-                          max_memory=limit)
+    # span_bound: a search that cannot run on a row cache either (its D needs the whole kernel)
+    search = SpanSearchCV(param_grid={"C": [1.0, 8.0], "gamma": [0.1, 1.0]}, criterion="loo_error",
+                          extra_criteria=("span_bound",), n_jobs=2, max_memory=limit)
     with pytest.raises(SearchMemoryError) as info:
         search.fit(X, y)
     message = str(info.value)
@@ -143,7 +144,7 @@ def test_refused_before_any_kernel_is_computed(data, monkeypatch):
     assert f"would need about {estimate.summary()}" in message
     assert f"max_memory={limit:.0f} MB" in message and "refused before computing any kernel" in message
     assert f"n_jobs=1 (each of the 2 threads holds its own buffers): " in message
-    assert "criterion='span_rule' without ['loo_error']" in message
+    assert "criterion='span_rule' without ['loo_error', 'span_bound']" in message
     sample = int(re.search(r"a sample of at most ([\d,]+) of the 200 points", message).group(1).replace(",", ""))
     fits = dict(search._memory_settings(search._plan(X, y, None, None, None)), l=sample)
     assert search_memory(**fits).nbytes <= limit * MB < search_memory(**dict(fits, l=sample + 1)).nbytes

@@ -12,6 +12,11 @@ the cache; the search on the whole kernel for every number of the search on the 
   can compute, the held-out error, the training score) and its choice;
 - its peak memory (a subprocess, VmHWM) stays far below the 16 l^2 bytes of the whole-kernel search and within its
   estimate;
+- with many features a missed row is computed in a block with other rows of the solver's problem, the same values;
+- the one-vs-one machines of more classes on the cache equal SVC's, and their search equals the whole-kernel
+  search's (the span-rule to 1e-9: the same counts), the span-rule's blocks of bounded SVs included;
+- K-fold CV and the exact LOO on the cache (two and three classes) equal SVC's folds and retrainings and the
+  whole-kernel search's;
 - what the cache cannot run is refused, naming the criterion or the setting, before any kernel is computed.
 """
 from __future__ import annotations
@@ -28,7 +33,15 @@ from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
 import wsvm_span as ws
-from wsvm_span.kernels import RBFRows, cache_rows, max_squared_distance, squared_distances
+from wsvm_span import multiclass as mc
+from wsvm_span.kernels import (ROW_BATCH_MIN_FEATURES, ROW_BATCH_SLOT_FRACTION, RBFRows, cache_rows,
+                               class_max_squared_distances, max_squared_distance, squared_distances)
+from wsvm_span.model_selection import _multiclass as multiclass_search
+from wsvm_span.model_selection._multiclass import OneVsOneKernels
+from wsvm_span.multiclass import estimates as mc_estimates
+from wsvm_span.multiclass import model as mc_model
+from wsvm_span.multiclass import resampling as mc_resampling
+from wsvm_span.span import geometry as span_geometry
 from wsvm_span.model_selection import SearchMemoryError, SpanSearchCV
 from wsvm_span.model_selection import _search as search_module
 from wsvm_span.model_selection._memory import MB
@@ -119,6 +132,28 @@ def test_smo_on_the_cache_equals_svc(gamma):
     assert K.rows_computed > l  # 20 slots for 300 rows: rows were evicted and computed again
 
 
+def test_with_many_features_a_miss_computes_a_block_of_the_problems_rows():
+    # from ROW_BATCH_MIN_FEATURES features a missed row comes with other absent rows of the solver's problem (one
+    # GEMM); SMO on such a cache still equals SVC
+    X, y = make_classification(n_samples=200, n_features=ROW_BATCH_MIN_FEATURES, n_informative=5, flip_y=0.1,
+                               random_state=18)
+    K = RBFRows.cached(X, 0.01, cache_mb=_mb(40, 200))
+    assert K.batch == 40 // ROW_BATCH_SLOT_FRACTION
+    problem = np.arange(100, 150)
+    with K.reading(problem):
+        K.row_address(120)
+    held = np.flatnonzero(K.slot_of >= 0)
+    assert 120 in held and held.size == K.batch and np.isin(held, problem).all()
+    full = ws.rbf_kernel(X, gamma=0.01)
+    np.testing.assert_allclose(K.block(held), full[held], rtol=ROW_CACHE_RTOL, atol=0)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    for C in (64.0, 1.0):
+        model = ws.fit_svm(K, y_pm, np.full(200, C), engine="smo", tol=TIGHT_TOL, check_input=False)
+        svc = SVC(C=C, gamma=0.01, tol=TIGHT_TOL).fit(X, y)
+        assert np.abs(model.decision_train - svc.decision_function(X)).max() <= DECISION_ATOL
+    assert RBFRows.cached(X[:, :ROW_BATCH_MIN_FEATURES - 1], 0.01, cache_mb=_mb(40, 200)).batch == 1
+
+
 # ------------------------------------------------------------------------------------------------- the search
 def _spy_caches(monkeypatch):
     made = []
@@ -153,6 +188,131 @@ def test_search_on_the_cache_equals_the_search_on_the_whole_kernel(monkeypatch, 
         assert np.abs(rows.cv_results_[key].astype(float) - whole.cv_results_[key].astype(float)).max() <= 1
     assert rows.best_params_ == whole.best_params_ and rows.best_index_ == whole.best_index_
     assert np.array_equal(rows.predict(X_test), whole.predict(X_test))
+
+
+def _classes(n, seed, k=4):
+    return make_classification(n_samples=n, n_features=6, n_informative=4, n_redundant=0, n_classes=k,
+                               n_clusters_per_class=1, flip_y=0.1, random_state=seed)
+
+
+def test_one_vs_one_machines_on_the_cache_equal_svc():
+    X, y = _classes(240, 12)
+    l = y.size
+    K = RBFRows.cached(X, 0.3, cache_mb=_mb(15, l))
+    previous = None
+    for C in (64.0, 2.0):  # down the C axis, each machine from the previous model's (the search's walk)
+        model = mc.fit_one_vs_one(K, y, np.full(l, C), engine="smo", tol=TIGHT_TOL, warm_from=previous)
+        svc = SVC(C=C, gamma=0.3, tol=TIGHT_TOL, decision_function_shape="ovo").fit(X, y)
+        # SVC's ovo columns are LIBSVM's machines in the same order, positive for the first class of the pair
+        assert np.abs(model.decision_train - svc.decision_function(X).T).max() <= DECISION_ATOL
+        assert np.array_equal(model.support, np.sort(svc.support_))  # SVC lists them class by class
+        previous = model
+    assert K.rows_computed > l  # 15 slots for 240 rows: rows evicted and computed again
+
+
+@pytest.mark.parametrize("native_max,n_jobs", [(64, 1), (0, 2)])
+def test_one_vs_one_search_on_the_cache_equals_the_search_on_the_whole_kernel(monkeypatch, native_max, n_jobs):
+    # the bounded SVs' spans in blocks of 7 (each with the in-bound block), through the compiled spans (every
+    # machine's n* <= 64 here) or, native_max=0, through the factorization shared by the blocks; the whole-kernel
+    # search takes the same route. n_jobs=2: the two gammas' kernels at once, each thread on its own cache
+    monkeypatch.setattr(mc_estimates, "SPAN_BLOCK_ROWS", 7)
+    monkeypatch.setattr(mc_estimates, "NATIVE_SPAN_MAX_INBOUND", native_max)
+    monkeypatch.setattr(span_geometry, "NATIVE_SPAN_MAX_INBOUND", native_max)
+    # the decision values from a few SVs' rows at a time, the held-out votes from a few held-out rows at a time
+    monkeypatch.setattr(mc_model, "_BLOCK_ELEMENTS", 20 * 360)
+    monkeypatch.setattr(multiclass_search, "_BLOCK_ELEMENTS", 2_000)
+    X, y = _classes(360, 13)
+    X_test, y_test = _classes(150, 14)
+    grid = {"C": [0.5, 8.0, 128.0], "gamma": [0.05, 0.5]}
+    options = dict(param_grid=grid, extra_criteria=("xi_alpha_bound", "sv_count_bound"), return_train_score=True,
+                   error_score="raise")
+    whole = SpanSearchCV(**options).fit(X, y, heldout=(X_test, y_test))
+    made = _spy_caches(monkeypatch)
+    rows = SpanSearchCV(cache_size=_mb(20, 360), n_jobs=n_jobs, **options).fit(X, y, heldout=(X_test, y_test))
+    assert len(made) == 2 and sum(K.rows_computed for K in made) > 2 * 360  # rows evicted and recomputed
+    for key in ("span_rule", "xi_alpha_bound", "sv_count_bound", "split0_train_score", "test_error"):
+        np.testing.assert_allclose(rows.cv_results_[key], whole.cv_results_[key], rtol=0, atol=1e-9, err_msg=key)
+    for key in ("n_sv", "n_inbound", "n_bounded"):
+        assert np.array_equal(rows.cv_results_[key], whole.cv_results_[key]), key
+    assert rows.best_params_ == whole.best_params_
+    assert np.array_equal(rows.predict(X_test), whole.predict(X_test))
+
+
+def test_a_machine_whose_span_rule_does_not_fit_is_refused_before_it_allocates():
+    X, y = _classes(200, 15, k=3)
+    class_index = np.unique(y, return_inverse=True)[1]
+    K = RBFRows.cached(X, 0.5, cache_mb=_mb(10, 200))
+    wanted = {"span_rule", "xi_alpha_bound", "sv_count_bound"}
+    kernels = OneVsOneKernels(K, None, class_index=class_index, wanted=wanted, folds=None,
+                              max_d2=class_max_squared_distances(X, class_index), point_budget=1000)
+    np.testing.assert_allclose(kernels.radius2, mc.machine_radius2(ws.rbf_kernel(X, gamma=0.5), class_index),
+                               rtol=ROW_CACHE_RTOL)
+    model = kernels.fit_model(class_index, np.full(200, 4.0), TOL, "smo")
+    with pytest.raises(SearchMemoryError, match="span-rule on a machine of"):
+        kernels.estimates(model, wanted, None)
+    kernels.point_budget = None
+    assert kernels.estimates(model, wanted, None)["span_rule"] == mc.span_rule(model, ws.rbf_kernel(X, gamma=0.5))
+
+
+def _svc_cv_error(X, y, params, folds=5) -> float:
+    """GridSearchCV's folds (StratifiedKFold, SpanSearchCV's cv=5) trained by SVC at TIGHT_TOL: the fraction of the
+    l points that their fold's model votes wrong."""
+    from sklearn.model_selection import StratifiedKFold
+
+    wrong = 0
+    for train, held in StratifiedKFold(folds).split(X, y):
+        svc = SVC(tol=TIGHT_TOL, **params).fit(X[train], y[train])
+        wrong += int(np.sum(svc.predict(X[held]) != y[held]))
+    return wrong / y.size
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_kfold_cv_on_the_cache_equals_svc_folds_and_the_whole_kernel(monkeypatch, k):
+    # the folds train on the cache's rows restricted to their training points (two classes: warm-started from the
+    # point's model and along the walk; more: each fold's machines on a row cache of its own), with evictions
+    # the held-out votes in blocks of a few columns (the whole-kernel search's too: each column on its own)
+    monkeypatch.setattr(mc_resampling, "_BLOCK_ELEMENTS", 2_000)
+    X, y = _classes(240, 16, k=k)
+    grid = {"C": [0.5, 16.0], "gamma": [0.1, 1.0]}
+    options = dict(estimator=SVC(tol=TIGHT_TOL), param_grid=grid, criterion="cv_error",
+                   extra_criteria=("span_rule",), refit=False, error_score="raise")
+    whole = SpanSearchCV(**options).fit(X, y)
+    made = _spy_caches(monkeypatch)
+    rows = SpanSearchCV(cache_size=_mb(15, 240), **options).fit(X, y)
+    assert len(made) >= 2 and made[0].n_slots == 15 and made[0].rows_computed > 240
+    for key in ("cv_error", "span_rule"):
+        np.testing.assert_allclose(rows.cv_results_[key], whole.cv_results_[key], rtol=0, atol=1e-9, err_msg=key)
+    oracle = np.array([_svc_cv_error(X, y, params) for params in rows.cv_results_["params"]])
+    # LIBSVM's float kernel moves f by up to DECISION_ATOL: a held-out point that near 0 may flip (none did here)
+    np.testing.assert_allclose(rows.cv_results_["cv_error"], oracle, rtol=0, atol=1e-9)
+    assert rows.best_params_ == whole.best_params_
+
+
+def _svc_loo_error(X, y, params) -> float:
+    """The exact leave-one-out error by SVC at TIGHT_TOL: l trainings, each without one point."""
+    wrong = 0
+    for p in range(y.size):
+        rest = np.delete(np.arange(y.size), p)
+        wrong += int(SVC(tol=TIGHT_TOL, **params).fit(X[rest], y[rest]).predict(X[p:p + 1])[0] != y[p])
+    return wrong / y.size
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_exact_loo_on_the_cache_equals_svc_and_the_whole_kernel(monkeypatch, k):
+    # each retraining on the cache's rows without the point (two classes: from the margin system or the model
+    # without it; more: each machine's on a row cache of its points), with evictions
+    X, y = _classes(90, 17, k=k)
+    grid = {"C": [1.0, 32.0], "gamma": [0.3]}
+    options = dict(estimator=SVC(tol=TIGHT_TOL), param_grid=grid, criterion="loo_error",
+                   extra_criteria=("span_rule",), refit=False, error_score="raise")
+    whole = SpanSearchCV(**options).fit(X, y)
+    made = _spy_caches(monkeypatch)
+    rows = SpanSearchCV(cache_size=_mb(10, 90), **options).fit(X, y)
+    assert made and made[0].n_slots == 10 and made[0].rows_computed > 90
+    for key in ("loo_error", "span_rule"):
+        np.testing.assert_allclose(rows.cv_results_[key], whole.cv_results_[key], rtol=0, atol=1e-9, err_msg=key)
+    oracle = np.array([_svc_loo_error(X, y, params) for params in rows.cv_results_["params"]])
+    np.testing.assert_allclose(rows.cv_results_["loo_error"], oracle, rtol=0, atol=1e-9)
 
 
 def test_two_threads_share_one_cache(monkeypatch):
@@ -216,13 +376,17 @@ def test_the_row_cache_estimate_grows_as_l_not_l_squared():
     assert large.nbytes < 1.5 * small.nbytes
     row_cache = {t.name: t.nbytes for t in large.search}["row cache"]
     assert row_cache == cache_rows(60_000, 200) * 60_000 * 8 <= 200 * MB
+    # MNIST's 60,000 digits: 45 one-vs-one machines, their decision values 45 x l per model, still O(l d + cache)
+    digits = search_memory(60_000, 784, class_sizes=[6_000] * 10, cache_mb=200, n_kernels=4)
+    binary = search_memory(60_000, 784, cache_mb=200, n_kernels=4)
+    models = [{t.name: t.nbytes for t in estimate.search}["models"] for estimate in (digits, binary)]
+    assert models[0] == 45 * models[1]
+    assert digits.mb < 2_000
 
 
 # --------------------------------------------------------------------------------------------------- refusals
 @pytest.mark.parametrize("options,match", [
     (dict(criterion="span_bound"), "criterion 'span_bound' needs the whole kernel: its D"),
-    (dict(extra_criteria=("cv_error",)), "criterion 'cv_error' needs the whole kernel"),
-    (dict(criterion="loo_error"), "criterion 'loo_error' needs the whole kernel"),
     (dict(param_grid={"C": [1.0], "kernel": ["linear", "rbf"]}), r"kernels are \['linear', 'rbf'\]"),
     (dict(engine="sklearn"), "engine='sklearn' trains on a whole kernel"),
     (dict(estimator=SVC(kernel="precomputed"), param_grid={"C": [1.0]}), "computes RBF rows from the features"),
@@ -241,17 +405,10 @@ def test_what_the_cache_cannot_run_is_refused_before_any_kernel(monkeypatch, opt
         SpanSearchCV(cache_size=1, **options).fit(X, y)
 
 
-def test_more_classes_are_refused_on_the_cache():
-    X, y = make_classification(n_samples=90, n_features=4, n_informative=3, n_redundant=0, n_classes=3,
-                               random_state=0)
-    with pytest.raises(ValueError, match="3 classes: the one-vs-one machines on the row cache are not built"):
-        SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.1]}, cache_size=1).fit(X, y)
-
-
 def test_a_whole_kernel_refusal_says_why_the_cache_cannot_run_it():
     X, y = _problem(2000, 4, 4)
-    with pytest.raises(SearchMemoryError, match="Nor can it run on a row cache .*criterion 'cv_error'"):
-        SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.1]}, criterion="cv_error", max_memory=50).fit(X, y)
+    with pytest.raises(SearchMemoryError, match="Nor can it run on a row cache .*criterion 'span_bound'"):
+        SpanSearchCV(param_grid={"C": [1.0], "gamma": [0.1]}, criterion="span_bound", max_memory=50).fit(X, y)
 
 
 def test_a_point_whose_span_rule_does_not_fit_is_refused_before_it_allocates():
@@ -278,14 +435,15 @@ _PEAK = textwrap.dedent("""
     from wsvm_span.model_selection import SpanSearchCV
     from wsvm_span.model_selection._memory import row_point_bytes
 
-    l, cache = int(sys.argv[1]), float(sys.argv[2])
-    X, y = make_classification(n_samples=l, n_features=10, n_informative=5, flip_y=0.05, random_state=0)
+    l, cache, k = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+    X, y = make_classification(n_samples=l, n_features=10, n_informative=5, n_classes=k, flip_y=0.05, random_state=0)
     search = SpanSearchCV(param_grid={"C": [8.0, 1.0], "gamma": [0.05]}, cache_size=cache, refit=False)
     estimate = search.memory_estimate(X, y).nbytes
     base = peak_rss_reset()
     with threadpool_limits(1):
         search.fit(X, y)
-    # the estimate counts a point's span-rule blocks at n* = 0; each point checks its own against the limit
+    # the estimate counts a point's span-rule blocks at n* = 0; each point checks its own against the limit (more
+    # classes: its largest machine's, at most the points that are an in-bound SV of any machine, cv_results_'s count)
     points = max(row_point_bytes(int(i), int(b)) for i, b in zip(search.cv_results_["n_inbound"],
                                                                   search.cv_results_["n_bounded"]))
     print(json.dumps({"grown": peak_rss_since(base) * 2**20, "estimate": estimate,
@@ -294,15 +452,16 @@ _PEAK = textwrap.dedent("""
 """)
 
 
-def _peak(l: int, cache_mb: float) -> dict:
-    out = subprocess.run([sys.executable, "-c", _PEAK, str(l), str(cache_mb)], capture_output=True, text=True,
-                         check=True)
+def _peak(l: int, cache_mb: float, n_classes: int) -> dict:
+    out = subprocess.run([sys.executable, "-c", _PEAK, str(l), str(cache_mb), str(n_classes)], capture_output=True,
+                         text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("l,cache_mb", [(6000, 10), pytest.param(60_000, 50, marks=pytest.mark.slow)])
-def test_peak_memory_stays_far_below_the_whole_kernel(l, cache_mb):
-    got = _peak(l, cache_mb)
+@pytest.mark.parametrize("l,cache_mb,n_classes", [(6000, 10, 2), (8000, 10, 10),
+                                                  pytest.param(60_000, 50, 2, marks=pytest.mark.slow)])
+def test_peak_memory_stays_far_below_the_whole_kernel(l, cache_mb, n_classes):
+    got = _peak(l, cache_mb, n_classes)
     grown = got["grown"]  # VmHWM during fit less the resident size before it (engines.measure)
     assert grown > 0
     # the whole-kernel search holds the squared distances and the kernel: 16 l^2 bytes

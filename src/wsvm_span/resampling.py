@@ -16,7 +16,7 @@ import numpy as np
 
 from .engines import AUTO, DEFAULT_TOL, engine_for, fit_svm, get_engine
 from .engines.warm_start import Solved, rescaled_start, restricted_start
-from .kernels import kernel_expansion
+from .kernels import kernel_entries, kernel_expansion
 from .loo_results import LeaveOneOut
 from .model import WeightedSVM, classify_alpha
 from .utils.validation import check_class_labels, check_kernel, check_problem
@@ -345,7 +345,7 @@ class _MarginSystemStarts:
         if M.size < max(cls.MIN_INBOUND, model.bounded.size):
             return None
         try:
-            inverse = bordered_inverse(K[np.ix_(M, M)])
+            inverse = bordered_inverse(kernel_entries(K, M, M))
         except np.linalg.LinAlgError:
             return None
         if inverse.rep.size != M.size or inverse.ridge != 0.0:
@@ -394,7 +394,7 @@ class _MarginSystemStarts:
             beta_B = y[B] * C[B]
             rhs = np.empty(Mi.size + 1)
             rhs[0] = -beta_B.sum()
-            rhs[1:] = y[Mi] - (beta_B @ K[np.ix_(B, Mi)] if B.size else 0.0)
+            rhs[1:] = y[Mi] - (beta_B @ kernel_entries(K, B, Mi) if B.size else 0.0)
             x = H @ rhs
             alpha_M = y[Mi] * x[1:]
             out = np.flatnonzero((alpha_M <= 0.0) | (alpha_M >= C[Mi]))
@@ -417,7 +417,8 @@ class _MarginSystemStarts:
             if violate.size == 0:
                 return Start(new[rest], y[rest] * h[rest] - 1.0)
             for i in violate:  # points that violate their margin join it
-                H = self._with(H, np.append(1.0, K[i, M]), K[i, i]) if H is not None else None
+                if H is not None:
+                    H = self._with(H, np.append(1.0, kernel_entries(K, [i], M)[0]), kernel_entries(K, [i], [i])[0, 0])
                 M.append(int(i))
                 bounded[i] = False
             changes += violate.size
@@ -509,7 +510,7 @@ def leave_one_out(model: WeightedSVM, K, *, check_input: bool = True, method: st
             K_rest = K[np.ix_(rest, rest)]
         alpha, b = solver.solve(K_rest, y[rest], C[rest], model.tol, **options)
         alpha, sub_sv, sub_in, sub_bd = classify_alpha(alpha, C[rest])
-        f_loo[t] = float(K[p, rest[sub_sv]] @ (y[rest][sub_sv] * alpha[sub_sv]) + b)
+        f_loo[t] = float(kernel_entries(K, [p], rest[sub_sv])[0] @ (y[rest][sub_sv] * alpha[sub_sv]) + b)
         unchanged[t] = (set(rest[sub_in].tolist()) == inbound - {p}
                         and set(rest[sub_bd].tolist()) == bounded - {p})
     error = float(np.sum(-y[sv] * f_loo >= 0)) / l

@@ -18,6 +18,7 @@ active set in a per-thread cache, and keeps no G_bar (see ``csrc/smo.c``).
 from __future__ import annotations
 
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,8 +159,10 @@ def smo_solve(K, y, C, tol: float, *, alpha0=None, rows=None, cache_mb: float = 
             raise ValueError("an RBFRows kernel must hold a C-contiguous float64 array")
     idx = None if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
     grad = np.empty_like(alpha)
-    report = SmoReport(*_native.solve(K, idx, y, C, alpha, grad0, grad, float(tol), BOUND_RTOL, True,
-                                      max_iterations(y.shape[0]), float(cache_mb), source))
+    # a row cache computes the rows the solver misses in blocks of its problem's rows (RBFRows.reading)
+    with source.reading(idx) if source is not None else nullcontext():
+        report = SmoReport(*_native.solve(K, idx, y, C, alpha, grad0, grad, float(tol), BOUND_RTOL, True,
+                                          max_iterations(y.shape[0]), float(cache_mb), source))
     return alpha, -report.rho, grad, report
 
 

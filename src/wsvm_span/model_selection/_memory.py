@@ -30,12 +30,14 @@ whole search measured against the estimate (``benchmarks/bench_search_memory.py`
 
 With a row cache (``SpanSearchCV(cache_size=...)``, or chosen when the whole kernel does not fit: ``cache_mb``) no
 l x l array is held: the copy of X and its squared norms, the row cache (``kernels.cache_rows`` rows of l doubles
-per kernel in memory), the trainer's active-set slots and the models, the blocks of kernel entries that the
-estimates, the gradients and the held-out errors are computed in (at most ``_BLOCK_ELEMENTS`` entries each, three
-such arrays at once). A grid point's span-rule grows as the square of its in-bound SVs n*, which is known only
+per kernel in memory), the trainer's active-set slots (its largest one-vs-one machine's) and the models (a
+one-vs-one model's decision values are machines x l; the binary CV folds' starts), for ``cv_error`` on more classes
+the fold's own row cache on its training points, the blocks of kernel entries that the estimates, the gradients, the
+CV folds' and the held-out errors are computed in (at most ``_BLOCK_ELEMENTS`` entries each, three such arrays at
+once). A grid point's span-rule grows as the square of its in-bound SVs n*, which is known only
 after training: the estimate counts its blocks at n* = 0 (``ROW_SPAN_BLOCK``), and each point checks its own
-(``row_point_bytes``) against what the limit leaves beside the search's terms, before it allocates
-(``SearchMemoryError``, that point scored ``error_score``).
+(``row_point_bytes``; the exact LOO's margin system, ``row_loo_bytes``) against what the limit leaves beside the
+search's terms, before it allocates (``SearchMemoryError``, that point scored ``error_score``).
 
 The refit (``best_estimator_``: LIBSVM on the features) runs after the search's arrays are released: its row cache
 (floats, at most 4 l^2 bytes) and its copy of the support vectors' features are a phase of their own, counted
@@ -60,8 +62,9 @@ from wsvm_span.utils.environment import available_memory
 
 from ._grid import FREE_CRITERIA
 
-__all__ = ["AVAILABLE", "MB", "MemoryTerm", "SearchMemory", "SearchMemoryError", "check_memory", "memory_limit",
-           "parallel_plan", "row_point_bytes", "search_memory", "svm_plus_search_memory"]
+__all__ = ["AVAILABLE", "MB", "MemoryTerm", "SearchMemory", "SearchMemoryError", "check_memory", "check_point_memory",
+           "memory_limit", "parallel_plan", "row_loo_bytes", "row_point_bytes", "search_memory",
+           "svm_plus_search_memory"]
 
 #: bytes in the MB of ``max_memory`` and of the messages (2^20: what the resident-size counters count in)
 MB = 2**20
@@ -243,7 +246,9 @@ def search_memory(l: int, d: int, *, class_sizes=None, heldout: int = 0, kernels
         The template SVC's ``cache_size``: the refit's LIBSVM row cache.
     cache_mb : float or None, default=None
         None: the search holds the whole kernel; a number: a row cache of that many MB per kernel in memory (RBF,
-        two classes, the span-rule and the free criteria: ``SpanSearchCV``'s ``cache_size``).
+        the span-rule, CV and the free criteria: ``SpanSearchCV``'s ``cache_size``; with k > 2 classes, the
+        one-vs-one machines train on it one after another, the largest setting the trainer's slots, and each CV
+        fold's machines on a row cache of that size on the fold's training points).
 
     Returns
     -------
@@ -261,13 +266,13 @@ def search_memory(l: int, d: int, *, class_sizes=None, heldout: int = 0, kernels
     """
     criteria = set(criteria)
     if cache_mb is not None:
-        return _row_cache_memory(l, d, cache_mb, heldout=heldout, n_kernels=n_kernels, walks=walks, n_jobs=n_jobs,
-                                 engine=engine, sparse=sparse, refit=refit, refit_cache_mb=refit_cache_mb)
+        return _row_cache_memory(l, d, cache_mb, class_sizes=class_sizes, heldout=heldout, n_kernels=n_kernels,
+                                 walks=walks, n_jobs=n_jobs, criteria=criteria, cv_folds=cv_folds, engine=engine,
+                                 sparse=sparse, refit=refit, refit_cache_mb=refit_cache_mb)
     precomputed = "precomputed" in kernels
     width = l if precomputed else d
     k = 2 if class_sizes is None else len(class_sizes)
-    n = l if k == 2 else int(sum(sorted(class_sizes)[-2:]))  # the largest machine's points
-    machines = k * (k - 1) // 2
+    n, machines = _largest_machine(l, class_sizes)
     trainer_engine = get_engine(engine)
     trainer = TRAINERS[trainer_engine.name]
     _, kernels_at_once, threads = parallel_plan(n_jobs, n_kernels, walks)
@@ -324,6 +329,15 @@ def search_memory(l: int, d: int, *, class_sizes=None, heldout: int = 0, kernels
     return SearchMemory(search, refit_terms)
 
 
+def _largest_machine(l: int, class_sizes) -> tuple[int, int]:
+    """(the largest machine's points, the machines): (l, 1) for two classes (class_sizes None), else the two largest
+    classes' points and k(k-1)/2 one-vs-one machines."""
+    if class_sizes is None:
+        return l, 1
+    k = len(class_sizes)
+    return int(sum(sorted(class_sizes)[-2:])), k * (k - 1) // 2
+
+
 def _refit_terms(l: int, width: int, data: int, *, sparse: bool, refit: bool, refit_cache_mb: float):
     return (
         MemoryTerm("the copy of X", data),
@@ -334,16 +348,30 @@ def _refit_terms(l: int, width: int, data: int, *, sparse: bool, refit: bool, re
     )
 
 
-def _row_cache_memory(l: int, d: int, cache_mb: float, *, heldout: int, n_kernels: int, walks: int, n_jobs: int,
-                      engine: str, sparse: bool, refit: bool, refit_cache_mb: float) -> SearchMemory:
-    """``search_memory`` of a search on a row cache (RBF, two classes): the module's doc has the terms."""
+def _row_cache_memory(l: int, d: int, cache_mb: float, *, class_sizes, heldout: int, n_kernels: int, walks: int,
+                      n_jobs: int, criteria: set, cv_folds, engine: str, sparse: bool, refit: bool,
+                      refit_cache_mb: float) -> SearchMemory:
+    """``search_memory`` of a search on a row cache (RBF; two classes, or the one-vs-one machines of more, each
+    trained on the cache's rows restricted to its points): the module's doc has the terms."""
     trainer = TRAINERS[get_engine(engine).name]
+    n, machines = _largest_machine(l, class_sizes)
     _, kernels_at_once, threads = parallel_plan(n_jobs, n_kernels, walks)
     threads_at_work = kernels_at_once * threads
     data = DOUBLE * l * (d + 1) + (12 * l * d if sparse else 0)  # X (and its sparse copy), its squared norms
     held_data = DOUBLE * heldout * d if sparse else 0
     blocks = ROW_BLOCKS * DOUBLE * min(_BLOCK_ELEMENTS, l * max(l, 1))
     span_blocks = int(row_point_bytes(0))
+    own_cache = 0
+    if machines > 1:
+        # a one-vs-one CV fold trains on a row cache of its training points (and their copy) beside the search's; the
+        # exact LOO retrains each machine on a row cache of the machine's points
+        points = []
+        if "cv_error" in criteria:
+            folds = _fold_ids(l, cv_folds)
+            points.append(l - min(int(np.sum(folds == f)) for f in np.unique(folds)))
+        if "loo_error" in criteria:
+            points.append(n)
+        own_cache = max((cache_rows(m, cache_mb) * m * DOUBLE + DOUBLE * m * (d + 1) for m in points), default=0)
     search = (
         MemoryTerm("the copy of X", data + held_data),
         MemoryTerm("row cache" if kernels_at_once == 1 else f"{kernels_at_once} row caches",
@@ -351,12 +379,33 @@ def _row_cache_memory(l: int, d: int, cache_mb: float, *, heldout: int, n_kernel
         MemoryTerm((f"{threads_at_work} x " if threads_at_work > 1 else "") + "kernel blocks and the span-rule's "
                    "blocks (n* = 0; each point checks its own)", threads_at_work * max(blocks, span_blocks)),
         # SMO's active-set slots, no larger than the row cache (engines.smo.smo_solve)
-        MemoryTerm("trainer row caches", threads_at_work * min(trainer.cache(l), int(cache_mb * MB))),
-        MemoryTerm("models", threads_at_work * MODEL_DOUBLES * DOUBLE * l),
+        MemoryTerm("trainer row caches", threads_at_work * min(trainer.cache(n), int(cache_mb * MB))),
+        MemoryTerm("the CV folds' and LOO machines' row caches", threads_at_work * own_cache),
+        # a one-vs-one model's decision values at every training point are machines x l (and so is the product of
+        # each block of SV rows that computes them: multiclass.support_expansion)
+        MemoryTerm("models", threads_at_work * MODEL_DOUBLES * DOUBLE * l * machines),
         MemoryTerm("allocator slack and imports", SLACK),
     )
     return SearchMemory(search, _refit_terms(l, d, data + held_data, sparse=sparse, refit=refit,
                                              refit_cache_mb=refit_cache_mb))
+
+
+def check_point_memory(need: float, budget: int | None, what: str) -> None:
+    """A grid point's estimate on a row cache against ``budget`` (``SpanSearchCV``'s point budget: what max_memory
+    leaves beside the search's arrays; None: no limit): a ``SearchMemoryError`` naming ``what`` where it does not
+    fit, before it allocates."""
+    if budget is not None and need > budget:
+        raise SearchMemoryError(
+            f"this grid point's {what} would need about {need / MB:,.0f} MB, more than the {budget / MB:,.0f} MB that "
+            "max_memory leaves beside the search's row cache and arrays: refused before it allocates (a smaller "
+            "cache_size, or max_memory=None)")
+
+
+def row_loo_bytes(n_inbound: int, n_bounded: int) -> float:
+    """The most one grid point's exact LOO on a row cache allocates (``resampling.leave_one_out`` at n* in-bound SVs
+    and n_bounded bounded ones): the margin system's bordered inverse and its rank-one updates (LOO_SQUARES n*^2)
+    and the bounded SVs' block against the in-bound ones (n_bounded x n*)."""
+    return DOUBLE * (LOO_SQUARES * n_inbound ** 2 + n_bounded * n_inbound)
 
 
 def row_point_bytes(n_inbound: int, n_bounded: int = SPAN_BLOCK_ROWS) -> float:

@@ -33,7 +33,10 @@ enter a working set, the span-rule and f the support vectors' rows, so at mnist_
 are never computed; R^2 comes from the largest squared distance, and an estimate that needs more (CV, LOO, the
 span bound's D) completes the kernel first. Where not even the squared distances fit (``cache_size``), the same
 ``RBFRows`` is a row cache of fixed size on the features (``RBFRows.cached``): no l x l array at all, the span-rule
-from the SVs' kernel blocks, R^2 from the largest squared distance found in row blocks, held-out errors in blocks.
+from the SVs' kernel blocks, R^2 from the largest squared distance found in row blocks, held-out errors in blocks,
+CV folds and LOO retrainings on the cache's rows restricted to their points; with more classes each one-vs-one
+machine trains on the cache's rows restricted to its points, and the machines' R_ij^2 come from the largest squared
+distances between the classes.
 
 The second door, for plain ``GridSearchCV``: ``make_span_scorer()`` with ``cv=WholeTrainingSet()``
 scores each fitted ``SVC`` by its span-rule.
@@ -63,15 +66,16 @@ import wsvm_span as ws
 from wsvm_span.engines import ENGINE_NAMES, Capabilities, get_engine
 from wsvm_span.engines.warm_start import Solved, rescaled_start
 from wsvm_span.kernels import (_BLOCK_ELEMENTS, KERNEL_NAMES, PRODUCT_KERNELS, KernelSpec, RBFRows,
-                                max_squared_distance, rbf_from_squared_distances, squared_distances)
+                                class_max_squared_distances, max_squared_distance, rbf_from_squared_distances,
+                                squared_distances)
 from wsvm_span.model import decision_values, make_model
 from wsvm_span.tie_rules import TIE_ATOL, TIE_RTOL, TIE_RULES
 from wsvm_span.utils.validation import check_kernel
 
 from . import _sklearn_compat as compat
 from ._grid import CRITERIA, DEFAULT_ENGINE, FREE_CRITERIA, gridpy_param_grid
-from ._memory import (AVAILABLE, MB, SearchMemory, SearchMemoryError, check_memory, memory_limit, parallel_plan,
-                      row_point_bytes, search_memory)
+from ._memory import (AVAILABLE, SearchMemory, SearchMemoryError, check_memory, check_point_memory, memory_limit,
+                      parallel_plan, row_loo_bytes, row_point_bytes, search_memory)
 from ._multiclass import OneVsOneKernels
 from ._nadaraya_watson import nadaraya_watson_label_probability, nadaraya_watson_weights
 from ._progress import SearchProgress
@@ -93,6 +97,9 @@ DEFAULT_TOL = 1e-5
 #: the estimates that read the training kernel only at the support vectors' rows (the span-rule: K among
 #: them; xi-alpha: R^2 and the model's margins): with these alone the kernel's other rows are never computed
 ROW_CRITERIA = frozenset({"span_rule", "xi_alpha_bound", "sv_count_bound"})
+#: what a row cache (no l x l array) computes: those, K-fold CV (each fold trained on the cache's rows restricted
+#: to its training points, its held-out errors from blocks of rows) and the exact LOO (each retraining likewise)
+CACHE_CRITERIA = ROW_CRITERIA | {"cv_error", "loo_error"}
 #: criteria that measure the data in feature space: the span bound's D (the smallest enclosing ball, a QP that is
 #: convex only for a positive semidefinite kernel) and the xi-alpha bound's R^2. Measured on six 60-point problems
 #: with the sigmoid kernel (gamma 0.01, 0.05, 0.2, 1; coef0 -1, 0, 1; C 0.5, 8, 100): the enclosing-ball QP failed
@@ -104,8 +111,6 @@ PSD_CRITERIA = frozenset({"span_bound", "xi_alpha_bound"})
 WHOLE_KERNEL_CRITERIA = {
     "span_bound": "its D is the diameter of the smallest ball enclosing all l points in feature space, a QP over "
                   "the whole l x l kernel",
-    "cv_error": "its folds train on the whole kernel's fold blocks (K-fold CV on the row cache is not built yet)",
-    "loo_error": "its retrainings read the whole kernel (the exact LOO on the row cache is not built yet)",
 }
 #: the study's tie rules (wsvm_span.tie_rules.TIE_RULES), in the order its CLI lists them
 TIE_RULE_NAMES = tuple(TIE_RULES)
@@ -248,17 +253,16 @@ class _SharedKernel:
     The training kernel may be filled on demand (``kernels.RBFRows``, with ``max_d2`` for R^2): the trainer
     computes the rows it reads, estimates that read K only at the support vectors' rows (``ROW_CRITERIA``) ask
     for those, and any other estimate has the kernel completed first. On a row cache (``RBFRows.cached``: no l x l
-    array) only ``ROW_CRITERIA`` are computed (the search refuses the others first): the span-rule from the SVs'
+    array) only ``CACHE_CRITERIA`` are computed (the search refuses the others first): the span-rule from the SVs'
     kernel blocks, each point first checking its blocks against ``point_budget`` bytes (``_memory.row_point_bytes``),
-    R^2 from the largest squared distance, the held-out error from blocks of the held-out rows (``X_held``)."""
+    R^2 from the largest squared distance, the CV folds on the cache's rows restricted to their training points
+    (started from the point's model, ``resampling.kfold_cv_error``), the held-out error from blocks of the held-out
+    rows (``X_held``)."""
 
     def __init__(self, train, test, *, wanted, folds, max_d2=None, X_held=None, point_budget=None):
         self.train, self.test = train, test
         self.X_held, self.point_budget = X_held, point_budget
         if _row_cache(train):
-            if not wanted <= ROW_CRITERIA:
-                raise ValueError(f"a row cache computes only {sorted(ROW_CRITERIA)}, not "
-                                 f"{sorted(wanted - ROW_CRITERIA)}")
             self.radius2 = train.radius2(max_d2)
             self.diameter = self.fold_kernels = None
             return
@@ -277,14 +281,12 @@ class _SharedKernel:
 
     def estimates(self, model, wanted, folds, fold_starts=None) -> dict:
         K = self.train
-        if _row_cache(K) and "span_rule" in wanted and self.point_budget is not None:
-            need = row_point_bytes(model.inbound.size, model.bounded.size)
-            if need > self.point_budget:
-                raise SearchMemoryError(
-                    f"this grid point's span-rule on {model.inbound.size:,} in-bound SVs would need about "
-                    f"{need / MB:,.0f} MB, more than the {self.point_budget / MB:,.0f} MB that max_memory leaves "
-                    "beside the search's row cache and arrays: refused before it allocates (a smaller cache_size, or "
-                    "max_memory=None)")
+        if _row_cache(K) and "span_rule" in wanted:
+            check_point_memory(row_point_bytes(model.inbound.size, model.bounded.size), self.point_budget,
+                               f"span-rule on {model.inbound.size:,} in-bound SVs")
+        if _row_cache(K) and "loo_error" in wanted:
+            check_point_memory(row_loo_bytes(model.inbound.size, model.bounded.size), self.point_budget,
+                               f"exact LOO on {model.inbound.size:,} in-bound SVs")
         if isinstance(K, RBFRows) and K.in_place:
             K = K.rows(model.support) if wanted <= ROW_CRITERIA else K.complete()
         return estimate_errors(model, K, wanted, D=self.diameter, R2=self.radius2, folds=folds,
@@ -314,14 +316,14 @@ class _Kernels:
     the next kernel starts: a fresh l x l array per kernel would pay its page faults again (a callable's arrays
     are its own and are never written into). With ``on_demand`` an RBF training kernel is a ``kernels.RBFRows``,
     its rows computed as they are read (issue 21: at mnist_2_9's larger gammas a grid row of C reads a fraction
-    of them). With ``cache_mb`` (two classes, RBF only: the search checked it) no l x l array is computed: each
-    kernel is an ``RBFRows.cached`` row cache of that many MB on the features, R^2 comes from the largest squared
-    distance found in row blocks (``kernels.max_squared_distance``), and the held-out rows are read in blocks by the
-    estimates (no held-out block here).
+    of them). With ``cache_mb`` (RBF only: the search checked it) no l x l array is computed: each kernel is an
+    ``RBFRows.cached`` row cache of that many MB on the features, R^2 comes from the largest squared distance found
+    in row blocks (``largest_squared_distances``: between the classes, with ``class_index``, for the one-vs-one
+    machines), and the held-out rows are read in blocks by the estimates (no held-out block here).
     """
 
     def __init__(self, X, X_held, specs, *, reuse: bool = True, on_demand: bool = False,
-                 cache_mb: float | None = None, max_d2: float | None = None):
+                 cache_mb: float | None = None, max_d2=None, class_index=None):
         names = {spec.name for spec in specs}
         self.X, self.X_held = X, X_held
         self.reuse, self.on_demand, self.cache_mb = reuse, on_demand, cache_mb
@@ -329,7 +331,7 @@ class _Kernels:
         if cache_mb is not None:
             self.sq_norms = np.einsum("ij,ij->i", X, X)
             # O(l^2 d): a search whose tasks run elsewhere finds it once and gives it to every task
-            self.max_d2 = max_squared_distance(X, self.sq_norms) if max_d2 is None else max_d2
+            self.max_d2 = largest_squared_distances(X, class_index, self.sq_norms) if max_d2 is None else max_d2
             self.train_d2 = self.held_d2 = self.train_products = self.held_products = None
             return
         rbf = "rbf" in names
@@ -381,16 +383,28 @@ class _Kernels:
         return train, held
 
 
+def largest_squared_distances(X, class_index=None, sq_norms=None):
+    """What R^2 needs on a row cache: the largest squared distance (two classes: ``class_index`` None), or the
+    (k, k) largest between the classes (the one-vs-one machines' R_ij^2). O(l^2 d), once per search."""
+    if class_index is None:
+        return max_squared_distance(X, sq_norms)
+    return class_max_squared_distances(X, class_index, sq_norms)
+
+
 def _kernels_of(spec: KernelSpec, X, X_held, class_index, cache: _Kernels | None, *, wanted,
                 folds, point_budget=None) -> _SharedKernel | OneVsOneKernels:
     """What the points of ``spec`` share: its kernel from ``cache`` (or X itself for a precomputed kernel), for two
     classes (``class_index`` None) or the one-vs-one machines of more. ``point_budget``: on a row cache, the bytes a
-    point's span-rule may take (``_SharedKernel``)."""
+    point's span-rule may take."""
     train, test = (X, X_held) if cache is None else cache.at(spec)
+    if _row_cache(train) and not wanted <= CACHE_CRITERIA:
+        raise ValueError(f"a row cache computes only {sorted(CACHE_CRITERIA)}, not {sorted(wanted - CACHE_CRITERIA)}")
+    max_d2 = None if cache is None else cache.max_d2
     if class_index is not None:
-        return OneVsOneKernels(train, test, class_index=class_index, wanted=wanted, folds=folds)
-    return _SharedKernel(train, test, wanted=wanted, folds=folds, max_d2=None if cache is None else cache.max_d2,
-                         X_held=X_held, point_budget=point_budget)
+        return OneVsOneKernels(train, test, class_index=class_index, wanted=wanted, folds=folds, max_d2=max_d2,
+                               X_held=X_held, point_budget=point_budget)
+    return _SharedKernel(train, test, wanted=wanted, folds=folds, max_d2=max_d2, X_held=X_held,
+                         point_budget=point_budget)
 
 
 def _kernel_task(spec: KernelSpec, walks, *, X, X_held, y, class_index, on_demand, wanted, folds,
@@ -405,7 +419,8 @@ def _kernel_task(spec: KernelSpec, walks, *, X, X_held, y, class_index, on_deman
     once for all its tasks. Returns (the seconds its kernel took, each walk's results)."""
     t0 = time.perf_counter()
     cache = None if spec.name == "precomputed" else _Kernels(X, X_held, [spec], on_demand=on_demand,
-                                                             cache_mb=cache_mb, max_d2=max_d2)
+                                                             cache_mb=cache_mb, max_d2=max_d2,
+                                                             class_index=class_index)
     kernels = _kernels_of(spec, X, X_held, class_index, cache, wanted=wanted, folds=folds,
                           point_budget=point_budget)
     elapsed = time.perf_counter() - t0
@@ -665,11 +680,15 @@ class SpanSearchCV(BaseSearchCV):
         distance, found in row blocks once per search), the held-out error from blocks of held-out rows. The values
         equal the whole kernel's up to the rounding of the inner products (another BLAS summation order), so the
         models and estimates equal the whole-kernel search's to the solver's tolerance (docs/selecting.md,
-        "Large training sets"). It runs two classes, the RBF kernel, ``engine="smo"`` and the criteria span_rule,
-        xi_alpha_bound, sv_count_bound; anything else (span_bound, whose D needs the smallest ball around all l
-        points; cv_error; loo_error; more classes; other kernels) is refused before anything is allocated. Each
-        grid point checks its span-rule's blocks (they grow as its in-bound SVs squared) against what ``max_memory``
-        leaves, and scores ``error_score`` with a ``SearchMemoryError`` where they do not fit.
+        "Large training sets"). It runs any number of classes (more than two: each one-vs-one machine trained by SMO
+        on the cache's rows restricted to its points, its span-rule from its SVs' blocks, the decision values from
+        the SVs' rows in blocks), the RBF kernel, ``engine="smo"`` and the criteria span_rule, xi_alpha_bound,
+        sv_count_bound, cv_error (each fold trained on the cache's rows restricted to its training points, warm-started
+        from the point's model for two classes; a fold's machines on a row cache of the fold's points) and loo_error
+        (each retraining likewise); anything else (span_bound, whose D needs the smallest ball around all l points;
+        other kernels) is refused before anything is allocated. Each grid point checks its span-rule's (exact LOO's)
+        arrays (they grow as its (largest machine's) in-bound SVs squared) against what ``max_memory`` leaves, and
+        scores ``error_score`` with a ``SearchMemoryError`` where they do not fit.
 
     Attributes
     ----------
@@ -891,9 +910,6 @@ class SpanSearchCV(BaseSearchCV):
                     "kernels on the row cache are not built yet)")
         if not plan.capabilities.rows_on_demand:
             return f"engine={self.engine!r} trains on a whole kernel; engine='smo' reads kernel rows on demand"
-        if plan.prob["classes"].size != 2:
-            return (f"{plan.prob['classes'].size} classes: the one-vs-one machines on the row cache are not built "
-                    "yet (two classes only)")
         whole = sorted(WHOLE_KERNEL_CRITERIA.keys() & plan.wanted)
         if whole:
             return "; ".join(f"criterion {c!r} needs the whole kernel: {WHOLE_KERNEL_CRITERIA[c]}" for c in whole)
@@ -992,7 +1008,7 @@ class SpanSearchCV(BaseSearchCV):
         t0 = time.perf_counter()
         cache = None if self.precomputed else _Kernels(prob["X_dense"], prob["X_held"], groups,
                                                        reuse=not across_kernels, on_demand=on_demand,
-                                                       cache_mb=plan.cache_mb)
+                                                       cache_mb=plan.cache_mb, class_index=class_index)
         products = time.perf_counter() - t0
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", pre_dispatch=self.pre_dispatch)
 
@@ -1039,7 +1055,7 @@ class SpanSearchCV(BaseSearchCV):
         # a task prints nothing (its stdout is a worker's) and calls no callback: its points are announced here
         shipped_options = {**options, "verbose": 0, "progress": None, "search": None}
 
-        max_d2 = None if plan.cache_mb is None else max_squared_distance(prob["X_dense"])
+        max_d2 = None if plan.cache_mb is None else largest_squared_distances(prob["X_dense"], class_index)
         parallel = shipping_parallel(backend, self.n_jobs, self.pre_dispatch)
         # X and y as arguments of their own: joblib's dask backend sends an array argument to the cluster once
         # (scatter) and every task reads it from there

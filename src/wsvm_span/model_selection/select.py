@@ -150,7 +150,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                         "at the start) and the search refused beyond it (default: the memory available now)")
     p.add_argument("--cache-size", type=_positive, metavar="MB",
                    help="a kernel row cache of MB (svm-train's -m): no l x l kernel is held, rows are computed as they "
-                        "are read (two classes, the RBF kernel, engine smo, the span-rule and the free bounds); "
+                        "are read (the RBF kernel, engine smo, any number of classes; not --criterion span_bound); "
                         "default: the whole kernel where it fits --max-memory, else a row cache of 200 MB")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=run)

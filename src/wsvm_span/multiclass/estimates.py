@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels import RBFRows
 from ..solvers.enclosing_ball import enclosing_ball_diameter
 from ..solvers.qp import qp_solver_name
 from ..span.estimates import analyse_spans
-from ..span.geometry import unconstrained_span2
+from ..span.estimates import SPAN_BLOCK_ROWS
+from ..span.geometry import NATIVE_SPAN_MAX_INBOUND, bordered_inverse, unconstrained_span2
 from ..utils.validation import check_class_labels
 from .model import OneVsOneSVM, machine_pairs, vote
 
@@ -110,8 +112,8 @@ def span_rule_decisions(model: OneVsOneSVM, K) -> list[tuple[np.ndarray, np.ndar
     ----------
     model : OneVsOneSVM
         The trained classifier.
-    K : array-like of shape (l, l)
-        Its training kernel.
+    K : array-like of shape (l, l) or kernels.RBFRows
+        Its training kernel, or a row cache of it (``RBFRows.cached``: each machine's SVs' blocks from the features).
 
     Returns
     -------
@@ -132,16 +134,38 @@ def span_rule_decisions(model: OneVsOneSVM, K) -> list[tuple[np.ndarray, np.ndar
     >>> where[:3].tolist(), np.round(values[:3], 3).tolist()
     ([0, 1, 3], [0.431, 0.065, -0.435])
     """
-    K = np.asarray(K, dtype=float)
+    rows_cache = isinstance(K, RBFRows) and not K.in_place
+    if not rows_cache:
+        K = np.asarray(K, dtype=float)
     out = []
     for idx, machine in zip(model.members, model.machines):
         sv = machine.support
         # the machine's rows of K in place: its in-bound block is factored, its bounded SVs read against it
-        span2 = unconstrained_span2(machine, K, rows=idx)
+        span2 = _span2_from_rows(machine, idx, K) if rows_cache else unconstrained_span2(machine, K, rows=idx)
         with np.errstate(invalid="ignore"):
             values = machine.decision_train[sv] - machine.y[sv] * machine.alpha[sv] * span2
         out.append((idx[sv], values))
     return out
+
+
+def _span2_from_rows(machine, idx, K: RBFRows) -> np.ndarray:
+    """``unconstrained_span2(machine, K, rows=idx)`` on a row cache: the kernel among the machine's in-bound SVs and
+    one block of ``SPAN_BLOCK_ROWS`` bounded SVs at a time ((n* + block)^2 entries, computed from the features),
+    each block's values computed as ``unconstrained_span2`` computes them on the whole kernel (above
+    NATIVE_SPAN_MAX_INBOUND in-bound SVs from one factorization of their block, shared by the blocks; below it the
+    compiled route, which factors that small block again per block)."""
+    sv, M, B = machine.support, machine.inbound, machine.bounded
+    s2 = np.full(sv.size, np.inf)
+    if M.size == 0:  # no span (S_p = inf), as unconstrained_span2 has it
+        return s2
+    inverse = None if M.size <= NATIVE_SPAN_MAX_INBOUND else bordered_inverse(K.block(idx[M], idx[M]))
+    for start in range(0, max(B.size, 1), SPAN_BLOCK_ROWS):
+        # ascending positions, so that the in-bound SVs keep their order (the factorization's)
+        part = np.sort(np.concatenate([M, B[start:start + SPAN_BLOCK_ROWS]]))
+        points = idx[part]
+        s2[np.searchsorted(sv, part)] = unconstrained_span2(machine.restricted(part), K.block(points, points),
+                                                            inverse)
+    return s2
 
 
 def span_rule_predictions(model: OneVsOneSVM, K) -> np.ndarray:
@@ -151,8 +175,8 @@ def span_rule_predictions(model: OneVsOneSVM, K) -> np.ndarray:
     ----------
     model : OneVsOneSVM
         The trained classifier.
-    K : array-like of shape (l, l)
-        Its training kernel.
+    K : array-like of shape (l, l) or kernels.RBFRows
+        Its training kernel, or a row cache of it (``RBFRows.cached``: each machine's SVs' blocks from the features).
 
     Returns
     -------
@@ -172,7 +196,7 @@ def span_rule_predictions(model: OneVsOneSVM, K) -> np.ndarray:
     >>> mc.span_rule_predictions(model, K)[:5].tolist()
     [0, 0, 0, 1, 0]
     """
-    return loo_predictions(model, span_rule_decisions(model, np.asarray(K, dtype=float)))
+    return loo_predictions(model, span_rule_decisions(model, K))
 
 
 def span_rule(model: OneVsOneSVM, K) -> float:
@@ -183,8 +207,8 @@ def span_rule(model: OneVsOneSVM, K) -> float:
     ----------
     model : OneVsOneSVM
         The trained classifier.
-    K : array-like of shape (l, l)
-        Its training kernel.
+    K : array-like of shape (l, l) or kernels.RBFRows
+        Its training kernel, or a row cache of it (``RBFRows.cached``: each machine's SVs' blocks from the features).
 
     Returns
     -------

@@ -18,10 +18,11 @@ import scipy.sparse as sp
 
 from ..engines import AUTO, DEFAULT_TOL, engine_for
 from ..engines.warm_start import Solved, rescaled_start
+from ..kernels import _BLOCK_ELEMENTS, RBFRows
 from ..model import WeightedSVM, classify_alpha
 from ..utils.validation import check_class_labels, check_kernel, check_weights
 
-__all__ = ["OneVsOneSVM", "fit_one_vs_one", "machine_pairs", "vote"]
+__all__ = ["OneVsOneSVM", "fit_one_vs_one", "machine_pairs", "support_expansion", "vote"]
 
 #: rows of a held-out kernel block turned into decision values at a time: the block's SV columns are
 #: copied (transposed) per block, so the copy stays small beside the (m, l) block itself
@@ -271,14 +272,57 @@ class OneVsOneSVM:
         return self.classes[self.predict_index(K_rows)]
 
 
+def support_expansion(coef, K: RBFRows) -> np.ndarray:
+    """``coef @ K`` on a row cache: the kernel rows of coef's non-zero columns (the SVs of any machine) in blocks of
+    at most ``_BLOCK_ELEMENTS`` entries, each block multiplied into every machine's row at once (a point's row is
+    computed once for all the machines it is an SV of).
+
+    Parameters
+    ----------
+    coef : scipy.sparse.csr_matrix of shape (n_machines, l)
+        y_p a_p of each machine (``OneVsOneSVM.coef``).
+    K : kernels.RBFRows
+        The training kernel (a row cache: ``RBFRows.cached``).
+
+    Returns
+    -------
+    ndarray of shape (n_machines, l)
+        sum_p coef[m, p] K[p, t] at every training point t.
+    """
+    sup = np.flatnonzero(np.diff(coef.tocsc().indptr))
+    out = np.zeros((coef.shape[0], K.l))
+    step = max(1, _BLOCK_ELEMENTS // max(1, K.l))
+    for start in range(0, sup.size, step):
+        part = sup[start:start + step]
+        out += coef[:, part] @ K.block(part)
+    return out
+
+
+def _row_cache_order(pairs) -> list[int]:
+    """The machines in the order they train on a row cache (each machine is trained on its own: the order changes which
+    rows are computed again, not the machines, beyond a recomputed row's rounding). LIBSVM's order (0, 1), ..., (0,
+    k-1), (1, 2), ... reads class j's rows again only k - 2 machines later, by when a cache that holds a few classes
+    has evicted them; here class i's machines run together (its rows stay recent), each sweep over the other classes
+    in the direction opposite to the previous sweep, so that it starts with the classes read last (the ones the
+    least-recently-used eviction kept). Measured on 6,000 MNIST digits, 6 grid points, a cache of 200 MB (73% of the
+    rows): rows computed 64,194 in LIBSVM's order, 38,201 here; CPU 29.2 s, 21.1 s."""
+    order = []
+    for sweep, first in enumerate(np.unique(pairs[:, 0])):
+        mine = np.flatnonzero(pairs[:, 0] == first).tolist()
+        order += mine[::-1] if sweep % 2 else mine
+    return order
+
+
 def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL,
                    check_input: bool = True, warm_from: OneVsOneSVM | None = None) -> OneVsOneSVM:
     """Train LIBSVM's one-vs-one classifier on a precomputed training kernel.
 
     Parameters
     ----------
-    K : array-like of shape (l, l)
-        The training kernel.
+    K : array-like of shape (l, l) or kernels.RBFRows
+        The training kernel; or a row cache of it (``RBFRows.cached``: no l x l array), which an engine that reads
+        rows on demand ("smo") trains each machine on, restricted to the machine's points, and whose SVs' rows
+        give the decision values in blocks (``support_expansion``).
     labels : array-like of shape (l,)
         Any labels, at least two classes.
     C : float or array-like of shape (l,)
@@ -320,10 +364,10 @@ def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL
     >>> [m.support.size for m in model.machines]
     [20, 21, 20]
     """
-    if check_input:
-        K = check_kernel(K)
-    else:
-        K = np.asarray(K, dtype=float)
+    # a row cache (kernels.RBFRows.cached) holds no l x l array: the machines read its rows through the solver
+    rows_cache = isinstance(K, RBFRows) and not K.in_place
+    if not rows_cache:
+        K = check_kernel(K) if check_input else np.asarray(K, dtype=float)
     classes, class_index = check_class_labels(labels, K.shape[0], name="labels")
     l = class_index.shape[0]
     C = check_weights(C, l) if check_input else np.broadcast_to(np.asarray(C, dtype=float), (l,)).astype(float)
@@ -339,6 +383,9 @@ def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL
         members = tuple(np.flatnonzero((class_index == i) | (class_index == j)) for i, j in pairs)
         signs = tuple(np.where(class_index[idx] == i, 1.0, -1.0) for idx, (i, _) in zip(members, pairs))
     solver = engine_for(engine, signs[0], C[members[0]])
+    if rows_cache and not solver.capabilities.rows_on_demand:
+        raise ValueError(f"engine {solver.name!r} trains on a whole kernel; a row cache needs one that reads its rows "
+                         "on demand (engine='smo')")
     if not solver.capabilities.per_instance_weights:  # every machine's weights must be expressible too
         for idx, y in zip(members[1:], signs[1:]):
             engine_for(engine, y, C[idx])
@@ -355,7 +402,9 @@ def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL
         alphas = [alphas[m, idx] for m, idx in enumerate(members)]
     elif solver.capabilities.kernel_rows:  # each machine reads its rows of K in place
         options = [{} if start is None else {"alpha0": start} for start in starts]
-        solved = [solver.solve(K, y, C[idx], tol, rows=idx, **opts) for idx, y, opts in zip(members, signs, options)]
+        solved = [None] * len(members)
+        for m in _row_cache_order(pairs) if rows_cache else range(len(members)):
+            solved[m] = solver.solve(K, signs[m], C[members[m]], tol, rows=members[m], **options[m])
         alphas, b = [a for a, _ in solved], np.array([bias for _, bias in solved])
     else:
         solved = [solver.solve(K[np.ix_(idx, idx)], y, C[idx], tol) for idx, y in zip(members, signs)]
@@ -370,7 +419,7 @@ def fit_one_vs_one(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL
     coef = sp.csr_matrix((vals, cols, indptr), shape=(pairs.shape[0], l))
     b = np.asarray(b, dtype=float)
     # K is symmetric: row m of coef @ K is f_ij at every training point, reading only the SV rows of K
-    decision = np.asarray(coef @ K) + b[:, None]
+    decision = (support_expansion(coef, K) if rows_cache else np.asarray(coef @ K)) + b[:, None]
     machines = tuple(
         WeightedSVM(alpha=a, b=float(b[m]), y=y, C=C[idx], decision_train=decision[m, idx], support=sv,
                     inbound=inb, bounded=bnd, engine=solver.name, tol=float(tol))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engines import AUTO, DEFAULT_TOL
+from ..kernels import _BLOCK_ELEMENTS, RBFRows, kernel_entries
 from ..resampling import FoldKernels, LeaveOneOut, fold_parts, resolve_folds
 from ..resampling import leave_one_out as binary_leave_one_out
 from ..utils.validation import check_class_labels, check_kernel
@@ -90,8 +91,9 @@ def leave_one_out(model: OneVsOneSVM, K, *, check_input: bool = True, prune: boo
     ----------
     model : OneVsOneSVM
         The classifier trained on all l points.
-    K : array-like of shape (l, l)
-        Its training kernel.
+    K : array-like of shape (l, l) or kernels.RBFRows
+        Its training kernel; or a row cache of it (``RBFRows.cached``): each machine's retrainings then read a row
+        cache of the machine's points, of the same size.
     check_input : bool, default=True
         Validate K.
     prune : bool, default=True
@@ -122,7 +124,9 @@ def leave_one_out(model: OneVsOneSVM, K, *, check_input: bool = True, prune: boo
     >>> round(loo.loo_error, 4), model.classes[loo.predictions[:4]].tolist()
     (0.2667, ['a', 'b', 'a', 'b'])
     """
-    K = check_kernel(K) if check_input else np.asarray(K, dtype=float)
+    rows_cache = isinstance(K, RBFRows) and not K.in_place
+    if not rows_cache:
+        K = check_kernel(K) if check_input else np.asarray(K, dtype=float)
     if K.shape != (model.n_train, model.n_train):
         raise ValueError(f"K must be the ({model.n_train}, {model.n_train}) training kernel of the model, got {K.shape}")
     points = _undecided(model) if prune else model.support
@@ -132,7 +136,10 @@ def leave_one_out(model: OneVsOneSVM, K, *, check_input: bool = True, prune: boo
     for idx, machine in zip(model.members, model.machines):
         local = machine.support[wanted[idx[machine.support]]]
         if local.size:
-            loo = binary_leave_one_out(machine, K[np.ix_(idx, idx)], check_input=False, points=local)
+            # a row cache: the machine's retrainings on a row cache of its points, of the same size
+            K_machine = (RBFRows.cached(K.X[idx], K.gamma, K.cache_mb, sq_norms=K.sq_norms[idx]) if rows_cache
+                         else K[np.ix_(idx, idx)])
+            loo = binary_leave_one_out(machine, K_machine, check_input=False, points=local)
         else:
             loo = LeaveOneOut(support=local, decision_loo=np.zeros(0), sets_unchanged=np.zeros(0, dtype=bool),
                               loo_error=0.0)
@@ -179,6 +186,17 @@ def loo_error(K, labels, C, *, engine: str = AUTO, tol: float = DEFAULT_TOL) -> 
     return leave_one_out(fit_one_vs_one(K, labels, C, engine=engine, tol=tol), K, check_input=False).loo_error
 
 
+def _held_out_decisions(model: OneVsOneSVM, K, sv_rows, held) -> np.ndarray:
+    """The machines' decision values at the held-out points, f = coef K[SV rows, held] + b, from blocks of held-out
+    columns of at most ``_BLOCK_ELEMENTS`` kernel entries (a row cache computes them from the features)."""
+    F = np.empty((model.n_machines, held.size))
+    step = max(1, _BLOCK_ELEMENTS // max(1, sv_rows.size))
+    for start in range(0, held.size, step):
+        cols = held[start:start + step]
+        F[:, start:start + step] = model.decisions_at(kernel_entries(K, sv_rows, cols))
+    return F
+
+
 def kfold_cv_error(
     K, labels, C, k: int = 5, seed: int = 0, *, folds=None, engine: str = AUTO, tol: float = DEFAULT_TOL,
     check_input: bool = True, fold_kernels: FoldKernels | None = None,
@@ -188,8 +206,9 @@ def kfold_cv_error(
 
     Parameters
     ----------
-    K : array-like of shape (l, l)
-        The training kernel.
+    K : array-like of shape (l, l) or kernels.RBFRows
+        The training kernel; or a row cache of it (``RBFRows.cached``): each fold's machines then train on a row
+        cache of the fold's training points, of the same size, and the held-out votes read blocks of the SVs' rows.
     labels : array-like of shape (l,)
         Labels of two or more classes.
     C : float or array-like of shape (l,)
@@ -231,7 +250,9 @@ def kfold_cv_error(
     >>> round(mc.kfold_cv_error(K, labels, 1.0, k=5, seed=0), 4)
     0.2889
     """
-    K = check_kernel(K) if check_input else np.asarray(K, dtype=float)
+    rows_cache = isinstance(K, RBFRows) and not K.in_place
+    if not rows_cache:
+        K = check_kernel(K) if check_input else np.asarray(K, dtype=float)
     classes, class_index = check_class_labels(labels, K.shape[0], name="labels")
     l = class_index.shape[0]
     C = np.broadcast_to(np.asarray(C, dtype=float), (l,))
@@ -242,11 +263,14 @@ def kfold_cv_error(
         if missing.size:
             raise ValueError(f"fold {fold}'s training part has no point of class {classes[missing[0]]!r}; "
                              "use fewer folds")
-        if K_train is None:
+        if rows_cache:
+            # the fold's training points as a row cache of their own, of the same size (its machines' rows restricted
+            # to them), freed with the fold
+            K_train = RBFRows.cached(K.X[train], K.gamma, K.cache_mb, sq_norms=K.sq_norms[train])
+        elif K_train is None:
             K_train = K[np.ix_(train, train)]
         model = fit_one_vs_one(K_train, class_index[train], C[train], engine=engine, tol=tol, check_input=False)
-        # only the SV rows of the held-out columns: f = coef K[train_SV, held] + b
-        F = model.decisions_at(K[np.ix_(train[model.support], held)])
+        F = _held_out_decisions(model, K, train[model.support], held)
         wrong = vote(F, model.pairs, model.n_classes) != class_index[held]
         if classes.size == 2:  # method.md's theta: f = 0 is an error for both classes
             wrong |= F[0] == 0.0
