@@ -35,8 +35,8 @@ import scipy.linalg as sla
 from scipy.linalg import lapack
 
 from .model import SVMPlus
-from .solver import (ACTIVE_SET, KKT_TOL, SMO_TOL, ActiveSetFailure, SVMPlusProblem, feasible_start, solve_symmetric,
-                     with_fit_time)
+from .solver import (ACTIVE_SET, KKT_TOL, RELEASE_TOL, SMO_TOL, ActiveSetFailure, ReducedSystem, SVMPlusProblem,
+                     feasible_start, solve_symmetric, with_fit_time)
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,10 @@ class SVMPlusLeaveOneOut:
     sets_unchanged : ndarray of bool, shape (k,), or None
         True where the refit's active sets are the full model's minus p (retraining only; None for
         ``loo_rule``, which assumes it).
+    retrained : ndarray of bool, shape (k,), or None
+        True where the point was retrained by ``refit_without`` because the refit on the full model's sets
+        minus p (``refits_on_the_model_sets``) failed its KKT check (``leave_one_out`` only; None for
+        ``loo_rule``).
     error : float
         Fraction of l with y_p f^p(x_p) <= 0.
 
@@ -73,6 +77,7 @@ class SVMPlusLeaveOneOut:
     points: np.ndarray
     decision_loo: np.ndarray
     sets_unchanged: np.ndarray | None
+    retrained: np.ndarray | None
     error: float
 
 
@@ -147,8 +152,7 @@ class BorderedSystem:
     @classmethod
     def build(cls, problem: SVMPlusProblem, Z0, B0) -> BorderedSystem | None:
         l, C = problem.y.size, problem.C
-        diag = np.diag(problem.T)
-        if np.ptp(diag) > RIDGE_RTOL * np.max(np.abs(diag)):
+        if not _ridge_is_even(problem):
             return None
         iZ, iB = np.flatnonzero(Z0), np.flatnonzero(B0)
         n = 2 * l + 2 + iZ.size + iB.size
@@ -269,6 +273,10 @@ def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | 
 def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     """Exact leave-one-out of SVM+: retrain without each point that can change it (warm-started).
 
+    Every refit is first tried on the full model's active sets minus p, all of them from one inverse
+    (``refits_on_the_model_sets``), and taken where it passes the active-set method's own acceptance test on the
+    problem without p; the others are retrained by ``refit_without``.
+
     Parameters
     ----------
     model : SVMPlus
@@ -299,23 +307,152 @@ def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     Z, B = active_sets(model)
     points = _points(model)
     f_loo = np.empty(points.size)
-    unchanged = np.empty(points.size, dtype=bool)
-    # an unpolished model's sets are its QP solver's rounding, not exact: its refits go the way they always went
-    bordered = (BorderedSystem.build(SVMPlusProblem.build(K, K_priv, y, model.C, model.gamma), Z, B)
-                if model.solver.endswith(ACTIVE_SET) and BorderedSystem.pays(Z, B, points.size) else None)
-    for t, p in enumerate(points):
-        rest = np.delete(np.arange(model.n_train), p)
-        if np.all(y[rest] == y[rest][0]):
-            f_loo[t], unchanged[t] = -y[p], False  # one class left: count an error
-            continue
+    unchanged = np.zeros(points.size, dtype=bool)
+    # without the only point of its class one class is left: no classifier, counted as an error
+    lone = np.array([np.count_nonzero(y == y[p]) == 1 for p in points], dtype=bool)
+    f_loo[lone] = -y[points[lone]]
+    retrained = ~lone
+    problem = SVMPlusProblem.build(K, K_priv, y, model.C, model.gamma)
+    # an unpolished model's sets are its QP solver's rounding, not exact: its refits go the way they always went;
+    # where the ridge moves with the point left out, the full model's system is not the refits'
+    polished = model.solver.endswith(ACTIVE_SET)
+    if polished and _ridge_is_even(problem) and retrained.any():
+        tried = np.flatnonzero(retrained)
+        exact, f_tried, same = refits_on_the_model_sets(model, problem, points[tried])
+        f_loo[tried[exact]], unchanged[tried[exact]] = f_tried[exact], same[exact]
+        retrained[tried[exact]] = False
+    bordered = (BorderedSystem.build(problem, Z, B)
+                if polished and BorderedSystem.pays(Z, B, np.count_nonzero(retrained)) else None)
+    for t in np.flatnonzero(retrained):
         if bordered is not None and bordered.failing:
             bordered = None
-        sub, rest = refit_without(model, K, K_priv, p, bordered)
-        f_loo[t] = float(K[p, rest] @ (sub.y * sub.alpha) + sub.b)
+        sub, rest = refit_without(model, K, K_priv, points[t], bordered)
+        f_loo[t] = float(K[points[t], rest] @ (sub.y * sub.alpha) + sub.b)
         Z_sub, B_sub = active_sets(sub)
         unchanged[t] = np.array_equal(Z_sub, Z[rest]) and np.array_equal(B_sub, B[rest])
-    return SVMPlusLeaveOneOut(points=points, decision_loo=f_loo, sets_unchanged=unchanged,
+    return SVMPlusLeaveOneOut(points=points, decision_loo=f_loo, sets_unchanged=unchanged, retrained=retrained,
                               error=_error(y[points], f_loo, model.n_train))
+
+
+def refits_on_the_model_sets(model: SVMPlus, problem: SVMPlusProblem, points) -> tuple[np.ndarray, np.ndarray,
+                                                                                         np.ndarray]:
+    """The refits without each of ``points`` on the full model's active sets minus p, and which of them are exact.
+
+    Each refit's minimiser on those sets comes from ONE inverse of the model's reduced KKT system by bordering
+    (``_bordered_unknowns``, the module's doc). It is the exact refit where it passes the test that ends the
+    active-set method (``SVMPlusProblem.active_set``) on the problem without p: no guess contradicted (mu_i >=
+    -RELEASE_TOL on Z, xi_i >= -RELEASE_TOL on B, a_i and beta_i >= -KKT_TOL C off them) and every KKT residual
+    of the solution (a clipped at 0, ``SVMPlus.kkt_residuals``) at most KKT_TOL: a KKT point of the convex dual is
+    its minimiser, whichever way it was found, and the residuals are computed from the kernels anew, so the
+    inverse's round-off can make a refit fail (it is then retrained) but not pass wrongly. All refits are checked
+    at once by two l x k matrix products (k = len(points)).
+
+    ``problem`` must be the model's (``SVMPlusProblem.build``) with a ridge that does not move with the point
+    left out (``_ridge_is_even``), and no point may be its class's only one.
+
+    Returns
+    -------
+    (ndarray of bool, ndarray, ndarray of bool), each of shape (k,)
+        Exact (the refit passed), f^p(x_p) (meaningful where exact), and whether the refit's active sets (a_i = 0,
+        beta_i <= KKT_TOL C) are the model's minus p.
+    """
+    y, C, l = problem.y, problem.C, problem.y.size
+    points = np.asarray(points, dtype=np.intp)
+    Z, B = active_sets(model)
+    bordering = _Bordering(problem, Z, B, points)
+    F, N, n = bordering.system.F, bordering.system.N, bordering.system.n
+    left_out = (points, np.arange(points.size))  # entry (p, t): p in the refit without p
+
+    def refits(W, clip: bool):
+        """(a, a~, b, b~, xi, mu) of the refits whose unknowns are W's columns (a clipped at 0 where ``clip``, as
+        the active-set method returns it); p's own a_p = a~_p = 0 (bordered to 0 up to round-off), and p has no
+        conditions of its own (xi_p = mu_p = 0)."""
+        A = np.zeros((l, points.size))
+        A[F] = W[:F.size]
+        A[left_out] = 0.0
+        if clip:
+            A = np.maximum(A, 0.0)
+        A_tilde = np.where(B[:, None], A - C, 0.0)  # a~ = a - C on B
+        A_tilde[N] = W[F.size:n]
+        A_tilde[left_out] = 0.0
+        xi = problem.T @ A_tilde + W[n + 1]
+        mu = problem.Q @ A + np.outer(y, W[n]) - 1.0 + xi
+        xi[left_out] = mu[left_out] = 0.0
+        return A, A_tilde, W[n], W[n + 1], xi, mu
+
+    W = bordering.solve(bordering.rhs)
+    # One step of iterative refinement: products with an explicit inverse have errors of cond(M) eps |z| (w_mixture
+    # 1:2, C = 4, gamma = 16: cond 1.7e6, a_i mu_i / C ~ 5e-7 on the free a_i of nearly every refit, above KKT_TOL,
+    # where the fresh solve of the active-set method reaches 4e-11). The residual r = rhs - M z is minus the
+    # gradient of the Lagrangian on the unknowns: mu_i on a free a_i in B, mu_i - xi_i on one off B (there a~_i is
+    # an unknown of its own), xi_i on a free a~_i, y'a and 1'a~ in the rows of b and b~.
+    A, A_tilde, _, _, xi, mu = refits(W, clip=False)
+    R = np.empty_like(W)
+    R[:F.size] = -(mu[F] - np.where(B[F, None], 0.0, xi[F]))
+    R[F.size:n] = -xi[N]
+    R[n], R[n + 1] = -(y @ A), -A_tilde.sum(axis=0)
+    W = W + bordering.solve(R)
+    wrong = np.zeros((l, points.size), dtype=bool)
+    wrong[F] = W[:F.size] < -KKT_TOL * C  # a free a_i below its bound (before the clip)
+    wrong[left_out] = False
+    A, A_tilde, b, _, xi, mu = refits(W, clip=True)
+    beta = C + A_tilde - A  # C at p (a_p = a~_p = 0), which meets every condition
+    wrong |= Z[:, None] & (mu < -RELEASE_TOL)
+    wrong |= B[:, None] & (xi < -RELEASE_TOL)
+    wrong |= ~B[:, None] & (beta < -KKT_TOL * C)
+    # SVMPlus.kkt_residuals of each refit, column by column (a >= 0 holds: clipped)
+    residual = np.max([np.maximum(-beta.min(axis=0), 0.0) / C, np.maximum(-xi.min(axis=0), 0.0),
+                       np.maximum(-mu.min(axis=0), 0.0), np.abs(A * mu).max(axis=0) / C,
+                       np.abs(beta * xi).max(axis=0) / C, np.abs(y @ A) / C, np.abs(A_tilde.sum(axis=0)) / C], axis=0)
+    exact = ~wrong.any(axis=0) & (residual <= KKT_TOL)
+    f_loo = np.einsum("tj,jt->t", problem.K[points] * y, A) + b  # f^p(x_p) = (K Y a^p)_p + b^p
+    same = ((A == 0.0) == Z[:, None]) & ((beta <= KKT_TOL * C) == B[:, None])
+    same[left_out] = True
+    return exact, f_loo, same.all(axis=0)
+
+
+def _ridge_is_even(problem: SVMPlusProblem) -> bool:
+    """Whether the ridge ``SVMPlusProblem.build`` adds is the same without any one point: it is a share of the
+    privileged kernel's mean diagonal, which moves with the point left out unless the diagonal is even
+    (``RIDGE_RTOL``)."""
+    diag = np.diag(problem.T)
+    return bool(np.ptp(diag) <= RIDGE_RTOL * np.max(np.abs(diag)))
+
+
+class _Bordering:
+    """The reduced KKT system of the sets Z (a_i = 0), B (beta_i = 0) (``SVMPlusProblem.reduced_system``) with
+    each of ``points`` left out in turn, all from ONE inverse (the module's doc): leaving p out drops p's constant
+    a~_p = -C from the right-hand side where p is in B (``rhs``) and borders p's unknowns to zero (``solve``)."""
+
+    def __init__(self, problem: SVMPlusProblem, Z, B, points):
+        y, C = problem.y, problem.C
+        self.system = system = problem.reduced_system(Z, B)
+        F, N, J, posJ, n = system.F, system.N, system.J, system.posJ, system.n
+        # the inverse, or the pseudo-inverse when the system is singular (non-unique minimiser)
+        self.inverse = solve_symmetric(system.M, np.eye(system.M.shape[0]))
+        # Leaving p out of B removes its constant a~_p = -C: rhs loses C d_p with
+        # d_p = [T_Jp at posJ; 1 in the row of 1'a~ = 0].
+        in_B = np.asarray(points)[B[points]]
+        D = np.zeros((n + 2, in_B.size))
+        D[posJ] = problem.T[np.ix_(J, in_B)]
+        D[n + 1] = 1.0
+        self.rhs = np.repeat(system.rhs[:, None], len(points), axis=1)
+        self.rhs[:, B[points]] -= C * D
+        pos_u = np.full(y.size, -1)
+        pos_u[F] = np.arange(F.size)
+        pos_v = np.full(y.size, -1)
+        pos_v[N] = F.size + np.arange(N.size)
+        self.pinned = [[pos for pos in (pos_u[p], pos_v[p]) if pos >= 0] for p in points]
+
+    def solve(self, R) -> np.ndarray:
+        """Column t: the solution of the system without points[t]'s unknowns (pinned to 0) for right-hand side
+        R[:, t] (whose entries in p's rows are ignored: those equations go with p)."""
+        V = self.inverse @ R
+        for t, E in enumerate(self.pinned):
+            if E:
+                # Border p's unknowns E to zero: v' = v - Minv_E (Minv_EE)^-1 v_E.
+                V[:, t] -= self.inverse[:, E] @ np.linalg.solve(self.inverse[np.ix_(E, E)], V[E, t])
+        return V
 
 
 def loo_rule(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
@@ -333,7 +470,7 @@ def loo_rule(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     Returns
     -------
     SVMPlusLeaveOneOut
-        The estimated LOO decision values and error (``sets_unchanged`` None).
+        The estimated LOO decision values and error (``sets_unchanged`` and ``retrained`` None).
 
     Examples
     --------
@@ -349,38 +486,15 @@ def loo_rule(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     0.2
     """
     K = np.asarray(K, dtype=float)
-    y, C = model.y, model.C
-    problem = SVMPlusProblem.build(K, np.asarray(K_priv, dtype=float), y, C, model.gamma)
+    y = model.y
+    problem = SVMPlusProblem.build(K, np.asarray(K_priv, dtype=float), y, model.C, model.gamma)
     Z, B = active_sets(model)
-    system = problem.reduced_system(Z, B)
-    F, N, J, posJ, n = system.F, system.N, system.J, system.posJ, system.n
-    # the inverse, or the pseudo-inverse when the system is singular (non-unique minimiser)
-    Minv = solve_symmetric(system.M, np.eye(system.M.shape[0]))
-    z = Minv @ system.rhs
-    # Leaving p out of B removes its constant a~_p = -C: rhs loses C d_p with
-    # d_p = [T_Jp at posJ; 1 in the row of 1'a~ = 0].
-    B_idx = np.flatnonzero(B)
-    D = np.zeros((n + 2, B_idx.size))
-    D[posJ] = problem.T[np.ix_(J, B_idx)]
-    D[n + 1] = 1.0
-    shift = Minv @ D
-    column_of_B = np.full(y.size, -1)
-    column_of_B[B_idx] = np.arange(B_idx.size)
-    pos_u = np.full(y.size, -1)
-    pos_u[F] = np.arange(F.size)
-    pos_v = np.full(y.size, -1)
-    pos_v[N] = F.size + np.arange(N.size)
     points = _points(model)
-    f_loo = np.empty(points.size)
+    bordering = _Bordering(problem, Z, B, points)
+    W, F = bordering.solve(bordering.rhs), bordering.system.F
     yK_F = y[F][:, None] * K[np.ix_(F, points)]  # column t: y_j K(x_j, x_p) over F
-    for t, p in enumerate(points):
-        w = z - C * shift[:, column_of_B[p]] if B[p] else z
-        E = [pos for pos in (pos_u[p], pos_v[p]) if pos >= 0]
-        if E:
-            # Border p's unknowns to zero: z' = w - Minv_E (Minv_EE)^-1 w_E.
-            w = w - Minv[:, E] @ np.linalg.solve(Minv[np.ix_(E, E)], w[E])
-        f_loo[t] = float(w[:F.size] @ yK_F[:, t] + w[n])
-    return SVMPlusLeaveOneOut(points=points, decision_loo=f_loo, sets_unchanged=None,
+    f_loo = np.einsum("jt,jt->t", W[:F.size], yK_F) + W[bordering.system.n]
+    return SVMPlusLeaveOneOut(points=points, decision_loo=f_loo, sets_unchanged=None, retrained=None,
                               error=_error(y[points], f_loo, model.n_train))
 
 
