@@ -7,11 +7,23 @@ the training set such a point can be misclassified when xi_p > 1). So every poin
 a_p > 0 or a~_p != 0 is retrained without (a point with a_p = a~_p = 0 leaves the
 solution optimal when removed, and has xi_p = 0, y_p f(x_p) >= 1: never an error).
 
-``leave_one_out`` retrains by the active-set method from the full model's sets (2-3 iterations a refit on
-Experiment 8's data). Each iteration's equality-constrained QP is the full model's KKT system with a few rows
-added or dropped, so all the refits of one model border ONE inverse of that system (``BorderedSystem``) instead of
-building and factoring a reduced system per iteration, where that costs less (``BorderedSystem.pays``): the same
-refits (to ~1e-8 in the LOO decision values), 1.4x less CPU for parkinson_speech's exact LOO (docs/experiments.md).
+``leave_one_out`` takes each refit in two steps. First, all refits on the full model's active sets minus p at once
+(``refits_on_the_model_sets``): their minimisers follow from ONE inverse of the model's reduced KKT system by
+bordering, as in ``loo_rule`` below (with one step of iterative refinement), and a refit counts as exact where it
+passes the test that ends the active-set method, on the problem without p: no guess contradicted and every KKT
+residual, computed from the kernels, at most ``KKT_TOL``. That is the active-set method's own first iteration from
+the model's sets, and its last where the sets do not change: 3-97% of the points of a model on w_mixture 1:2
+(l = 400), 0-36% on parkinson_speech 1:2 (l = 173, whose refits' sets nearly always change). Second, every other
+point is retrained (``refit_without``; ``SVMPlusLeaveOneOut.retrained``) by the active-set method from the full
+model's sets (2-5 iterations a refit on Experiment 8's data), each iteration's solve bordering ONE inverse of the
+model's full KKT system (``BorderedSystem``) where that costs less (``BorderedSystem.pays``), and where that method
+does not converge by the default route warm-started from the full solution made feasible without p. Both steps end
+in an exact solution of the refit by the same test, so the LOO decision values are those of the refits retrained
+alone (to ~1e-7 on Experiment 8's problems; every LOO error the same, docs/experiments.md) and of cold QP refits
+(tests/test_svm_plus_loo_sets.py). A first step that reads the refits off the decomposition solver (to a gap
+bounding the error of f^p(x_p)) was tried and dropped: from the full solution made feasible, it needed 10^3-10^4
+steps a refit to a KKT violation of 1e-6 even at C = 2^-4 on w_mixture, where a bound tight enough to decide the
+sign of f^p(x_p) needs ~1e-9.
 
 ``loo_rule`` is the SVM+ counterpart of the span-rule (method.md section 4): if the active
 sets Z = {a_i = 0} and B = {beta_i = 0} do not change when x_p is left out, the reduced
@@ -380,7 +392,7 @@ def refits_on_the_model_sets(model: SVMPlus, problem: SVMPlusProblem, points) ->
         xi[left_out] = mu[left_out] = 0.0
         return A, A_tilde, W[n], W[n + 1], xi, mu
 
-    W = bordering.solve(bordering.rhs)
+    W = bordering.unknowns()
     # One step of iterative refinement: products with an explicit inverse have errors of cond(M) eps |z| (w_mixture
     # 1:2, C = 4, gamma = 16: cond 1.7e6, a_i mu_i / C ~ 5e-7 on the free a_i of nearly every refit, above KKT_TOL,
     # where the fresh solve of the active-set method reaches 4e-11). The residual r = rhs - M z is minus the
@@ -422,36 +434,48 @@ def _ridge_is_even(problem: SVMPlusProblem) -> bool:
 class _Bordering:
     """The reduced KKT system of the sets Z (a_i = 0), B (beta_i = 0) (``SVMPlusProblem.reduced_system``) with
     each of ``points`` left out in turn, all from ONE inverse (the module's doc): leaving p out drops p's constant
-    a~_p = -C from the right-hand side where p is in B (``rhs``) and borders p's unknowns to zero (``solve``)."""
+    a~_p = -C from the right-hand side where p is in B and borders p's unknowns to zero (``unknowns``)."""
 
     def __init__(self, problem: SVMPlusProblem, Z, B, points):
-        y, C = problem.y, problem.C
+        y = problem.y
+        self.C, self.B, self.points = problem.C, B, points
         self.system = system = problem.reduced_system(Z, B)
         F, N, J, posJ, n = system.F, system.N, system.J, system.posJ, system.n
         # the inverse, or the pseudo-inverse when the system is singular (non-unique minimiser)
         self.inverse = solve_symmetric(system.M, np.eye(system.M.shape[0]))
+        self.z = self.inverse @ system.rhs
         # Leaving p out of B removes its constant a~_p = -C: rhs loses C d_p with
         # d_p = [T_Jp at posJ; 1 in the row of 1'a~ = 0].
-        in_B = np.asarray(points)[B[points]]
-        D = np.zeros((n + 2, in_B.size))
-        D[posJ] = problem.T[np.ix_(J, in_B)]
+        B_idx = np.flatnonzero(B)
+        D = np.zeros((n + 2, B_idx.size))
+        D[posJ] = problem.T[np.ix_(J, B_idx)]
         D[n + 1] = 1.0
-        self.rhs = np.repeat(system.rhs[:, None], len(points), axis=1)
-        self.rhs[:, B[points]] -= C * D
+        self.shift = self.inverse @ D
+        self.column_of_B = np.full(y.size, -1)
+        self.column_of_B[B_idx] = np.arange(B_idx.size)
         pos_u = np.full(y.size, -1)
         pos_u[F] = np.arange(F.size)
         pos_v = np.full(y.size, -1)
         pos_v[N] = F.size + np.arange(N.size)
         self.pinned = [[pos for pos in (pos_u[p], pos_v[p]) if pos >= 0] for p in points]
 
+    def unknowns(self) -> np.ndarray:
+        """Column t: [a_F; a~_N; b; b~] of the problem without points[t] on the sets minus that point."""
+        W = np.empty((self.z.size, len(self.points)))
+        for t, p in enumerate(self.points):
+            W[:, t] = self.z - self.C * self.shift[:, self.column_of_B[p]] if self.B[p] else self.z
+        return self._bordered(W)
+
     def solve(self, R) -> np.ndarray:
         """Column t: the solution of the system without points[t]'s unknowns (pinned to 0) for right-hand side
         R[:, t] (whose entries in p's rows are ignored: those equations go with p)."""
-        V = self.inverse @ R
+        return self._bordered(self.inverse @ R)
+
+    def _bordered(self, V) -> np.ndarray:
         for t, E in enumerate(self.pinned):
             if E:
                 # Border p's unknowns E to zero: v' = v - Minv_E (Minv_EE)^-1 v_E.
-                V[:, t] -= self.inverse[:, E] @ np.linalg.solve(self.inverse[np.ix_(E, E)], V[E, t])
+                V[:, t] = V[:, t] - self.inverse[:, E] @ np.linalg.solve(self.inverse[np.ix_(E, E)], V[E, t])
         return V
 
 
@@ -491,9 +515,9 @@ def loo_rule(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     Z, B = active_sets(model)
     points = _points(model)
     bordering = _Bordering(problem, Z, B, points)
-    W, F = bordering.solve(bordering.rhs), bordering.system.F
+    W, F, n = bordering.unknowns(), bordering.system.F, bordering.system.n
     yK_F = y[F][:, None] * K[np.ix_(F, points)]  # column t: y_j K(x_j, x_p) over F
-    f_loo = np.einsum("jt,jt->t", W[:F.size], yK_F) + W[bordering.system.n]
+    f_loo = np.array([float(W[:F.size, t] @ yK_F[:, t] + W[n, t]) for t in range(points.size)])
     return SVMPlusLeaveOneOut(points=points, decision_loo=f_loo, sets_unchanged=None, retrained=None,
                               error=_error(y[points], f_loo, model.n_train))
 
