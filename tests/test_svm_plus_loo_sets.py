@@ -76,15 +76,15 @@ def test_both_ways_are_taken_and_the_retrained_points_are_the_ones_whose_check_f
     calls = []
     refit = svm_plus_loo.refit_without
 
-    def spy(model, K, K_priv, p, bordered=None):
+    def spy(model, K, K_priv, p, bordered=None, known=None):
         calls.append(p)
-        return refit(model, K, K_priv, p, bordered)
+        return refit(model, K, K_priv, p, bordered, known)
 
     monkeypatch.setattr(svm_plus_loo, "refit_without", spy)
     loo = leave_one_out(model, K, K_priv)
     assert 0 < loo.retrained.sum() < loo.points.size
     np.testing.assert_array_equal(calls, loo.points[loo.retrained])
-    exact, f, same = svm_plus_loo.refits_on_the_model_sets(
+    exact, f, same, _ = svm_plus_loo.refits_on_the_model_sets(
         model, SVMPlusProblem.build(K, K_priv, y, 1.0, 1.0), loo.points)
     np.testing.assert_array_equal(exact, ~loo.retrained)
     np.testing.assert_array_equal(f[exact], loo.decision_loo[exact])

@@ -247,7 +247,7 @@ class BorderedSystem:
         return a, a_tilde, float(x[2 * l]), float(x[2 * l + 1])
 
 
-def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | None = None
+def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | None = None, known=None
                   ) -> tuple[SVMPlus, np.ndarray]:
     """SVM+ retrained without training point p, warm-started from ``model``.
 
@@ -257,7 +257,9 @@ def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | 
     converge, ``fit_svm_plus``'s default route starts from the model's solution made feasible without p
     (``feasible_start``: its active sets kept), so the active-set methods, not the QP route, finish nearly every
     refit: on bank_marketing 2:1 (l = 200) models whose sets move, 1.5-2.5 ms a refit where the QP route took
-    15-260 ms (``benchmarks/bench_svm_plus_loo.py``).
+    15-260 ms (``benchmarks/bench_svm_plus_loo.py``). ``known`` = (Z, B, (a, a~, b, b~)) over the other points: a
+    minimiser on the sets Z, B already found (``refits_on_the_model_sets``: on the model's sets minus p, the first
+    iteration of both ways), which the primal-dual method takes instead of solving those sets again.
     """
     t0 = time.perf_counter()
     if bordered is not None:
@@ -265,7 +267,7 @@ def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | 
         Z, B = active_sets(model)
 
         def solve_on_sets(Z_sub, B_sub):
-            solved = bordered.solve(p, rest, Z_sub, B_sub)
+            solved = _known_solution(known, Z_sub, B_sub) or bordered.solve(p, rest, Z_sub, B_sub)
             return problem.solve_on_sets(Z_sub, B_sub) if solved is None else solved
 
         try:
@@ -278,8 +280,17 @@ def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | 
         problem = SVMPlusProblem.build(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], model.y[rest], model.C,
                                        model.gamma)
     # fit_svm_plus's default route on the problem already cut (not cut again from K and K~)
-    sub = problem.smo(SMO_TOL, True, feasible_start(model, model.C, rest), qp_solver="auto")
+    sub = problem.smo(SMO_TOL, True, feasible_start(model, model.C, rest), qp_solver="auto",
+                      solve_on_sets=None if known is None else
+                      lambda Z_sub, B_sub: _known_solution(known, Z_sub, B_sub) or problem.solve_on_sets(Z_sub, B_sub))
     return with_fit_time(sub, time.perf_counter() - t0), rest
+
+
+def _known_solution(known, Z, B):
+    """``known``'s minimiser where its sets are Z, B (``refit_without``), else None."""
+    if known is not None and np.array_equal(known[0], Z) and np.array_equal(known[1], B):
+        return known[2]
+    return None
 
 
 def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
@@ -324,21 +335,27 @@ def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     lone = np.array([np.count_nonzero(y == y[p]) == 1 for p in points], dtype=bool)
     f_loo[lone] = -y[points[lone]]
     retrained = ~lone
+    known = {}  # t: the minimiser of points[t]'s refit on the model's sets minus it (``refit_without``)
     problem = SVMPlusProblem.build(K, K_priv, y, model.C, model.gamma)
     # an unpolished model's sets are its QP solver's rounding, not exact: its refits go the way they always went;
     # where the ridge moves with the point left out, the full model's system is not the refits'
     polished = model.solver.endswith(ACTIVE_SET)
     if polished and _ridge_is_even(problem) and retrained.any():
         tried = np.flatnonzero(retrained)
-        exact, f_tried, same = refits_on_the_model_sets(model, problem, points[tried])
+        exact, f_tried, same, first = refits_on_the_model_sets(model, problem, points[tried])
         f_loo[tried[exact]], unchanged[tried[exact]] = f_tried[exact], same[exact]
         retrained[tried[exact]] = False
+        # the others' first iteration on the model's sets minus p is done: their retraining starts after it
+        for j in np.flatnonzero(~exact):
+            rest = np.delete(np.arange(model.n_train), points[tried[j]])
+            known[tried[j]] = Z[rest], B[rest], (first[0][rest, j], first[1][rest, j], float(first[2][j]),
+                                                 float(first[3][j]))
     bordered = (BorderedSystem.build(problem, Z, B)
                 if polished and BorderedSystem.pays(Z, B, np.count_nonzero(retrained)) else None)
     for t in np.flatnonzero(retrained):
         if bordered is not None and bordered.failing:
             bordered = None
-        sub, rest = refit_without(model, K, K_priv, points[t], bordered)
+        sub, rest = refit_without(model, K, K_priv, points[t], bordered, known.get(t))
         f_loo[t] = float(K[points[t], rest] @ (sub.y * sub.alpha) + sub.b)
         Z_sub, B_sub = active_sets(sub)
         unchanged[t] = np.array_equal(Z_sub, Z[rest]) and np.array_equal(B_sub, B[rest])
@@ -364,9 +381,12 @@ def refits_on_the_model_sets(model: SVMPlus, problem: SVMPlusProblem, points) ->
 
     Returns
     -------
-    (ndarray of bool, ndarray, ndarray of bool), each of shape (k,)
-        Exact (the refit passed), f^p(x_p) (meaningful where exact), and whether the refit's active sets (a_i = 0,
+    exact, f_loo, same : ndarray of shape (k,)
+        Whether the refit passed, f^p(x_p) (meaningful where it did), and whether its active sets (a_i = 0,
         beta_i <= KKT_TOL C) are the model's minus p.
+    first : (ndarray (l, k), ndarray (l, k), ndarray (k,), ndarray (k,))
+        a, a~, b, b~ of each refit on those sets, unclipped (column t; p's own rows 0): what the active-set
+        method's solve on them returns, its first iteration (``refit_without``'s ``known``).
     """
     y, C, l = problem.y, problem.C, problem.y.size
     points = np.asarray(points, dtype=np.intp)
@@ -375,10 +395,9 @@ def refits_on_the_model_sets(model: SVMPlus, problem: SVMPlusProblem, points) ->
     F, N, n = bordering.system.F, bordering.system.N, bordering.system.n
     left_out = (points, np.arange(points.size))  # entry (p, t): p in the refit without p
 
-    def refits(W, clip: bool):
-        """(a, a~, b, b~, xi, mu) of the refits whose unknowns are W's columns (a clipped at 0 where ``clip``, as
-        the active-set method returns it); p's own a_p = a~_p = 0 (bordered to 0 up to round-off), and p has no
-        conditions of its own (xi_p = mu_p = 0)."""
+    def iterates(W, clip: bool):
+        """(a, a~) of the refits whose unknowns are W's columns (a clipped at 0 where ``clip``, as the active-set
+        method returns it); p's own a_p = a~_p = 0 (bordered to 0 up to round-off)."""
         A = np.zeros((l, points.size))
         A[F] = W[:F.size]
         A[left_out] = 0.0
@@ -387,6 +406,12 @@ def refits_on_the_model_sets(model: SVMPlus, problem: SVMPlusProblem, points) ->
         A_tilde = np.where(B[:, None], A - C, 0.0)  # a~ = a - C on B
         A_tilde[N] = W[F.size:n]
         A_tilde[left_out] = 0.0
+        return A, A_tilde
+
+    def refits(W, clip: bool):
+        """(a, a~, b, b~, xi, mu) of the refits whose unknowns are W's columns (``iterates``); p has no conditions
+        of its own (xi_p = mu_p = 0)."""
+        A, A_tilde = iterates(W, clip)
         xi = problem.T @ A_tilde + W[n + 1]
         mu = problem.Q @ A + np.outer(y, W[n]) - 1.0 + xi
         xi[left_out] = mu[left_out] = 0.0
@@ -421,7 +446,7 @@ def refits_on_the_model_sets(model: SVMPlus, problem: SVMPlusProblem, points) ->
     f_loo = np.einsum("tj,jt->t", problem.K[points] * y, A) + b  # f^p(x_p) = (K Y a^p)_p + b^p
     same = ((A == 0.0) == Z[:, None]) & ((beta <= KKT_TOL * C) == B[:, None])
     same[left_out] = True
-    return exact, f_loo, same.all(axis=0)
+    return exact, f_loo, same.all(axis=0), (*iterates(W, clip=False), W[n], W[n + 1])
 
 
 def _ridge_is_even(problem: SVMPlusProblem) -> bool:
