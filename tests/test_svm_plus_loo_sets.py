@@ -121,3 +121,38 @@ def test_every_point_is_retrained_where_the_model_sets_do_not_serve(why):
     cold = [cold_decision(K, K_priv, y, 1.0, 1.0, p) for p in loo.points[:8]]
     # the unpolished model's refits start from its rounded sets but end exact
     np.testing.assert_allclose(loo.decision_loo[:8], cold, atol=DECISION_ATOL)
+
+
+def test_a_retrained_refit_from_its_known_first_iteration_is_the_refit_from_scratch(monkeypatch):
+    """``refit_without`` given the minimiser on the model's sets minus p (``refits_on_the_model_sets``' ``first``)
+    takes it for its first iteration instead of a solve (one solve fewer, counted) and ends at the refit it reaches
+    without it (the same exact zeros, a within 1e-9 C)."""
+    y, K, K_priv = problem(1)
+    C, gamma = 64.0, 0.25
+    model = fit_svm_plus(K, K_priv, y, C, gamma)
+    points = svm_plus_loo._points(model)
+    exact, _, _, first = svm_plus_loo.refits_on_the_model_sets(
+        model, SVMPlusProblem.build(K, K_priv, y, C, gamma), points)
+    Z, B = svm_plus_loo.active_sets(model)
+    solves = []
+    fresh_solve = SVMPlusProblem.solve_on_sets
+
+    def counted(self, *sets):
+        solves.append(1)
+        return fresh_solve(self, *sets)
+
+    monkeypatch.setattr(SVMPlusProblem, "solve_on_sets", counted)
+    assert np.count_nonzero(~exact) >= 6
+    for j in np.flatnonzero(~exact)[:6]:
+        p = points[j]
+        rest = np.delete(np.arange(y.size), p)
+        known = Z[rest], B[rest], (first[0][rest, j], first[1][rest, j], float(first[2][j]), float(first[3][j]))
+        solves.clear()
+        with_known, _ = svm_plus_loo.refit_without(model, K, K_priv, p, known=known)
+        n_with = len(solves)
+        solves.clear()
+        alone, _ = svm_plus_loo.refit_without(model, K, K_priv, p)
+        assert n_with == len(solves) - 1
+        np.testing.assert_array_equal(with_known.alpha == 0, alone.alpha == 0)
+        np.testing.assert_allclose(with_known.alpha, alone.alpha, atol=1e-9 * C)
+        assert with_known.b == pytest.approx(alone.b, abs=1e-9)
