@@ -2,8 +2,9 @@
 before issue 42 (the full model by ``bench_lupi_cost.previous_default``; each refit by the primal-dual active-set
 method from its active sets, bordering one inverse of its KKT system where that pays, on fresh reduced systems
 where not, and the QP route where the method fails) against ``svm_plus.leave_one_out`` on the default route's model
-(the same bordered iterations, then the default route warm-started from the full solution without the point),
-taking turns, one BLAS thread.
+(the refits on the model's own sets minus the point from one inverse where they pass the KKT check, the others by
+the same bordered iterations, then the default route warm-started from the full solution without the point), taking
+turns, one BLAS thread.
 
 For every ``--stride``-th SVM+ grid point of the job (its own ``prepare``: kernels) it records the process CPU time
 of each way (the full model's training included), both LOO errors and the largest difference of a LOO decision

@@ -385,7 +385,17 @@ def test_exact_loo_by_bordering_equals_cold_refits(seed, C, gamma, monkeypatch):
 
     monkeypatch.setattr(svm_plus_loo.BorderedSystem, "solve", spy)
     monkeypatch.setattr(svm_plus_loo.BorderedSystem, "pays", staticmethod(lambda *args: True))  # cost aside
+    # every point retrained (none taken from the model's sets by refits_on_the_model_sets), so that every refit
+    # goes through the bordering
+    on_the_model_sets = svm_plus_loo.refits_on_the_model_sets
+
+    def none_taken(*args):
+        exact, f, same, first = on_the_model_sets(*args)
+        return np.zeros_like(exact), f, same, first
+
+    monkeypatch.setattr(svm_plus_loo, "refits_on_the_model_sets", none_taken)
     loo = leave_one_out(m, K, K_priv)
+    assert loo.retrained.all()
     assert np.mean(served) > 0.9 and len(served) >= loo.points.size
     Z, B = svm_plus_loo.active_sets(m)
     assert Z[loo.points].any() and B[loo.points].any() and not loo.sets_unchanged.all()

@@ -7,11 +7,23 @@ the training set such a point can be misclassified when xi_p > 1). So every poin
 a_p > 0 or a~_p != 0 is retrained without (a point with a_p = a~_p = 0 leaves the
 solution optimal when removed, and has xi_p = 0, y_p f(x_p) >= 1: never an error).
 
-``leave_one_out`` retrains by the active-set method from the full model's sets (2-3 iterations a refit on
-Experiment 8's data). Each iteration's equality-constrained QP is the full model's KKT system with a few rows
-added or dropped, so all the refits of one model border ONE inverse of that system (``BorderedSystem``) instead of
-building and factoring a reduced system per iteration, where that costs less (``BorderedSystem.pays``): the same
-refits (to ~1e-8 in the LOO decision values), 1.4x less CPU for parkinson_speech's exact LOO (docs/experiments.md).
+``leave_one_out`` takes each refit in two steps. First, all refits on the full model's active sets minus p at once
+(``refits_on_the_model_sets``): their minimisers follow from ONE inverse of the model's reduced KKT system by
+bordering, as in ``loo_rule`` below (with one step of iterative refinement), and a refit counts as exact where it
+passes the test that ends the active-set method, on the problem without p: no guess contradicted and every KKT
+residual, computed from the kernels, at most ``KKT_TOL``. That is the active-set method's own first iteration from
+the model's sets, and its last where the sets do not change: 3-97% of the points of a model on w_mixture 1:2
+(l = 400), 0-36% on parkinson_speech 1:2 (l = 173, whose refits' sets nearly always change). Second, every other
+point is retrained (``refit_without``; ``SVMPlusLeaveOneOut.retrained``) by the active-set method from the full
+model's sets (2-5 iterations a refit on Experiment 8's data), its first iteration the first step's minimiser (not
+solved again), each later one's solve bordering ONE inverse of the model's full KKT system (``BorderedSystem``) where
+that costs less (``BorderedSystem.pays``), and where that method does not converge by the default route warm-started
+from the full solution made feasible without p. Both steps end in an exact solution of the refit by the same test,
+so the LOO decision values are those of the refits retrained alone (to ~1e-7 on Experiment 8's problems; every LOO
+error the same, docs/experiments.md) and of cold QP refits (tests/test_svm_plus_loo_sets.py). A first step that
+reads the refits off the decomposition solver (its duality gap bounding the error of f^p(x_p)) was tried and
+dropped: from the full solution made feasible, it needed 10^3-10^4 steps a refit to a KKT violation of 1e-6 even at
+C = 2^-4 on w_mixture, where a bound tight enough to decide the sign of f^p(x_p) needs ~1e-11.
 
 ``loo_rule`` is the SVM+ counterpart of the span-rule (method.md section 4): if the active
 sets Z = {a_i = 0} and B = {beta_i = 0} do not change when x_p is left out, the reduced
@@ -35,8 +47,8 @@ import scipy.linalg as sla
 from scipy.linalg import lapack
 
 from .model import SVMPlus
-from .solver import (ACTIVE_SET, KKT_TOL, SMO_TOL, ActiveSetFailure, SVMPlusProblem, feasible_start, solve_symmetric,
-                     with_fit_time)
+from .solver import (ACTIVE_SET, KKT_TOL, RELEASE_TOL, SMO_TOL, ActiveSetFailure, ReducedSystem, SVMPlusProblem,
+                     feasible_start, solve_symmetric, with_fit_time)
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,10 @@ class SVMPlusLeaveOneOut:
     sets_unchanged : ndarray of bool, shape (k,), or None
         True where the refit's active sets are the full model's minus p (retraining only; None for
         ``loo_rule``, which assumes it).
+    retrained : ndarray of bool, shape (k,), or None
+        True where the point was retrained by ``refit_without`` because the refit on the full model's sets
+        minus p (``refits_on_the_model_sets``) failed its KKT check (``leave_one_out`` only; None for
+        ``loo_rule``).
     error : float
         Fraction of l with y_p f^p(x_p) <= 0.
 
@@ -73,6 +89,7 @@ class SVMPlusLeaveOneOut:
     points: np.ndarray
     decision_loo: np.ndarray
     sets_unchanged: np.ndarray | None
+    retrained: np.ndarray | None
     error: float
 
 
@@ -147,8 +164,7 @@ class BorderedSystem:
     @classmethod
     def build(cls, problem: SVMPlusProblem, Z0, B0) -> BorderedSystem | None:
         l, C = problem.y.size, problem.C
-        diag = np.diag(problem.T)
-        if np.ptp(diag) > RIDGE_RTOL * np.max(np.abs(diag)):
+        if not _ridge_is_even(problem):
             return None
         iZ, iB = np.flatnonzero(Z0), np.flatnonzero(B0)
         n = 2 * l + 2 + iZ.size + iB.size
@@ -231,7 +247,7 @@ class BorderedSystem:
         return a, a_tilde, float(x[2 * l]), float(x[2 * l + 1])
 
 
-def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | None = None
+def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | None = None, known=None
                   ) -> tuple[SVMPlus, np.ndarray]:
     """SVM+ retrained without training point p, warm-started from ``model``.
 
@@ -241,7 +257,9 @@ def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | 
     converge, ``fit_svm_plus``'s default route starts from the model's solution made feasible without p
     (``feasible_start``: its active sets kept), so the active-set methods, not the QP route, finish nearly every
     refit: on bank_marketing 2:1 (l = 200) models whose sets move, 1.5-2.5 ms a refit where the QP route took
-    15-260 ms (``benchmarks/bench_svm_plus_loo.py``).
+    15-260 ms (``benchmarks/bench_svm_plus_loo.py``). ``known`` = (Z, B, (a, a~, b, b~)) over the other points: a
+    minimiser on the sets Z, B already found (``refits_on_the_model_sets``: on the model's sets minus p, the first
+    iteration of both ways), which the primal-dual method takes instead of solving those sets again.
     """
     t0 = time.perf_counter()
     if bordered is not None:
@@ -249,7 +267,7 @@ def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | 
         Z, B = active_sets(model)
 
         def solve_on_sets(Z_sub, B_sub):
-            solved = bordered.solve(p, rest, Z_sub, B_sub)
+            solved = _known_solution(known, Z_sub, B_sub) or bordered.solve(p, rest, Z_sub, B_sub)
             return problem.solve_on_sets(Z_sub, B_sub) if solved is None else solved
 
         try:
@@ -262,12 +280,25 @@ def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | 
         problem = SVMPlusProblem.build(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], model.y[rest], model.C,
                                        model.gamma)
     # fit_svm_plus's default route on the problem already cut (not cut again from K and K~)
-    sub = problem.smo(SMO_TOL, True, feasible_start(model, model.C, rest), qp_solver="auto")
+    sub = problem.smo(SMO_TOL, True, feasible_start(model, model.C, rest), qp_solver="auto",
+                      solve_on_sets=None if known is None else
+                      lambda Z_sub, B_sub: _known_solution(known, Z_sub, B_sub) or problem.solve_on_sets(Z_sub, B_sub))
     return with_fit_time(sub, time.perf_counter() - t0), rest
+
+
+def _known_solution(known, Z, B):
+    """``known``'s minimiser where its sets are Z, B (``refit_without``), else None."""
+    if known is not None and np.array_equal(known[0], Z) and np.array_equal(known[1], B):
+        return known[2]
+    return None
 
 
 def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     """Exact leave-one-out of SVM+: retrain without each point that can change it (warm-started).
+
+    Every refit is first tried on the full model's active sets minus p, all of them from one inverse
+    (``refits_on_the_model_sets``), and taken where it passes the active-set method's own acceptance test on the
+    problem without p; the others are retrained by ``refit_without``.
 
     Parameters
     ----------
@@ -299,23 +330,179 @@ def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     Z, B = active_sets(model)
     points = _points(model)
     f_loo = np.empty(points.size)
-    unchanged = np.empty(points.size, dtype=bool)
-    # an unpolished model's sets are its QP solver's rounding, not exact: its refits go the way they always went
-    bordered = (BorderedSystem.build(SVMPlusProblem.build(K, K_priv, y, model.C, model.gamma), Z, B)
-                if model.solver.endswith(ACTIVE_SET) and BorderedSystem.pays(Z, B, points.size) else None)
-    for t, p in enumerate(points):
-        rest = np.delete(np.arange(model.n_train), p)
-        if np.all(y[rest] == y[rest][0]):
-            f_loo[t], unchanged[t] = -y[p], False  # one class left: count an error
-            continue
+    unchanged = np.zeros(points.size, dtype=bool)
+    # without the only point of its class one class is left: no classifier, counted as an error
+    lone = np.array([np.count_nonzero(y == y[p]) == 1 for p in points], dtype=bool)
+    f_loo[lone] = -y[points[lone]]
+    retrained = ~lone
+    known = {}  # t: the minimiser of points[t]'s refit on the model's sets minus it (``refit_without``)
+    problem = SVMPlusProblem.build(K, K_priv, y, model.C, model.gamma)
+    # an unpolished model's sets are its QP solver's rounding, not exact: its refits go the way they always went;
+    # where the ridge moves with the point left out, the full model's system is not the refits'
+    polished = model.solver.endswith(ACTIVE_SET)
+    if polished and _ridge_is_even(problem) and retrained.any():
+        tried = np.flatnonzero(retrained)
+        exact, f_tried, same, first = refits_on_the_model_sets(model, problem, points[tried])
+        f_loo[tried[exact]], unchanged[tried[exact]] = f_tried[exact], same[exact]
+        retrained[tried[exact]] = False
+        # the others' first iteration on the model's sets minus p is done: their retraining starts after it
+        for j in np.flatnonzero(~exact):
+            rest = np.delete(np.arange(model.n_train), points[tried[j]])
+            known[tried[j]] = Z[rest], B[rest], (first[0][rest, j], first[1][rest, j], float(first[2][j]),
+                                                 float(first[3][j]))
+    bordered = (BorderedSystem.build(problem, Z, B)
+                if polished and BorderedSystem.pays(Z, B, np.count_nonzero(retrained)) else None)
+    for t in np.flatnonzero(retrained):
         if bordered is not None and bordered.failing:
             bordered = None
-        sub, rest = refit_without(model, K, K_priv, p, bordered)
-        f_loo[t] = float(K[p, rest] @ (sub.y * sub.alpha) + sub.b)
+        sub, rest = refit_without(model, K, K_priv, points[t], bordered, known.get(t))
+        f_loo[t] = float(K[points[t], rest] @ (sub.y * sub.alpha) + sub.b)
         Z_sub, B_sub = active_sets(sub)
         unchanged[t] = np.array_equal(Z_sub, Z[rest]) and np.array_equal(B_sub, B[rest])
-    return SVMPlusLeaveOneOut(points=points, decision_loo=f_loo, sets_unchanged=unchanged,
+    return SVMPlusLeaveOneOut(points=points, decision_loo=f_loo, sets_unchanged=unchanged, retrained=retrained,
                               error=_error(y[points], f_loo, model.n_train))
+
+
+def refits_on_the_model_sets(model: SVMPlus, problem: SVMPlusProblem, points) -> tuple[np.ndarray, np.ndarray,
+                                                                                         np.ndarray]:
+    """The refits without each of ``points`` on the full model's active sets minus p, and which of them are exact.
+
+    Each refit's minimiser on those sets comes from ONE inverse of the model's reduced KKT system by bordering
+    (``_Bordering``, the module's doc). It is the exact refit where it passes the test that ends the
+    active-set method (``SVMPlusProblem.active_set``) on the problem without p: no guess contradicted (mu_i >=
+    -RELEASE_TOL on Z, xi_i >= -RELEASE_TOL on B, a_i and beta_i >= -KKT_TOL C off them) and every KKT residual
+    of the solution (a clipped at 0, ``SVMPlus.kkt_residuals``) at most KKT_TOL: a KKT point of the convex dual is
+    its minimiser, whichever way it was found, and the residuals are computed from the kernels anew, so the
+    inverse's round-off can make a refit fail (it is then retrained) but not pass wrongly. All refits are refined
+    and checked at once by four l x l by l x k matrix products (k = len(points)): no Python per refit.
+
+    ``problem`` must be the model's (``SVMPlusProblem.build``) with a ridge that does not move with the point
+    left out (``_ridge_is_even``), and no point may be its class's only one.
+
+    Returns
+    -------
+    exact, f_loo, same : ndarray of shape (k,)
+        Whether the refit passed, f^p(x_p) (meaningful where it did), and whether its active sets (a_i = 0,
+        beta_i <= KKT_TOL C) are the model's minus p.
+    first : (ndarray (l, k), ndarray (l, k), ndarray (k,), ndarray (k,))
+        a, a~, b, b~ of each refit on those sets, unclipped (column t; p's own rows 0): what the active-set
+        method's solve on them returns, its first iteration (``refit_without``'s ``known``).
+    """
+    y, C, l = problem.y, problem.C, problem.y.size
+    points = np.asarray(points, dtype=np.intp)
+    Z, B = active_sets(model)
+    bordering = _Bordering(problem, Z, B, points)
+    F, N, n = bordering.system.F, bordering.system.N, bordering.system.n
+    left_out = (points, np.arange(points.size))  # entry (p, t): p in the refit without p
+
+    def iterates(W, clip: bool):
+        """(a, a~) of the refits whose unknowns are W's columns (a clipped at 0 where ``clip``, as the active-set
+        method returns it); p's own a_p = a~_p = 0 (bordered to 0 up to round-off)."""
+        A = np.zeros((l, points.size))
+        A[F] = W[:F.size]
+        A[left_out] = 0.0
+        if clip:
+            A = np.maximum(A, 0.0)
+        A_tilde = np.where(B[:, None], A - C, 0.0)  # a~ = a - C on B
+        A_tilde[N] = W[F.size:n]
+        A_tilde[left_out] = 0.0
+        return A, A_tilde
+
+    def refits(W, clip: bool):
+        """(a, a~, b, b~, xi, mu) of the refits whose unknowns are W's columns (``iterates``); p has no conditions
+        of its own (xi_p = mu_p = 0)."""
+        A, A_tilde = iterates(W, clip)
+        xi = problem.T @ A_tilde + W[n + 1]
+        mu = problem.Q @ A + np.outer(y, W[n]) - 1.0 + xi
+        xi[left_out] = mu[left_out] = 0.0
+        return A, A_tilde, W[n], W[n + 1], xi, mu
+
+    W = bordering.unknowns()
+    # One step of iterative refinement: products with an explicit inverse have errors of cond(M) eps |z| (w_mixture
+    # 1:2, C = 4, gamma = 16: cond 1.7e6, a_i mu_i / C ~ 5e-7 on the free a_i of nearly every refit, above KKT_TOL,
+    # where the model's own solve left 4e-11; refined, 386 of its 400 refits pass, the 386 whose sets retraining
+    # finds unchanged). The residual r = rhs - M z is minus the
+    # gradient of the Lagrangian on the unknowns: mu_i on a free a_i in B, mu_i - xi_i on one off B (there a~_i is
+    # an unknown of its own), xi_i on a free a~_i, y'a and 1'a~ in the rows of b and b~.
+    A, A_tilde, _, _, xi, mu = refits(W, clip=False)
+    R = np.empty_like(W)
+    R[:F.size] = -(mu[F] - np.where(B[F, None], 0.0, xi[F]))
+    R[F.size:n] = -xi[N]
+    R[n], R[n + 1] = -(y @ A), -A_tilde.sum(axis=0)
+    W = W + bordering.solve(R)
+    wrong = np.zeros((l, points.size), dtype=bool)
+    wrong[F] = W[:F.size] < -KKT_TOL * C  # a free a_i below its bound (before the clip)
+    wrong[left_out] = False
+    A, A_tilde, b, _, xi, mu = refits(W, clip=True)
+    beta = C + A_tilde - A  # C at p (a_p = a~_p = 0), which meets every condition
+    wrong |= Z[:, None] & (mu < -RELEASE_TOL)
+    wrong |= B[:, None] & (xi < -RELEASE_TOL)
+    wrong |= ~B[:, None] & (beta < -KKT_TOL * C)
+    # SVMPlus.kkt_residuals of each refit, column by column (a >= 0 holds: clipped)
+    residual = np.max([np.maximum(-beta.min(axis=0), 0.0) / C, np.maximum(-xi.min(axis=0), 0.0),
+                       np.maximum(-mu.min(axis=0), 0.0), np.abs(A * mu).max(axis=0) / C,
+                       np.abs(beta * xi).max(axis=0) / C, np.abs(y @ A) / C, np.abs(A_tilde.sum(axis=0)) / C], axis=0)
+    exact = ~wrong.any(axis=0) & (residual <= KKT_TOL)
+    f_loo = np.einsum("tj,jt->t", problem.K[points] * y, A) + b  # f^p(x_p) = (K Y a^p)_p + b^p
+    same = ((A == 0.0) == Z[:, None]) & ((beta <= KKT_TOL * C) == B[:, None])
+    same[left_out] = True
+    return exact, f_loo, same.all(axis=0), (*iterates(W, clip=False), W[n], W[n + 1])
+
+
+def _ridge_is_even(problem: SVMPlusProblem) -> bool:
+    """Whether the ridge ``SVMPlusProblem.build`` adds is the same without any one point: it is a share of the
+    privileged kernel's mean diagonal, which moves with the point left out unless the diagonal is even
+    (``RIDGE_RTOL``)."""
+    diag = np.diag(problem.T)
+    return bool(np.ptp(diag) <= RIDGE_RTOL * np.max(np.abs(diag)))
+
+
+class _Bordering:
+    """The reduced KKT system of the sets Z (a_i = 0), B (beta_i = 0) (``SVMPlusProblem.reduced_system``) with
+    each of ``points`` left out in turn, all from ONE inverse (the module's doc): leaving p out drops p's constant
+    a~_p = -C from the right-hand side where p is in B and borders p's unknowns to zero (``unknowns``)."""
+
+    def __init__(self, problem: SVMPlusProblem, Z, B, points):
+        y = problem.y
+        self.C, self.B, self.points = problem.C, B, points
+        self.system = system = problem.reduced_system(Z, B)
+        F, N, J, posJ, n = system.F, system.N, system.J, system.posJ, system.n
+        # the inverse, or the pseudo-inverse when the system is singular (non-unique minimiser)
+        self.inverse = solve_symmetric(system.M, np.eye(system.M.shape[0]))
+        self.z = self.inverse @ system.rhs
+        # Leaving p out of B removes its constant a~_p = -C: rhs loses C d_p with
+        # d_p = [T_Jp at posJ; 1 in the row of 1'a~ = 0].
+        B_idx = np.flatnonzero(B)
+        D = np.zeros((n + 2, B_idx.size))
+        D[posJ] = problem.T[np.ix_(J, B_idx)]
+        D[n + 1] = 1.0
+        self.shift = self.inverse @ D
+        self.column_of_B = np.full(y.size, -1)
+        self.column_of_B[B_idx] = np.arange(B_idx.size)
+        pos_u = np.full(y.size, -1)
+        pos_u[F] = np.arange(F.size)
+        pos_v = np.full(y.size, -1)
+        pos_v[N] = F.size + np.arange(N.size)
+        self.pinned = [[pos for pos in (pos_u[p], pos_v[p]) if pos >= 0] for p in points]
+
+    def unknowns(self) -> np.ndarray:
+        """Column t: [a_F; a~_N; b; b~] of the problem without points[t] on the sets minus that point."""
+        W = np.empty((self.z.size, len(self.points)))
+        for t, p in enumerate(self.points):
+            W[:, t] = self.z - self.C * self.shift[:, self.column_of_B[p]] if self.B[p] else self.z
+        return self._bordered(W)
+
+    def solve(self, R) -> np.ndarray:
+        """Column t: the solution of the system without points[t]'s unknowns (pinned to 0) for right-hand side
+        R[:, t] (whose entries in p's rows are ignored: those equations go with p)."""
+        return self._bordered(self.inverse @ R)
+
+    def _bordered(self, V) -> np.ndarray:
+        for t, E in enumerate(self.pinned):
+            if E:
+                # Border p's unknowns E to zero: v' = v - Minv_E (Minv_EE)^-1 v_E.
+                V[:, t] = V[:, t] - self.inverse[:, E] @ np.linalg.solve(self.inverse[np.ix_(E, E)], V[E, t])
+        return V
 
 
 def loo_rule(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
@@ -333,7 +520,7 @@ def loo_rule(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     Returns
     -------
     SVMPlusLeaveOneOut
-        The estimated LOO decision values and error (``sets_unchanged`` None).
+        The estimated LOO decision values and error (``sets_unchanged`` and ``retrained`` None).
 
     Examples
     --------
@@ -349,38 +536,15 @@ def loo_rule(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     0.2
     """
     K = np.asarray(K, dtype=float)
-    y, C = model.y, model.C
-    problem = SVMPlusProblem.build(K, np.asarray(K_priv, dtype=float), y, C, model.gamma)
+    y = model.y
+    problem = SVMPlusProblem.build(K, np.asarray(K_priv, dtype=float), y, model.C, model.gamma)
     Z, B = active_sets(model)
-    system = problem.reduced_system(Z, B)
-    F, N, J, posJ, n = system.F, system.N, system.J, system.posJ, system.n
-    # the inverse, or the pseudo-inverse when the system is singular (non-unique minimiser)
-    Minv = solve_symmetric(system.M, np.eye(system.M.shape[0]))
-    z = Minv @ system.rhs
-    # Leaving p out of B removes its constant a~_p = -C: rhs loses C d_p with
-    # d_p = [T_Jp at posJ; 1 in the row of 1'a~ = 0].
-    B_idx = np.flatnonzero(B)
-    D = np.zeros((n + 2, B_idx.size))
-    D[posJ] = problem.T[np.ix_(J, B_idx)]
-    D[n + 1] = 1.0
-    shift = Minv @ D
-    column_of_B = np.full(y.size, -1)
-    column_of_B[B_idx] = np.arange(B_idx.size)
-    pos_u = np.full(y.size, -1)
-    pos_u[F] = np.arange(F.size)
-    pos_v = np.full(y.size, -1)
-    pos_v[N] = F.size + np.arange(N.size)
     points = _points(model)
-    f_loo = np.empty(points.size)
+    bordering = _Bordering(problem, Z, B, points)
+    W, F, n = bordering.unknowns(), bordering.system.F, bordering.system.n
     yK_F = y[F][:, None] * K[np.ix_(F, points)]  # column t: y_j K(x_j, x_p) over F
-    for t, p in enumerate(points):
-        w = z - C * shift[:, column_of_B[p]] if B[p] else z
-        E = [pos for pos in (pos_u[p], pos_v[p]) if pos >= 0]
-        if E:
-            # Border p's unknowns to zero: z' = w - Minv_E (Minv_EE)^-1 w_E.
-            w = w - Minv[:, E] @ np.linalg.solve(Minv[np.ix_(E, E)], w[E])
-        f_loo[t] = float(w[:F.size] @ yK_F[:, t] + w[n])
-    return SVMPlusLeaveOneOut(points=points, decision_loo=f_loo, sets_unchanged=None,
+    f_loo = np.array([float(W[:F.size, t] @ yK_F[:, t] + W[n, t]) for t in range(points.size)])
+    return SVMPlusLeaveOneOut(points=points, decision_loo=f_loo, sets_unchanged=None, retrained=None,
                               error=_error(y[points], f_loo, model.n_train))
 
 

@@ -642,7 +642,7 @@ class SVMPlusProblem:
         return raw
 
     # --- the "smo" route ----------------------------------------------------------
-    def smo(self, tol: float, polish: bool, start=None, qp_solver: str | None = None) -> SVMPlus:
+    def smo(self, tol: float, polish: bool, start=None, qp_solver: str | None = None, solve_on_sets=None) -> SVMPlus:
         """The decomposition solver from a = 0, beta = C (a~ = 0: feasible for every problem). Where ``polish`` and
         l <= ``SMO_POLISH_MAX_L``, it stops early (``SMO_START_TOL``, ``SMO_START_MAX_ITER_PER_POINT``) and the
         active-set methods make its point exact (``exact_from``); with ``start``, a feasible (a, beta) of this
@@ -650,7 +650,8 @@ class SVMPlusProblem:
         problems, from the next lower C of the grid, the median start was optimal at once). A point they do not
         make exact goes to the QP route (polished) where ``qp_solver`` names its solver ("auto" route), and is
         otherwise taken on by the decomposition solver to ``tol`` and kept there, as is every point without the
-        polish (from ``start`` where there is one)."""
+        polish (from ``start`` where there is one). ``solve_on_sets``: the primal-dual method's solves from ``start``
+        (``exact_from``)."""
         l, C, y = self.y.size, self.C, self.y
         name = f"{SMO}+{ACTIVE_SET}"
         polishing = polish and l <= SMO_POLISH_MAX_L
@@ -659,7 +660,7 @@ class SVMPlusProblem:
             if not polishing:
                 return _smo_solution(*kernels, y, C, self.gamma, 1.0, 0.0, self.ridge, tol, SMO_CACHE_MB,
                                      start=tuple(v.copy() for v in start))
-            exact = self.exact_from(*start, name)
+            exact = self.exact_from(*start, name, solve_on_sets=solve_on_sets)
             if exact is not None:
                 return exact
         alpha, beta, w, z = np.zeros(l), np.full(l, C), np.zeros(l), np.zeros(l)  # w = Q a, z = T a~ at that start
@@ -676,14 +677,16 @@ class SVMPlusProblem:
         return _smo_solution(*kernels, y, C, self.gamma, 1.0, 0.0, self.ridge, tol, SMO_CACHE_MB,
                              start=(alpha, beta, w, z))
 
-    def exact_from(self, alpha, beta, name: str) -> SVMPlus | None:
+    def exact_from(self, alpha, beta, name: str, solve_on_sets=None) -> SVMPlus | None:
         """The exact solution from a feasible point (its exact zeros are its active bounds), or None: the primal-dual
-        method from its active sets, block pivots only, for up to ``ACTIVE_SET_TRY_MAX_ITER`` iterations, and where
-        that fails the primal method from the point (``primal_active_set``). The primal-dual method changes many
-        bounds per dense solve where it converges, the primal one a bound per (cheaper) iteration: which is faster
-        depends on the problem (measured at ``ACTIVE_SET_TRY_MAX_ITER``)."""
+        method from its active sets, block pivots only, for up to ``ACTIVE_SET_TRY_MAX_ITER`` iterations (its solves
+        by ``solve_on_sets``, as in ``active_set``), and where that fails the primal method from the point
+        (``primal_active_set``). The primal-dual method changes many bounds per dense solve where it converges, the
+        primal one a bound per (cheaper) iteration: which is faster depends on the problem (measured at
+        ``ACTIVE_SET_TRY_MAX_ITER``)."""
         try:
-            return self.active_set(alpha == 0.0, beta == 0.0, name, max_iter=ACTIVE_SET_TRY_MAX_ITER)
+            return self.active_set(alpha == 0.0, beta == 0.0, name, max_iter=ACTIVE_SET_TRY_MAX_ITER,
+                                   solve_on_sets=solve_on_sets)
         except ActiveSetFailure:
             return self.primal_active_set(alpha.copy(), beta.copy(), name,
                                           PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT * self.y.size)
