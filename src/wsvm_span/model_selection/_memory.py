@@ -505,9 +505,10 @@ def _largest_sample(settings: dict, limit: int) -> int:
 #: unknowns) 4.2 at 1,500 and 4.1 at 2,500
 SVM_PLUS_QP_SQUARES = 60.0
 SVM_PLUS_LOO_RULE_SQUARES = 4.5
-#: the exact LOO's refits (svm_plus.leave_one_out): the bordered inverse of the full model's KKT system and its
-#: solves, or each refit's own system, measured 73.5 at l = 600 with the bordering, 4.6 at 1,000 without
-SVM_PLUS_EXACT_LOO_SQUARES = 80.0
+#: the exact LOO (svm_plus.leave_one_out): the inverse of the model's KKT system, every refit's solution on the
+#: model's sets minus its point (l x k arrays) and the retrained points' own systems, measured 82 at l = 600 and
+#: 84.5 at 1,000 (two-point grids of the search, the whole search's high-water mark less its kernels)
+SVM_PLUS_EXACT_LOO_SQUARES = 100.0
 #: csrc/svm_plus_smo.c's MIN_SLOTS: the fewest rows its row cache keeps per kernel, whatever ``cache_size``
 SVM_PLUS_MIN_SLOTS = 16
 
