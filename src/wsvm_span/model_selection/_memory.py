@@ -464,7 +464,7 @@ def check_memory(settings: dict, max_memory, owner: str = "SpanSearchCV") -> tup
         room = (limit - smallest.nbytes) / caches
         if room > 0:
             changes.append(f"a smaller row cache: cache_size={room / MB:,.0f} (MB) or less")
-    sample = _largest_sample(settings, limit)
+    sample = largest_sample(settings, limit)
     if sample:
         changes.append(f"a sample of at most {sample:,} of the {settings['l']:,} points (the kernels grow as l^2)")
     raise SearchMemoryError(
@@ -474,9 +474,10 @@ def check_memory(settings: dict, max_memory, owner: str = "SpanSearchCV") -> tup
                                "in-bound SVs: small gammas)"]))
 
 
-def _largest_sample(settings: dict, limit: int) -> int:
+def largest_sample(settings: dict, limit: int, estimate=search_memory) -> int:
     """The most training points (the same proportions of classes, folds and the rest) whose search fits in
-    ``limit`` bytes; 0 if not even two do."""
+    ``limit`` bytes by ``estimate(**settings)`` (``search_memory``, or ``svm_plus_search_memory``); 0 if not even
+    two do."""
     l = settings["l"]
 
     def fits(m: int) -> bool:
@@ -485,7 +486,7 @@ def _largest_sample(settings: dict, limit: int) -> int:
             scaled["class_sizes"] = [max(1, round(c * m / l)) for c in settings["class_sizes"]]
         if np.ndim(settings.get("cv_folds", 0)) > 0:
             scaled["cv_folds"] = np.unique(settings["cv_folds"]).size
-        return search_memory(**scaled).nbytes <= limit
+        return estimate(**scaled).nbytes <= limit
 
     if not fits(2):
         return 0

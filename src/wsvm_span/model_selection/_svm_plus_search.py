@@ -36,7 +36,8 @@ from wsvm_span.svm_plus.solver import SMO_POLISH_MAX_L
 
 from . import _sklearn_compat as compat
 from ._grid import SVM_PLUS_CRITERIA, svm_plus_param_grid
-from ._memory import AVAILABLE, SearchMemory, SearchMemoryError, memory_limit, svm_plus_search_memory
+from ._memory import (AVAILABLE, SearchMemory, SearchMemoryError, largest_sample, memory_limit,
+                      svm_plus_search_memory)
 from ._progress import SearchProgress
 from ._search import (SpanSearchCV, active_backend, announce_point, check_tie_rule, choose_best, classifier_search_tags,
                       finish_point, fold_ids, ships_tasks, shipping_parallel)
@@ -85,11 +86,10 @@ def _check_memory(settings: dict, max_memory) -> tuple[SearchMemory, str]:
     if settings["criterion"] != "cv_error" and settings["l"] > SMO_POLISH_MAX_L:
         changes.append("criterion='cv_error' with RBF kernels and solver 'auto' or 'smo' (it trains on kernel rows "
                        "computed on demand: no l x l array)")
-    fits = [m for m in (settings["l"] // 2 ** k for k in range(1, 12)) if m >= 2
-            and svm_plus_search_memory(**{**settings, "l": m}).nbytes <= limit]
-    if fits:
-        changes.append(f"a sample of at most about {fits[0]:,} of the {settings['l']:,} points (the kernels and "
-                       f"the routes' systems grow as l^2)")
+    sample = largest_sample(settings, limit, svm_plus_search_memory)
+    if sample:
+        changes.append(f"a sample of at most {sample:,} of the {settings['l']:,} points (the kernels and the "
+                       f"routes' systems grow as l^2)")
     raise SearchMemoryError(
         f"SVMPlusSearchCV would need about {estimate.summary()}, more than the {source}: refused before computing "
         "any kernel. The estimate is an upper bound (docs/svm_plus.md). To need less: "
