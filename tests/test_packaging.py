@@ -17,6 +17,7 @@ import pytest
 from wsvm_span.engines import ENGINE_NAMES
 from wsvm_span.model_selection import _sklearn_compat
 from wsvm_span.solvers.qp import SOLVERS
+from wsvm_span.svm_plus.solver import SOLVERS as SVM_PLUS_SOLVERS
 from wsvm_span.study import catalog
 from wsvm_span.study import config as sc
 from wsvm_span.tie_rules import TIE_RULES
@@ -169,6 +170,8 @@ def test_the_schema_file_agrees_with_the_registries():
     assert props["svm"]["properties"]["engine"]["enum"] == list(ENGINE_NAMES), "svm.engine: ENGINE_NAMES"
     assert props["svm"]["properties"]["qp_solver"]["enum"] == list(SOLVERS), "svm.qp_solver: solvers.qp.SOLVERS"
     assert props["tie_rule"]["enum"] == list(TIE_RULES), "tie_rule: tie_rules.TIE_RULES"
+    exp8 = props["experiments"]["properties"]["exp8"]["properties"]
+    assert exp8["svm_plus_solver"]["enum"] == list(SVM_PLUS_SOLVERS), "exp8.svm_plus_solver: svm_plus.solver.SOLVERS"
     experiments = props["experiments"]["properties"]
     assert list(experiments) == list(catalog.grid_experiments()), "experiments: catalog.grid_experiments()"
     for name, sub in experiments.items():

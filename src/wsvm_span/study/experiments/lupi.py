@@ -143,6 +143,7 @@ class LupiJob(JobIdentity):
     grids: dict[str, dict[str, list[float]]] = field(hash=False)
     engine: str
     qp_solver: str
+    svm_plus_solver: str
     tol: float
     cv_folds: int
     cv_seed: int
@@ -206,7 +207,8 @@ def plan(cfg: Mapping[str, Any], experiment: str) -> list[LupiJob]:
                         experiment=experiment, dataset=dataset, ratio=ratio, seed=int(seed), realization=1,
                         chunk=rep * len(sizes) + k, n_train=n_train, n_val=n_val, train_fraction=float(fraction),
                         grids=grids, engine=cfg["svm"]["engine"], qp_solver=cfg["svm"]["qp_solver"],
-                        tol=float(cfg["svm"]["tol"]), cv_folds=int(cfg["cv"]["folds"]),
+                        svm_plus_solver=spec["svm_plus_solver"], tol=float(cfg["svm"]["tol"]),
+                        cv_folds=int(cfg["cv"]["folds"]),
                         cv_seed=int(cfg["cv"]["seed"]) + int(seed),
                         loo=n_train <= int(spec["loo_max_train_size"]), learn_d=float(spec["learn"]["d"]),
                         learn_max_iter=int(spec["learn"]["max_iter"]), sigma=float(spec["sigma"]),
@@ -359,11 +361,12 @@ def evaluate_grid_point(job: LupiJob, problem: LupiProblem, method: str,
         K_priv, gamma_plus = p.priv_kernels[point["log2_priv_gamma"]], 2.0 ** point["log2_gamma_plus"]
         sweep = (point["log2_kernel_scale"], point["log2_priv_gamma"], point["log2_gamma_plus"])
         with counting_step_limits() as stopped:
-            model = fit_svm_plus(k.K, K_priv, p.y, C, gamma_plus, qp_solver=job.qp_solver, check_input=False,
+            model = fit_svm_plus(k.K, K_priv, p.y, C, gamma_plus, solver=job.svm_plus_solver, qp_solver=job.qp_solver,
+                                 check_input=False,
                                  warm_start=p.svm_plus_sweeps.get(sweep))
             p.svm_plus_sweeps[sweep] = model
             ev = evaluate_svm_plus(k.K, K_priv, p.y, C, gamma_plus, k.K_test, p.split.y_test, engine=job.engine,
-                                   model=model, **shared)
+                                   solver=job.svm_plus_solver, model=model, **shared)
         return GridPointResult(ev, 0.0, k.gamma, None, len(stopped))
     t_weights, n_unconverged_inner = 0.0, None
     if method == "svm":
@@ -499,6 +502,7 @@ def run_params(job: LupiJob, problem: LupiProblem) -> dict[str, Any]:
         "realization": job.realization, "chunk": job.chunk, "l": problem.l, "n_val": job.n_val, "d": problem.d,
         "train_fraction": job.train_fraction, "n_models": job.n_models,
         "methods": ",".join(job.grids), "engine_requested": job.engine, "qp_solver_requested": job.qp_solver,
+        "svm_plus_solver_requested": job.svm_plus_solver,
         "tol": job.tol, "cv_folds": job.cv_folds, "cv_seed": job.cv_seed, "loo": job.loo, "learn_d": job.learn_d,
         "learn_max_iter": job.learn_max_iter, "sigma": job.sigma,
         **{f"grid.{m}.{k}": f"{min(v)}:{max(v)}:{len(v)}" for m, axes in job.grids.items() for k, v in axes.items()},
