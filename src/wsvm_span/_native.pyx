@@ -6,7 +6,10 @@
   the rows of the points they are evaluated at (``csrc/expansion.c``), behind ``kernels.kernel_expansion``;
 - ``span2_unconstrained``: the span-rule's S_p^2 of one small machine's SVs (``csrc/span.c``), behind
   ``span.geometry.unconstrained_span2``;
-- ``svm_plus_solve``: the SMO solver of the SVM+ dual (``csrc/svm_plus_smo.c``) behind ``svm_plus.solver``.
+- ``svm_plus_solve``: the SMO solver of the SVM+ dual (``csrc/svm_plus_smo.c``) behind ``svm_plus.solver``;
+- ``svm_plus_active_set``: the primal-dual active-set method of the SVM+ dual (``csrc/svm_plus_active_set.c``)
+  behind ``svm_plus.solver.SVMPlusProblem.active_set``, its reduced systems solved by scipy's LAPACK (the routines
+  of ``scipy.linalg.cython_lapack``, looked up at the first call: no LAPACK to link at build time).
 
 A leaf module (it imports nothing from the package), so that every layer can use it. It checks shapes and
 index ranges; its callers check the problem.
@@ -15,6 +18,7 @@ import threading
 
 import numpy as np
 
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.stdint cimport int64_t
 
 
@@ -79,6 +83,40 @@ cdef extern from "svm_plus_smo.h":
                                            int64_t n, const double *y, double C, double *alpha, double *beta,
                                            double *w, double *z, int have_grad, double eps, int64_t max_iter,
                                            double cache_mb, SvmPlusResult *result) nogil
+
+
+cdef extern from "svm_plus_active_set.h":
+    ctypedef void (*dsysv_fn)(char *uplo, int *n, int *nrhs, double *a, int *lda, int *ipiv, double *b, int *ldb,
+                              double *work, int *lwork, int *info) noexcept nogil
+    ctypedef void (*dsycon_fn)(char *uplo, int *n, double *a, int *lda, int *ipiv, double *anorm, double *rcond,
+                               double *work, int *iwork, int *info) noexcept nogil
+    ctypedef double (*dlange_fn)(char *norm, int *m, int *n, double *a, int *lda, double *work) noexcept nogil
+    ctypedef void (*dgelsd_fn)(int *m, int *n, int *nrhs, double *a, int *lda, double *b, int *ldb, double *s,
+                               double *rcond, int *rank, double *work, int *lwork, int *iwork,
+                               int *info) noexcept nogil
+    ctypedef double (*dlamch_fn)(char *cmach) noexcept nogil
+
+    ctypedef struct SvmPlusLapack:
+        dsysv_fn dsysv
+        dsycon_fn dsycon
+        dlange_fn dlange
+        dgelsd_fn dgelsd
+        dlamch_fn dlamch
+
+    ctypedef struct SvmPlusActiveSetResult:
+        int status
+        int64_t iterations
+        int64_t solves
+        double b
+        double b_tilde
+        double violation
+
+    int c_svm_plus_active_set "svm_plus_active_set" (
+        const double *Q, const double *T, Py_ssize_t ld, const double *T_diag, const int64_t *idx, int64_t n,
+        const double *y, double C, unsigned char *Z, unsigned char *B, const double *first,
+        const unsigned char *first_Z, const unsigned char *first_B, int64_t max_iter, int64_t block_backup,
+        double release_tol, double kkt_tol, const SvmPlusLapack *lapack, double *alpha, double *alpha_tilde,
+        SvmPlusActiveSetResult *result) nogil
 
 
 # The solver's row cache, one per thread and kept between calls: a fresh buffer costs a page fault per 4 KB
@@ -348,3 +386,86 @@ def svm_plus_solve(kernel, privileged_kernel, int64_t n_points, const int64_t[::
     if rc != 0:
         raise MemoryError(f"the SVM+ SMO solver could not allocate its work arrays and row cache (n = {n})")
     return res.b, res.b_tilde, res.n_iter, bool(res.converged), res.violation, res.objective, res.rows_computed
+
+
+#: ``svm_plus_active_set``'s ending states (csrc/svm_plus_active_set.h): converged, the sets cycled, max_iter run
+#: out, converged sets that violate the KKT conditions, the least squares' SVD did not converge
+ACTIVE_SET_STATUS = ("converged", "cycle", "max_iter", "kkt", "lstsq")
+
+cdef SvmPlusLapack _lapack
+cdef bint _lapack_ready = False
+
+
+cdef void *_lapack_routine(str name) except NULL:
+    """The address of scipy's LAPACK routine ``name`` (a capsule of ``scipy.linalg.cython_lapack``)."""
+    from scipy.linalg import cython_lapack
+    capsule = cython_lapack.__pyx_capi__[name]
+    return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+cdef const SvmPlusLapack *_lapack_table() except NULL:
+    global _lapack_ready
+    if not _lapack_ready:
+        _lapack.dsysv = <dsysv_fn>_lapack_routine("dsysv")
+        _lapack.dsycon = <dsycon_fn>_lapack_routine("dsycon")
+        _lapack.dlange = <dlange_fn>_lapack_routine("dlange")
+        _lapack.dgelsd = <dgelsd_fn>_lapack_routine("dgelsd")
+        _lapack.dlamch = <dlamch_fn>_lapack_routine("dlamch")
+        _lapack_ready = True
+    return &_lapack
+
+
+def svm_plus_active_set(const double[:, ::1] Q, const double[:, ::1] T, const double[::1] T_diag,
+                        const int64_t[::1] idx, const double[::1] y, double C, unsigned char[::1] Z,
+                        unsigned char[::1] B, const double[::1] first, const unsigned char[::1] first_Z,
+                        const unsigned char[::1] first_B, int64_t max_iter, int64_t block_backup, double release_tol,
+                        double kkt_tol):
+    """The primal-dual active-set method of the SVM+ dual on the points ``idx`` of Q = YKY and T (its diagonal
+    ``T_diag`` on those points), from the sets Z (a_i = 0), B (beta_i = 0), uint8, updated in place to the last
+    iteration's (``csrc/svm_plus_active_set.h``).
+
+    Q, T : (L, L) C-contiguous; idx : (n,) rows of them (None: all L); T_diag, y, Z, B : (n,);
+    first : None, or (2n + 2,) [a; a~; b; b~], a known minimiser on the sets first_Z, first_B (uint8, (n,)).
+    Returns (alpha, alpha_tilde, b, b_tilde, iterations, status, violation, solves): status an index of
+    ``ACTIVE_SET_STATUS``, violation the largest KKT residual where the method converged, solves the reduced systems
+    it solved.
+    """
+    cdef int64_t n = y.shape[0], L = Q.shape[0]
+    if Q.shape[1] != L or T.shape[0] != L or T.shape[1] != L:
+        raise ValueError("Q and T must be square and of one size")
+    if T_diag.shape[0] != n or Z.shape[0] != n or B.shape[0] != n:
+        raise ValueError("T_diag, Z and B must have the length of y")
+    if n == 0 or max_iter < 1:
+        raise ValueError("empty problem, or max_iter < 1")
+    cdef const int64_t *idx_ptr = NULL
+    if idx is not None:
+        if idx.shape[0] != n:
+            raise ValueError("idx must have the length of y")
+        if not _rows_in_range(idx, L):
+            raise ValueError(f"idx must hold rows of Q and T (0..{L - 1})")
+        idx_ptr = &idx[0]
+    elif n != L:
+        raise ValueError("without idx, y must have one entry per row of Q")
+    cdef const double *first_ptr = NULL
+    cdef const unsigned char *first_Z_ptr = NULL
+    cdef const unsigned char *first_B_ptr = NULL
+    if first is not None:
+        if first.shape[0] != 2 * n + 2 or first_Z is None or first_B is None or first_Z.shape[0] != n \
+                or first_B.shape[0] != n:
+            raise ValueError("first must be [a; a~; b; b~] (2n + 2) with its sets first_Z, first_B (n)")
+        first_ptr, first_Z_ptr, first_B_ptr = &first[0], &first_Z[0], &first_B[0]
+    cdef const SvmPlusLapack *lapack = _lapack_table()
+    alpha, alpha_tilde = np.empty(n), np.empty(n)
+    cdef double[::1] a_view = alpha, at_view = alpha_tilde
+    cdef SvmPlusActiveSetResult res
+    cdef int rc
+    with nogil:
+        rc = c_svm_plus_active_set(&Q[0, 0], &T[0, 0], Q.shape[1], &T_diag[0], idx_ptr, n, &y[0], C, &Z[0], &B[0],
+                                   first_ptr, first_Z_ptr, first_B_ptr, max_iter, block_backup, release_tol, kkt_tol,
+                                   lapack, &a_view[0], &at_view[0], &res)
+    if rc == -1:
+        raise MemoryError(f"the SVM+ active-set method could not allocate its work arrays (n = {n})")
+    if rc != 0:
+        raise ValueError("LAPACK reported an illegal argument in the SVM+ active-set method")
+    return (alpha, alpha_tilde, res.b, res.b_tilde, int(res.iterations), int(res.status), res.violation,
+            int(res.solves))

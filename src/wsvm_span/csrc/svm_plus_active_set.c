@@ -1,0 +1,389 @@
+/* The primal-dual active-set method of the SVM+ dual: see svm_plus_active_set.h. */
+#include "svm_plus_active_set.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const double *Q, *T, *T_diag, *y;
+    ptrdiff_t ld;
+    const int64_t *idx;
+    int64_t n;
+    double C;
+    const SvmPlusLapack *lapack;
+    /* work arrays */
+    int64_t *F, *N, *J, *posJ;   /* free a_i, free a~_i (off B), the a~_i that move with an unknown, their rows */
+    double *M, *A, *x, *s;       /* the reduced system (column-major), its factored copy, solution, singular values */
+    int *ipiv, *iwork;
+    double *work;
+    int lwork, liwork;
+} Ctx;
+
+static inline const double *q_row(const Ctx *c, int64_t s) { return c->Q + (c->idx ? c->idx[s] : s) * c->ld; }
+static inline const double *t_row(const Ctx *c, int64_t s) { return c->T + (c->idx ? c->idx[s] : s) * c->ld; }
+static inline int64_t col(const Ctx *c, int64_t t) { return c->idx ? c->idx[t] : t; }
+
+/* T's entry (s, t) of the problem: the full matrix off the diagonal, T_diag on it (the subset's own ridge). */
+static inline double t_entry(const Ctx *c, int64_t s, int64_t t)
+{
+    return s == t ? c->T_diag[s] : t_row(c, s)[col(c, t)];
+}
+
+static int grow_work(Ctx *c, double query, int query_iwork)
+{
+    int lwork = (int)query;
+    if (lwork < 1)
+        lwork = 1;
+    if (lwork > c->lwork) {
+        double *w = realloc(c->work, (size_t)lwork * sizeof(double));
+        if (!w)
+            return -1;
+        c->work = w;
+        c->lwork = lwork;
+    }
+    if (query_iwork > c->liwork) {
+        int *w = realloc(c->iwork, (size_t)query_iwork * sizeof(int));
+        if (!w)
+            return -1;
+        c->iwork = w;
+        c->liwork = query_iwork;
+    }
+    return 0;
+}
+
+/* Least squares, as scipy.linalg.lstsq (dgelsd, rcond = machine epsilon) on M, rhs: the minimiser of a singular
+ * system is not unique and any solution of the consistent system serves (``solver.solve_symmetric``). */
+static int lstsq(Ctx *c, int dim, const double *rhs, int *status)
+{
+    int one = 1, rank, info, lwork = -1;
+    double rcond = DBL_EPSILON, query;
+    int iquery = 0;
+    memcpy(c->A, c->M, (size_t)dim * dim * sizeof(double));
+    memcpy(c->x, rhs, (size_t)dim * sizeof(double));
+    c->lapack->dgelsd(&dim, &dim, &one, c->A, &dim, c->x, &dim, c->s, &rcond, &rank, &query, &lwork, &iquery,
+                      &info);
+    if (info < 0)
+        return -2;
+    if (grow_work(c, query, iquery > dim ? iquery : dim) < 0)
+        return -1;
+    lwork = c->lwork;
+    c->lapack->dgelsd(&dim, &dim, &one, c->A, &dim, c->x, &dim, c->s, &rcond, &rank, c->work, &lwork, c->iwork,
+                      &info);
+    if (info < 0)
+        return -2;
+    if (info > 0)
+        *status = SVM_PLUS_AS_LSTSQ;
+    return 0;
+}
+
+/* The exact minimiser of the dual with a_Z = 0 and a~_B = a_B - C (``SVMPlusProblem.reduced_system``): unknowns
+ * z = [a_F; a~_N; b; b~], matrix [[H, A'], [A, 0]] with H = Q_FF on a_F plus T on the a~'s that move with an
+ * unknown (a~_i = a_i - C on F & B, the unknown a~_i on N), A the rows of y'a = 0 and 1'a~ = 0; the fixed part -C
+ * of a~ on B enters the right-hand side as C T_JB 1. Solved as scipy.linalg.solve(assume_a="sym") solves it
+ * (dsysv on the upper triangle, dsycon's estimate against dlamch('E')), by least squares where that is singular or
+ * its rcond below eps (``solve_symmetric``). */
+static int solve_on_sets(Ctx *c, const unsigned char *Z, const unsigned char *B, double *a, double *at, double *b,
+                         double *bt, int *status)
+{
+    const int64_t n = c->n;
+    const double C = c->C;
+    int64_t nF = 0, nN = 0, nJ = 0, nB = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!Z[i]) {
+            if (B[i]) {
+                c->J[nJ] = i;
+                c->posJ[nJ++] = nF;
+            }
+            c->F[nF++] = i;
+        }
+        if (!B[i])
+            c->N[nN++] = i;
+        nB += B[i] != 0;
+    }
+    const int64_t ns = nF + nN;
+    for (int64_t k = 0; k < nN; k++) {
+        c->J[nJ] = c->N[k];
+        c->posJ[nJ++] = nF + k;
+    }
+    const int dim = (int)(ns + 2);
+    double *M = c->M;
+    double *rhs_copy = c->x + dim;  /* the right-hand side, behind the solution in x (2 dim_max entries) */
+    memset(M, 0, (size_t)dim * dim * sizeof(double));
+    for (int64_t j = 0; j < nF; j++) {
+        const double *row = q_row(c, c->F[j]);
+        double *mcol = M + j * (int64_t)dim;
+        for (int64_t i = 0; i < nF; i++)
+            mcol[i] = row[col(c, c->F[i])];
+    }
+    for (int64_t m = 0; m < nJ; m++) {
+        double *mcol = M + c->posJ[m] * (int64_t)dim;
+        for (int64_t k = 0; k < nJ; k++)
+            mcol[c->posJ[k]] += t_entry(c, c->J[m], c->J[k]);
+    }
+    for (int64_t i = 0; i < nF; i++)
+        M[ns + i * (int64_t)dim] = M[i + ns * (int64_t)dim] = c->y[c->F[i]];
+    for (int64_t k = 0; k < nJ; k++)
+        M[ns + 1 + c->posJ[k] * (int64_t)dim] = M[c->posJ[k] + (ns + 1) * (int64_t)dim] = 1.0;
+    for (int64_t i = 0; i < dim; i++)
+        rhs_copy[i] = i < nF ? 1.0 : 0.0;
+    for (int64_t k = 0; k < nJ; k++) {
+        double sum = 0.0;
+        for (int64_t j = 0; j < n; j++)
+            if (B[j])
+                sum += t_entry(c, c->J[k], j);
+        rhs_copy[c->posJ[k]] += C * sum;
+    }
+    rhs_copy[ns + 1] = C * (double)nB;
+
+    /* scipy.linalg.solve(M, rhs, assume_a="sym") */
+    char uplo = 'U', norm = '1', eps_code = 'E';
+    int one = 1, info = 0, lwork = -1;
+    double query, rcond = 0.0;
+    double anorm = c->lapack->dlange(&norm, (int *)&dim, (int *)&dim, M, (int *)&dim, c->s);
+    memcpy(c->A, M, (size_t)dim * dim * sizeof(double));
+    memcpy(c->x, rhs_copy, (size_t)dim * sizeof(double));
+    c->lapack->dsysv(&uplo, (int *)&dim, &one, c->A, (int *)&dim, c->ipiv, c->x, (int *)&dim, &query, &lwork, &info);
+    if (info < 0)
+        return -2;
+    if (grow_work(c, query > 2.0 * dim ? query : 2.0 * dim, dim) < 0)  /* dsycon needs 2 dim and dim */
+        return -1;
+    lwork = c->lwork;
+    c->lapack->dsysv(&uplo, (int *)&dim, &one, c->A, (int *)&dim, c->ipiv, c->x, (int *)&dim, c->work, &lwork,
+                     &info);
+    if (info < 0)
+        return -2;
+    int singular = info > 0;
+    if (!singular) {
+        c->lapack->dsycon(&uplo, (int *)&dim, c->A, (int *)&dim, c->ipiv, &anorm, &rcond, c->work, c->iwork, &info);
+        if (info < 0)
+            return -2;
+        /* scipy: LinAlgError where rcond == 0, LinAlgWarning where !(rcond >= eps) (NaN included) */
+        singular = rcond == 0.0 || !(rcond >= c->lapack->dlamch(&eps_code));
+    }
+    if (singular) {
+        /* the right-hand side sits in x's second half, which the least squares' copy into the first leaves */
+        int rc = lstsq(c, dim, rhs_copy, status);
+        if (rc < 0)
+            return rc;
+    }
+    const double *z = c->x;
+    for (int64_t i = 0; i < n; i++)
+        a[i] = 0.0;
+    for (int64_t i = 0; i < nF; i++)
+        a[c->F[i]] = z[i];
+    for (int64_t i = 0; i < n; i++)
+        at[i] = B[i] ? a[i] - C : 0.0;
+    for (int64_t k = 0; k < nN; k++)
+        at[c->N[k]] = z[nF + k];
+    *b = z[ns];
+    *bt = z[ns + 1];
+    return 0;
+}
+
+/* out = (Q v)_s over the problem's points, skipping v's zeros (exact: a zero term adds nothing) */
+static void q_times(const Ctx *c, const double *v, double *out)
+{
+    for (int64_t s = 0; s < c->n; s++) {
+        const double *row = q_row(c, s);
+        double sum = 0.0;
+        for (int64_t t = 0; t < c->n; t++)
+            if (v[t] != 0.0)
+                sum += row[col(c, t)] * v[t];
+        out[s] = sum;
+    }
+}
+
+static void t_times(const Ctx *c, const double *v, double *out)
+{
+    for (int64_t s = 0; s < c->n; s++) {
+        const double *row = t_row(c, s);
+        const int64_t self = col(c, s);
+        double sum = 0.0;
+        for (int64_t t = 0; t < c->n; t++) {
+            const int64_t ct = col(c, t);
+            if (v[t] != 0.0)
+                sum += (ct == self ? c->T_diag[s] : row[ct]) * v[t];
+        }
+        out[s] = sum;
+    }
+}
+
+/* ``SVMPlus.kkt_residuals`` of (a, a~, b, b~), its largest: a, beta relative to C, mu and xi in margin units,
+ * products relative to C. */
+static double kkt_violation(const Ctx *c, const double *a, const double *at, double b, double bt, double *w,
+                            double *xi)
+{
+    const double C = c->C;
+    q_times(c, a, w);
+    t_times(c, at, xi);
+    double neg_a = 0.0, neg_beta = 0.0, neg_xi = 0.0, neg_mu = 0.0, a_mu = 0.0, beta_xi = 0.0, ya = 0.0, sum_at = 0.0;
+    for (int64_t i = 0; i < c->n; i++) {
+        const double y = c->y[i];
+        const double x = xi[i] + bt;              /* correcting_train */
+        const double mu = y * (y * w[i] + b) - 1.0 + x;  /* y decision_train - 1 + xi */
+        const double beta = C + at[i] - a[i];
+        neg_a = fmax(neg_a, -a[i]);
+        neg_beta = fmax(neg_beta, -beta);
+        neg_xi = fmax(neg_xi, -x);
+        neg_mu = fmax(neg_mu, -mu);
+        a_mu = fmax(a_mu, fabs(a[i] * mu));
+        beta_xi = fmax(beta_xi, fabs(beta * x));
+        ya += y * a[i];
+        sum_at += at[i];
+    }
+    double v = fmax(fmax(neg_a / C, neg_beta / C), fmax(neg_xi, neg_mu));
+    v = fmax(v, fmax(a_mu / C, beta_xi / C));
+    return fmax(v, fmax(fabs(ya) / C, fabs(sum_at) / C));
+}
+
+static uint64_t state_hash(const unsigned char *Z, const unsigned char *B, int64_t n)
+{
+    uint64_t h = 1469598103934665603ULL;  /* FNV-1a */
+    for (int64_t i = 0; i < n; i++)
+        h = (h ^ Z[i]) * 1099511628211ULL;
+    for (int64_t i = 0; i < n; i++)
+        h = (h ^ B[i]) * 1099511628211ULL;
+    return h;
+}
+
+int svm_plus_active_set(const double *Q, const double *T, ptrdiff_t ld, const double *T_diag, const int64_t *idx,
+                        int64_t n, const double *y, double C, unsigned char *Z, unsigned char *B,
+                        const double *first, const unsigned char *first_Z, const unsigned char *first_B,
+                        int64_t max_iter, int64_t block_backup, double release_tol, double kkt_tol,
+                        const SvmPlusLapack *lapack, double *alpha, double *alpha_tilde,
+                        SvmPlusActiveSetResult *result)
+{
+    Ctx c = {.Q = Q, .T = T, .T_diag = T_diag, .y = y, .ld = ld, .idx = idx, .n = n, .C = C, .lapack = lapack};
+    const int64_t dim_max = 2 * n + 2;
+    int rc = 0;
+    double b = 0.0, bt = 0.0;
+    c.F = malloc((size_t)(4 * n + 1) * sizeof(int64_t));
+    c.M = malloc((size_t)(2 * dim_max * dim_max + 3 * dim_max) * sizeof(double));
+    c.ipiv = malloc((size_t)dim_max * sizeof(int));
+    double *vec = malloc((size_t)(4 * n + 1) * sizeof(double));  /* xi, mu (w), beta, spare */
+    unsigned char *wrong = malloc((size_t)(2 * n + 1));
+    unsigned char *seen = malloc((size_t)(max_iter * 2 * n + 1));
+    uint64_t *hashes = malloc((size_t)(max_iter + 1) * sizeof(uint64_t));
+    if (!c.F || !c.M || !c.ipiv || !vec || !wrong || !seen || !hashes) {
+        rc = -1;
+        goto done;
+    }
+    c.N = c.F + n;
+    c.J = c.N + n;
+    c.posJ = c.J + n;
+    c.A = c.M + dim_max * dim_max;
+    c.x = c.A + dim_max * dim_max;  /* 2 dim_max: the solution, then the right-hand side */
+    c.s = c.x + 2 * dim_max;
+    double *xi = vec, *mu = vec + n, *beta = vec + 2 * n;
+    double fewest = INFINITY;
+    int64_t backup = block_backup, n_seen = 0;
+    result->solves = 0;
+    result->violation = INFINITY;
+    result->status = SVM_PLUS_AS_MAX_ITER;
+    result->iterations = max_iter;
+    for (int64_t iteration = 1; iteration <= max_iter; iteration++) {
+        int status = SVM_PLUS_AS_CONVERGED;
+        const int known = first && memcmp(Z, first_Z, (size_t)n) == 0 && memcmp(B, first_B, (size_t)n) == 0;
+        if (known) {
+            memcpy(alpha, first, (size_t)n * sizeof(double));
+            memcpy(alpha_tilde, first + n, (size_t)n * sizeof(double));
+            b = first[2 * n];
+            bt = first[2 * n + 1];
+        } else {
+            if ((rc = solve_on_sets(&c, Z, B, alpha, alpha_tilde, &b, &bt, &status)) < 0)
+                goto done;
+            result->solves++;
+        }
+        if (status != SVM_PLUS_AS_CONVERGED) {
+            result->status = status;
+            result->iterations = iteration;
+            goto done;
+        }
+        q_times(&c, alpha, mu);
+        t_times(&c, alpha_tilde, xi);
+        int64_t n_wrong = 0, last = -1;
+        for (int64_t i = 0; i < n; i++) {
+            xi[i] += bt;
+            mu[i] = mu[i] + b * y[i] - 1.0 + xi[i];
+            beta[i] = C + alpha_tilde[i] - alpha[i];
+        }
+        /* complementarity as a fixed point: an active bound stays active unless its multiplier is below
+         * -release_tol; a free variable becomes active where it left its bound by more than kkt_tol C */
+        for (int64_t i = 0; i < n; i++)
+            wrong[i] = Z[i] ? mu[i] < -release_tol : alpha[i] < -kkt_tol * C;
+        for (int64_t i = 0; i < n; i++)
+            wrong[n + i] = B[i] ? xi[i] < -release_tol : beta[i] < -kkt_tol * C;
+        for (int64_t k = 0; k < 2 * n; k++)
+            if (wrong[k]) {
+                n_wrong++;
+                last = k;
+            }
+        if (n_wrong == 0) {
+            for (int pass = 0; pass < 2; pass++) {
+                for (int64_t i = 0; i < n; i++) {
+                    alpha[i] = fmax(alpha[i], 0.0);
+                    if (B[i])
+                        alpha_tilde[i] = alpha[i] - C;
+                }
+                result->violation = kkt_violation(&c, alpha, alpha_tilde, b, bt, mu, xi);
+                if (result->violation <= kkt_tol || !known || pass == 1)
+                    break;
+                /* the known minimiser's round-off (the exact LOO's bordering): the converged sets' own system */
+                if ((rc = solve_on_sets(&c, Z, B, alpha, alpha_tilde, &b, &bt, &status)) < 0)
+                    goto done;
+                result->solves++;
+                if (status != SVM_PLUS_AS_CONVERGED)
+                    break;
+            }
+            result->status = status != SVM_PLUS_AS_CONVERGED ? status
+                             : result->violation <= kkt_tol ? SVM_PLUS_AS_CONVERGED : SVM_PLUS_AS_KKT;
+            result->iterations = iteration;
+            goto done;
+        }
+        /* block principal pivoting: all wrong guesses flip while their number falls, or for block_backup more
+         * tries; then only the last one (Murty's single pivot), which ends the cycling of full block updates */
+        if (n_wrong < fewest) {
+            fewest = (double)n_wrong;
+            backup = block_backup;
+        } else if (backup > 0) {
+            backup--;
+        } else {
+            memset(wrong, 0, (size_t)(2 * n));
+            wrong[last] = 1;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            Z[i] ^= wrong[i];
+            B[i] ^= wrong[n + i];
+        }
+        /* a state seen after an earlier flip ends the method (the first guess is not among them, as in
+         * ``SVMPlusProblem.active_set`` before it was compiled) */
+        const uint64_t h = state_hash(Z, B, n);
+        for (int64_t k = 0; k < n_seen; k++) {
+            const unsigned char *s = seen + k * 2 * n;
+            if (hashes[k] == h && memcmp(s, Z, (size_t)n) == 0 && memcmp(s + n, B, (size_t)n) == 0) {
+                result->status = SVM_PLUS_AS_CYCLE;
+                result->iterations = iteration;
+                goto done;
+            }
+        }
+        hashes[n_seen] = h;
+        memcpy(seen + n_seen * 2 * n, Z, (size_t)n);
+        memcpy(seen + n_seen * 2 * n + n, B, (size_t)n);
+        n_seen++;
+    }
+done:
+    result->b = b;
+    result->b_tilde = bt;
+    free(c.F);
+    free(c.M);
+    free(c.ipiv);
+    free(c.iwork);
+    free(c.work);
+    free(vec);
+    free(wrong);
+    free(seen);
+    free(hashes);
+    return rc;
+}
