@@ -435,8 +435,8 @@ def svm_plus_active_set(const double[:, ::1] Q, const double[:, ::1] T, const do
         raise ValueError("Q and T must be square and of one size")
     if T_diag.shape[0] != n or Z.shape[0] != n or B.shape[0] != n:
         raise ValueError("T_diag, Z and B must have the length of y")
-    if n == 0 or max_iter < 1:
-        raise ValueError("empty problem, or max_iter < 1")
+    if n == 0 or max_iter < 0:
+        raise ValueError("empty problem, or max_iter < 0")
     cdef const int64_t *idx_ptr = NULL
     if idx is not None:
         if idx.shape[0] != n:

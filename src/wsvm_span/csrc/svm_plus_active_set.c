@@ -264,7 +264,7 @@ int svm_plus_active_set(const double *Q, const double *T, ptrdiff_t ld, const do
     c.ipiv = malloc((size_t)dim_max * sizeof(int));
     double *vec = malloc((size_t)(4 * n + 1) * sizeof(double));  /* xi, mu (w), beta, spare */
     unsigned char *wrong = malloc((size_t)(2 * n + 1));
-    unsigned char *seen = malloc((size_t)(max_iter * 2 * n + 1));
+    unsigned char *seen = malloc((size_t)(max_iter * 2 * n + 1));  /* max_iter 0: no iteration, "max_iter" */
     uint64_t *hashes = malloc((size_t)(max_iter + 1) * sizeof(uint64_t));
     if (!c.F || !c.M || !c.ipiv || !vec || !wrong || !seen || !hashes) {
         rc = -1;
