@@ -95,6 +95,8 @@ cdef extern from "svm_plus_active_set.h":
                                double *rcond, int *rank, double *work, int *lwork, int *iwork,
                                int *info) noexcept nogil
     ctypedef double (*dlamch_fn)(char *cmach) noexcept nogil
+    ctypedef void (*dgemv_fn)(char *trans, int *m, int *n, double *alpha, double *a, int *lda, double *x, int *incx,
+                              double *beta, double *y, int *incy) noexcept nogil
 
     ctypedef struct SvmPlusLapack:
         dsysv_fn dsysv
@@ -102,6 +104,7 @@ cdef extern from "svm_plus_active_set.h":
         dlange_fn dlange
         dgelsd_fn dgelsd
         dlamch_fn dlamch
+        dgemv_fn dgemv
 
     ctypedef struct SvmPlusActiveSetResult:
         int status
@@ -116,7 +119,8 @@ cdef extern from "svm_plus_active_set.h":
         const double *y, double C, unsigned char *Z, unsigned char *B, const double *first,
         const unsigned char *first_Z, const unsigned char *first_B, int64_t max_iter, int64_t block_backup,
         double release_tol, double kkt_tol, const SvmPlusLapack *lapack, double *alpha, double *alpha_tilde,
-        SvmPlusActiveSetResult *result) nogil
+        double *workspace, SvmPlusActiveSetResult *result) nogil
+    int64_t svm_plus_active_set_workspace(int64_t n, Py_ssize_t ld) nogil
 
 
 # The solver's row cache, one per thread and kept between calls: a fresh buffer costs a page fault per 4 KB
@@ -396,10 +400,20 @@ cdef SvmPlusLapack _lapack
 cdef bint _lapack_ready = False
 
 
-cdef void *_lapack_routine(str name) except NULL:
-    """The address of scipy's LAPACK routine ``name`` (a capsule of ``scipy.linalg.cython_lapack``)."""
-    from scipy.linalg import cython_lapack
-    capsule = cython_lapack.__pyx_capi__[name]
+def _workspace(Py_ssize_t n_doubles):
+    """This thread's workspace of ``svm_plus_active_set``, at least n_doubles long (grown, never shrunk)."""
+    buf = getattr(_buffers, "active_set", None)
+    if buf is None or buf.shape[0] < n_doubles:
+        buf = np.empty(max(n_doubles, 1), dtype=np.float64)
+        _buffers.active_set = buf
+    return buf
+
+
+cdef void *_lapack_routine(str name, bint blas=False) except NULL:
+    """The address of scipy's LAPACK (or BLAS) routine ``name`` (a capsule of ``scipy.linalg.cython_lapack``,
+    ``cython_blas``)."""
+    from scipy.linalg import cython_blas, cython_lapack
+    capsule = (cython_blas if blas else cython_lapack).__pyx_capi__[name]
     return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
 
 
@@ -411,6 +425,7 @@ cdef const SvmPlusLapack *_lapack_table() except NULL:
         _lapack.dlange = <dlange_fn>_lapack_routine("dlange")
         _lapack.dgelsd = <dgelsd_fn>_lapack_routine("dgelsd")
         _lapack.dlamch = <dlamch_fn>_lapack_routine("dlamch")
+        _lapack.dgemv = <dgemv_fn>_lapack_routine("dgemv", blas=True)
         _lapack_ready = True
     return &_lapack
 
@@ -431,7 +446,7 @@ def svm_plus_active_set(const double[:, ::1] Q, const double[:, ::1] T, const do
     it solved.
     """
     cdef int64_t n = y.shape[0], L = Q.shape[0]
-    if Q.shape[1] != L or T.shape[0] != L or T.shape[1] != L:
+    if Q.shape[1] != L or T.shape[0] != L or T.shape[1] != L or L == 0:
         raise ValueError("Q and T must be square and of one size")
     if T_diag.shape[0] != n or Z.shape[0] != n or B.shape[0] != n:
         raise ValueError("T_diag, Z and B must have the length of y")
@@ -455,6 +470,8 @@ def svm_plus_active_set(const double[:, ::1] Q, const double[:, ::1] T, const do
             raise ValueError("first must be [a; a~; b; b~] (2n + 2) with its sets first_Z, first_B (n)")
         first_ptr, first_Z_ptr, first_B_ptr = &first[0], &first_Z[0], &first_B[0]
     cdef const SvmPlusLapack *lapack = _lapack_table()
+    # per thread, kept between calls (a refit's reduced systems on fresh pages paid a page fault per 4 KB)
+    cdef double[::1] workspace = _workspace(svm_plus_active_set_workspace(n, Q.shape[1]))
     alpha, alpha_tilde = np.empty(n), np.empty(n)
     cdef double[::1] a_view = alpha, at_view = alpha_tilde
     cdef SvmPlusActiveSetResult res
@@ -462,7 +479,7 @@ def svm_plus_active_set(const double[:, ::1] Q, const double[:, ::1] T, const do
     with nogil:
         rc = c_svm_plus_active_set(&Q[0, 0], &T[0, 0], Q.shape[1], &T_diag[0], idx_ptr, n, &y[0], C, &Z[0], &B[0],
                                    first_ptr, first_Z_ptr, first_B_ptr, max_iter, block_backup, release_tol, kkt_tol,
-                                   lapack, &a_view[0], &at_view[0], &res)
+                                   lapack, &a_view[0], &at_view[0], &workspace[0], &res)
     if rc == -1:
         raise MemoryError(f"the SVM+ active-set method could not allocate its work arrays (n = {n})")
     if rc != 0:

@@ -17,6 +17,7 @@ typedef struct {
     int64_t *F, *N, *J, *posJ;   /* free a_i, free a~_i (off B), the a~_i that move with an unknown, their rows */
     double *M, *A, *x, *s;       /* the reduced system (column-major), its factored copy, solution, singular values */
     int *ipiv, *iwork;
+    double *full_v, *full_out;   /* vectors over all ld points of Q and T (the products, ``times``) */
     double *work;
     int lwork, liwork;
 } Ctx;
@@ -52,6 +53,36 @@ static int grow_work(Ctx *c, double query, int query_iwork)
     }
     return 0;
 }
+
+/* out = (P v)_s over the problem's points, P = Q or T (T with the problem's own diagonal T_diag): v scattered over
+ * all ld points (0 off the problem) and one BLAS product with the full matrix, whose rows are contiguous, where a
+ * product gathered through idx cost several times the reduced system's factorization (l = 200). The full
+ * diagonal's term is swapped for the problem's own (the refit's ridge), a round-off apart from the cut matrix's
+ * product. */
+static void times(const Ctx *c, const double *P, const double *diag, const double *v, double *out)
+{
+    const int64_t n = c->n;
+    int L = (int)c->ld, one = 1;
+    double alpha = 1.0, beta = 0.0;
+    char trans = 'T';  /* the row-major matrix is its column-major transpose */
+    if (c->idx) {
+        memset(c->full_v, 0, (size_t)L * sizeof(double));
+        for (int64_t s = 0; s < n; s++)
+            c->full_v[c->idx[s]] = v[s];
+    } else {
+        memcpy(c->full_v, v, (size_t)n * sizeof(double));
+    }
+    c->lapack->dgemv(&trans, &L, &L, &alpha, (double *)P, &L, c->full_v, &one, &beta, c->full_out, &one);
+    for (int64_t s = 0; s < n; s++) {
+        const int64_t i = col(c, s);
+        out[s] = c->full_out[i];
+        if (diag)
+            out[s] += (diag[s] - P[i * c->ld + i]) * v[s];
+    }
+}
+
+static void q_times(const Ctx *c, const double *v, double *out) { times(c, c->Q, NULL, v, out); }
+static void t_times(const Ctx *c, const double *v, double *out) { times(c, c->T, c->T_diag, v, out); }
 
 /* Least squares, as scipy.linalg.lstsq (dgelsd, rcond = machine epsilon) on M, rhs: the minimiser of a singular
  * system is not unique and any solution of the consistent system serves (``solver.solve_symmetric``). */
@@ -128,13 +159,13 @@ static int solve_on_sets(Ctx *c, const unsigned char *Z, const unsigned char *B,
         M[ns + 1 + c->posJ[k] * (int64_t)dim] = M[c->posJ[k] + (ns + 1) * (int64_t)dim] = 1.0;
     for (int64_t i = 0; i < dim; i++)
         rhs_copy[i] = i < nF ? 1.0 : 0.0;
-    for (int64_t k = 0; k < nJ; k++) {
-        double sum = 0.0;
-        for (int64_t j = 0; j < n; j++)
-            if (B[j])
-                sum += t_entry(c, c->J[k], j);
-        rhs_copy[c->posJ[k]] += C * sum;
-    }
+    /* the sums T_JB 1 by one product T b_B (b_B: 1 on B), its entries at J */
+    double *ones_B = c->s, *T_ones_B = c->s + n;
+    for (int64_t j = 0; j < n; j++)
+        ones_B[j] = B[j] ? 1.0 : 0.0;
+    t_times(c, ones_B, T_ones_B);
+    for (int64_t k = 0; k < nJ; k++)
+        rhs_copy[c->posJ[k]] += C * T_ones_B[c->J[k]];
     rhs_copy[ns + 1] = C * (double)nB;
 
     /* scipy.linalg.solve(M, rhs, assume_a="sym") */
@@ -182,34 +213,6 @@ static int solve_on_sets(Ctx *c, const unsigned char *Z, const unsigned char *B,
     return 0;
 }
 
-/* out = (Q v)_s over the problem's points, skipping v's zeros (exact: a zero term adds nothing) */
-static void q_times(const Ctx *c, const double *v, double *out)
-{
-    for (int64_t s = 0; s < c->n; s++) {
-        const double *row = q_row(c, s);
-        double sum = 0.0;
-        for (int64_t t = 0; t < c->n; t++)
-            if (v[t] != 0.0)
-                sum += row[col(c, t)] * v[t];
-        out[s] = sum;
-    }
-}
-
-static void t_times(const Ctx *c, const double *v, double *out)
-{
-    for (int64_t s = 0; s < c->n; s++) {
-        const double *row = t_row(c, s);
-        const int64_t self = col(c, s);
-        double sum = 0.0;
-        for (int64_t t = 0; t < c->n; t++) {
-            const int64_t ct = col(c, t);
-            if (v[t] != 0.0)
-                sum += (ct == self ? c->T_diag[s] : row[ct]) * v[t];
-        }
-        out[s] = sum;
-    }
-}
-
 /* ``SVMPlus.kkt_residuals`` of (a, a~, b, b~), its largest: a, beta relative to C, mu and xi in margin units,
  * products relative to C. */
 static double kkt_violation(const Ctx *c, const double *a, const double *at, double b, double bt, double *w,
@@ -248,11 +251,17 @@ static uint64_t state_hash(const unsigned char *Z, const unsigned char *B, int64
     return h;
 }
 
+int64_t svm_plus_active_set_workspace(int64_t n, ptrdiff_t ld)
+{
+    const int64_t dim_max = 2 * n + 2;
+    return 2 * dim_max * dim_max + 3 * dim_max + 2 * (int64_t)ld + 4 * n + 1;
+}
+
 int svm_plus_active_set(const double *Q, const double *T, ptrdiff_t ld, const double *T_diag, const int64_t *idx,
                         int64_t n, const double *y, double C, unsigned char *Z, unsigned char *B,
                         const double *first, const unsigned char *first_Z, const unsigned char *first_B,
                         int64_t max_iter, int64_t block_backup, double release_tol, double kkt_tol,
-                        const SvmPlusLapack *lapack, double *alpha, double *alpha_tilde,
+                        const SvmPlusLapack *lapack, double *alpha, double *alpha_tilde, double *workspace,
                         SvmPlusActiveSetResult *result)
 {
     Ctx c = {.Q = Q, .T = T, .T_diag = T_diag, .y = y, .ld = ld, .idx = idx, .n = n, .C = C, .lapack = lapack};
@@ -260,13 +269,13 @@ int svm_plus_active_set(const double *Q, const double *T, ptrdiff_t ld, const do
     int rc = 0;
     double b = 0.0, bt = 0.0;
     c.F = malloc((size_t)(4 * n + 1) * sizeof(int64_t));
-    c.M = malloc((size_t)(2 * dim_max * dim_max + 3 * dim_max) * sizeof(double));
+    c.M = workspace;
     c.ipiv = malloc((size_t)dim_max * sizeof(int));
-    double *vec = malloc((size_t)(4 * n + 1) * sizeof(double));  /* xi, mu (w), beta, spare */
+    double *vec = workspace + 2 * dim_max * dim_max + 3 * dim_max + 2 * ld;  /* xi, mu (w), beta */
     unsigned char *wrong = malloc((size_t)(2 * n + 1));
     unsigned char *seen = malloc((size_t)(max_iter * 2 * n + 1));  /* max_iter 0: no iteration, "max_iter" */
     uint64_t *hashes = malloc((size_t)(max_iter + 1) * sizeof(uint64_t));
-    if (!c.F || !c.M || !c.ipiv || !vec || !wrong || !seen || !hashes) {
+    if (!c.F || !c.ipiv || !wrong || !seen || !hashes) {
         rc = -1;
         goto done;
     }
@@ -276,6 +285,8 @@ int svm_plus_active_set(const double *Q, const double *T, ptrdiff_t ld, const do
     c.A = c.M + dim_max * dim_max;
     c.x = c.A + dim_max * dim_max;  /* 2 dim_max: the solution, then the right-hand side */
     c.s = c.x + 2 * dim_max;
+    c.full_v = c.s + dim_max;
+    c.full_out = c.full_v + ld;
     double *xi = vec, *mu = vec + n, *beta = vec + 2 * n;
     double fewest = INFINITY;
     int64_t backup = block_backup, n_seen = 0;
@@ -377,11 +388,9 @@ done:
     result->b = b;
     result->b_tilde = bt;
     free(c.F);
-    free(c.M);
     free(c.ipiv);
     free(c.iwork);
     free(c.work);
-    free(vec);
     free(wrong);
     free(seen);
     free(hashes);

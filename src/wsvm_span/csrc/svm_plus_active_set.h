@@ -20,8 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* LAPACK routines (scipy.linalg.cython_lapack's, handed in by the Cython wrapper: the library scipy's own solves
- * call, so the reduced systems are factored exactly as ``solve_symmetric`` factors them). */
+/* LAPACK and BLAS routines (scipy.linalg.cython_lapack's and cython_blas's, handed in by the Cython wrapper: the
+ * library scipy's own solves call, so the reduced systems are factored exactly as ``solve_symmetric`` factors
+ * them). */
 typedef void (*dsysv_fn)(char *uplo, int *n, int *nrhs, double *a, int *lda, int *ipiv, double *b, int *ldb,
                          double *work, int *lwork, int *info);
 typedef void (*dsycon_fn)(char *uplo, int *n, double *a, int *lda, int *ipiv, double *anorm, double *rcond,
@@ -30,6 +31,8 @@ typedef double (*dlange_fn)(char *norm, int *m, int *n, double *a, int *lda, dou
 typedef void (*dgelsd_fn)(int *m, int *n, int *nrhs, double *a, int *lda, double *b, int *ldb, double *s,
                           double *rcond, int *rank, double *work, int *lwork, int *iwork, int *info);
 typedef double (*dlamch_fn)(char *cmach);
+typedef void (*dgemv_fn)(char *trans, int *m, int *n, double *alpha, double *a, int *lda, double *x, int *incx,
+                         double *beta, double *y, int *incy);
 
 typedef struct {
     dsysv_fn dsysv;
@@ -37,6 +40,7 @@ typedef struct {
     dlange_fn dlange;
     dgelsd_fn dgelsd;
     dlamch_fn dlamch;
+    dgemv_fn dgemv;
 } SvmPlusLapack;
 
 enum {
@@ -56,9 +60,12 @@ typedef struct {
     double violation;   /* the largest KKT residual (SVMPlus.kkt_residuals) of the solution returned */
 } SvmPlusActiveSetResult;
 
+/* The doubles of ``svm_plus_active_set``'s workspace for a problem of n of ld points. */
+int64_t svm_plus_active_set_workspace(int64_t n, ptrdiff_t ld);
+
 /* Returns 0, -1 where memory ran out, -2 where LAPACK reported an illegal argument.
  *
- * Q, T      : full row-major symmetric matrices, leading dimension ld; entry (s, t) of the problem is
+ * Q, T      : full row-major symmetric matrices, L x L with leading dimension ld = L; entry (s, t) of the problem is
  *             Q[idx[s] * ld + idx[t]] (T's likewise off the diagonal; its diagonal is T_diag[s])
  * idx       : the problem's points (NULL: 0..n-1); y: their labels
  * Z, B      : in: the first guess (1 = active); out: the last iteration's sets
@@ -66,12 +73,14 @@ typedef struct {
  *             instead of solving those sets where an iteration meets them
  * alpha, alpha_tilde : out (length n): the solution (a clipped at 0, a~ = a - C on B) where converged, else the
  *             last iteration's minimiser
+ * workspace : svm_plus_active_set_workspace(n, ld) doubles (the caller's, kept between calls: fresh pages for the
+ *             reduced systems cost a page fault per 4 KB, measured at a tenth of a refit's time)
  */
 int svm_plus_active_set(const double *Q, const double *T, ptrdiff_t ld, const double *T_diag, const int64_t *idx,
                         int64_t n, const double *y, double C, unsigned char *Z, unsigned char *B,
                         const double *first, const unsigned char *first_Z, const unsigned char *first_B,
                         int64_t max_iter, int64_t block_backup, double release_tol, double kkt_tol,
-                        const SvmPlusLapack *lapack, double *alpha, double *alpha_tilde,
+                        const SvmPlusLapack *lapack, double *alpha, double *alpha_tilde, double *workspace,
                         SvmPlusActiveSetResult *result);
 
 #endif
