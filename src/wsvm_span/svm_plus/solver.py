@@ -26,15 +26,16 @@ by one of these routes to the same solution:
   B = {beta_i = 0}, solves the equality-constrained QP they leave exactly (one symmetric
   indefinite system in the free a_i, the free a~_i and the two equality multipliers,
   which ARE b and b~) and updates the guess from the signs of the primal values and
-  the multipliers (block principal pivoting safeguard, see ``active_set``). It stops
+  the multipliers (block principal pivoting safeguard, see ``active_set_on``). It stops
   when no guess is contradicted; that point satisfies every KKT condition to round-off.
+  The iterations run in compiled code (csrc/svm_plus_active_set.c, scipy's LAPACK), on a
+  subset's problem read in place from the full matrices (``active_set_on``: the exact LOO's refits).
   The first guess comes from the plain SVM (LIBSVM, C_i = C).
   Each iteration costs one dense solve of size n_free + 2 (n_free = free a's + free
   a~'s, between 0 and 2l), against one factorization of the whole (3l + 2)-row KKT
   system per interior-point iteration. Measured (benchmarks/bench_svm_plus.py): 8-12
   iterations from the plain SVM on parkinson_speech, ~17x faster than Clarabel; 2-5
-  (counting the final check) from the full solution when refitting without one point (the exact LOO's refits
-  border one inverse of the full model's system instead, ``loo.BorderedSystem``).
+  (counting the final check) from the full solution when refitting without one point.
   The method can cycle on problems whose reduced Hessian is not an M-matrix (seen with
   small gamma and large C on random problems: ~1 in 6); a repeated state or
   ``MAX_ACTIVE_SET_ITER`` without convergence raises ``ActiveSetFailure``.
