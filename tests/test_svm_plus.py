@@ -35,7 +35,10 @@ from wsvm_span.svm_plus import (
 from wsvm_span.svm_plus.equivalence import ZERO_WEIGHT
 from wsvm_span.svm_plus import loo as svm_plus_loo
 from wsvm_span.svm_plus import solver as solver_module
-from wsvm_span.svm_plus.solver import KKT_TOL, PRIV_RIDGE, SVMPlusProblem, feasible_start, pivoted_cholesky
+from wsvm_span import _native
+from wsvm_span._native import ACTIVE_SET_STATUS
+from wsvm_span.svm_plus.solver import (KKT_TOL, PRIV_RIDGE, RELEASE_TOL, SVMPlusProblem, pivoted_cholesky,
+                                       solve_symmetric)
 from wsvm_span.svm_plus.weight_schemes import BANDWIDTH_FACTORS, P_FLOOR
 
 
@@ -370,28 +373,26 @@ def test_loo_rule_matches_retrained_svm_plus_where_sets_do_not_change(seed, C, g
 
 
 @pytest.mark.parametrize("seed,C,gamma", [(0, 1.0, 1.0), (1, 4.0, 0.1), (3, 16.0, 2.0), (5, 0.5, 0.3)])
-def test_exact_loo_by_the_compiled_active_set_method_equals_cold_refits(seed, C, gamma, monkeypatch):
-    """The exact LOO's refits by the compiled primal-dual method on the full model's matrices
-    (``SVMPlusProblem.active_set_on``) against SVM+ cold QP refits without each point (every decision value to the
-    QP's accuracy, the same errors), and every refit against the default route's on the cut problem. Not vacuous:
-    the compiled method served most refits, among the points left out are ones at a_p = 0, at beta_p = 0 and ones
-    whose refit changed the sets."""
+def test_exact_loo_by_bordering_equals_cold_refits(seed, C, gamma, monkeypatch):
+    """The exact LOO's refits by the compiled active-set method, each solve bordering the full model's KKT system
+    (loo.BorderedSystem), against SVM+ cold QP refits without each point (every decision value to the QP's accuracy,
+    the same errors), and every refit against the same refit on fresh reduced systems. Not vacuous: the bordering
+    served most refits' solves, among the points left out are ones at a_p = 0, at beta_p = 0 and ones whose refit
+    changed the sets."""
     _, _, y, K, K_priv = privileged_problem(seed, l=50)
     m = fit_svm_plus(K, K_priv, y, C, gamma)
-    served = []
-    active_set_on = SVMPlusProblem.active_set_on
+    built = []
+    build = svm_plus_loo.BorderedSystem.build
 
-    def spy(self, points, *args, **kwargs):
-        try:
-            out = active_set_on(self, points, *args, **kwargs)
-        except ActiveSetFailure:
-            served.append(False)
-            raise
-        served.append(True)
-        return out
+    def kept(*args):
+        bordered = build(*args)
+        built.append(bordered)
+        return bordered
 
-    monkeypatch.setattr(SVMPlusProblem, "active_set_on", spy)
-    # every point retrained (none taken from the model's sets by refits_on_the_model_sets)
+    monkeypatch.setattr(svm_plus_loo.BorderedSystem, "build", staticmethod(kept))
+    monkeypatch.setattr(svm_plus_loo.BorderedSystem, "pays", staticmethod(lambda *args: True))  # cost aside
+    # every point retrained (none taken from the model's sets by refits_on_the_model_sets), so that every refit
+    # goes through the bordering
     on_the_model_sets = svm_plus_loo.refits_on_the_model_sets
 
     def none_taken(*args):
@@ -401,7 +402,8 @@ def test_exact_loo_by_the_compiled_active_set_method_equals_cold_refits(seed, C,
     monkeypatch.setattr(svm_plus_loo, "refits_on_the_model_sets", none_taken)
     loo = leave_one_out(m, K, K_priv)
     assert loo.retrained.all()
-    assert np.mean(served) > 0.9 and len(served) >= loo.points.size
+    (bordered,) = built
+    assert bordered.served > 0.9 * (bordered.served + bordered.refused) and bordered.served >= loo.points.size
     Z, B = svm_plus_loo.active_sets(m)
     assert Z[loo.points].any() and B[loo.points].any() and not loo.sets_unchanged.all()
     cold_errors = 0
@@ -411,14 +413,67 @@ def test_exact_loo_by_the_compiled_active_set_method_equals_cold_refits(seed, C,
         f = cold.decision_function(K[p:p + 1, rest])[0]
         assert f == pytest.approx(loo.decision_loo[t], abs=1e-6)
         cold_errors += int(y[p] * f <= 0)
-        compiled, _ = svm_plus_loo.refit_without(m, K, K_priv, p)
-        sub = SVMPlusProblem.build(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], y[rest], C, gamma)
-        default = sub.smo(1e-3, True, feasible_start(m, C, rest), qp_solver="auto")
-        np.testing.assert_allclose(compiled.alpha, default.alpha, atol=1e-9 * C)
-        np.testing.assert_array_equal(compiled.alpha == 0, default.alpha == 0)  # the same exact zeros (sets)
-        np.testing.assert_allclose(compiled.alpha_tilde, default.alpha_tilde, atol=1e-9 * C)
-        assert compiled.b == pytest.approx(default.b, abs=1e-9)
+        by_border, _ = svm_plus_loo.refit_without(m, K, K_priv, p, bordered)
+        fresh, _ = svm_plus_loo.refit_without(m, K, K_priv, p)
+        np.testing.assert_allclose(by_border.alpha, fresh.alpha, atol=1e-9 * C)
+        np.testing.assert_array_equal(by_border.alpha == 0, fresh.alpha == 0)  # the same exact zeros (sets)
+        np.testing.assert_allclose(by_border.alpha_tilde, fresh.alpha_tilde, atol=1e-9 * C)
+        assert by_border.b == pytest.approx(fresh.b, abs=1e-9)
     assert loo.error == cold_errors / y.size
+
+
+def test_bordered_solves_equal_fresh_reduced_systems_on_changed_sets():
+    """The compiled bordered solve (one iteration of the compiled method given the bordering) on sets that differ
+    from the model's in every way a refit's can (points newly at a_i = 0 or beta_i = 0, points that left either set,
+    the left-out point in Z, in B, in both) against the problem without that point solved on the same sets by its
+    own reduced system (elimination, not bordering; a Python oracle)."""
+    _, _, y, K, K_priv = privileged_problem(2, l=40)
+    C, gamma = 2.0, 0.5
+    m = fit_svm_plus(K, K_priv, y, C, gamma)
+    Z0, B0 = svm_plus_loo.active_sets(m)
+    Z0, B0 = Z0.copy(), B0.copy()
+    Z0[[0, 1]], B0[[1, 2]] = True, True  # a base with a point in both sets; any sets define a minimiser
+    full = SVMPlusProblem.build(K, K_priv, y, C, gamma)
+    bordered = svm_plus_loo.BorderedSystem.build(full, Z0, B0)
+    rng = np.random.default_rng(0)
+    for p in (0, 1, 2, 3, 20):
+        rest = np.delete(np.arange(y.size), p)
+        sub = SVMPlusProblem.build(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], y[rest], C, gamma)
+        for _ in range(5):
+            Z, B = Z0[rest].copy(), B0[rest].copy()
+            for sets in (Z, B):
+                sets[rng.choice(rest.size, 3, replace=False)] ^= True
+            out = _native.svm_plus_active_set(
+                full.Q, full.T, sub.T.diagonal().copy(), rest.astype(np.int64), y[rest], C, Z.astype(np.uint8),
+                B.astype(np.uint8), None, None, None, 1, 0, RELEASE_TOL, KKT_TOL, bordered.native(p))
+            assert out[8:] == (1, 0) and out[7] == 0  # served by the bordering, no fresh solve
+            if ACTIVE_SET_STATUS[out[5]] == "converged":
+                continue  # clipped and checked: not the raw minimiser
+            system = sub.reduced_system(Z, B)
+            z = solve_symmetric(system.M, system.rhs)
+            a = np.zeros(rest.size)
+            a[system.F] = z[:system.F.size]
+            a_tilde = np.where(B, a - C, 0.0)
+            a_tilde[system.N] = z[system.F.size:system.n]
+            for g, w in zip(out[:4], (a, a_tilde, z[system.n], z[system.n + 1])):
+                np.testing.assert_allclose(g, w, atol=1e-8)
+
+
+def test_the_bordering_stands_aside_where_a_refit_would_change_the_ridge():
+    """A privileged kernel with an uneven diagonal (a linear one): the ridge is a share of its mean diagonal,
+    which moves with the point left out, so the full model's system is not the refits'; the exact LOO then
+    refits on fresh systems (each with its own ridge: tests/test_svm_plus_active_set_native.py) and still equals
+    cold refits."""
+    X, X_priv, y, K, _ = privileged_problem(6, l=30)
+    K_priv = X_priv @ X_priv.T
+    m = fit_svm_plus(K, K_priv, y, 1.0, 1.0)
+    Z, B = svm_plus_loo.active_sets(m)
+    assert svm_plus_loo.BorderedSystem.build(SVMPlusProblem.build(K, K_priv, y, 1.0, 1.0), Z, B) is None
+    loo = leave_one_out(m, K, K_priv)
+    for t, p in enumerate(loo.points[:6]):
+        rest = np.delete(np.arange(y.size), p)
+        cold = fit_svm_plus(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], y[rest], 1.0, 1.0, solver="qp")
+        assert cold.decision_function(K[p:p + 1, rest])[0] == pytest.approx(loo.decision_loo[t], abs=1e-6)
 
 
 def test_weighted_span_rule_is_exact_for_the_converted_model_not_for_svm_plus():

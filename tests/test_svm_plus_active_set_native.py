@@ -39,7 +39,7 @@ def one_iteration(full: SVMPlusProblem, rest, Z, B):
     does not converge there, the iteration's minimiser unclipped)."""
     T_diag = full.priv_diag[rest] / full.gamma
     T_diag += privileged_ridge(full.priv_diag[rest]) / full.gamma
-    a, a_tilde, b, b_tilde, iterations, status, _, solves = _native.svm_plus_active_set(
+    a, a_tilde, b, b_tilde, iterations, status, _, solves, _, _ = _native.svm_plus_active_set(
         full.Q, full.T, T_diag, rest.astype(np.int64), full.y[rest], full.C, Z.astype(np.uint8), B.astype(np.uint8),
         None, None, None, 1, 0, RELEASE_TOL, KKT_TOL)
     assert iterations == 1 and solves == 1
@@ -189,9 +189,9 @@ def test_a_class_of_three_keeps_two_in_each_refit_of_its_points(monkeypatch):
     calls = []
     refit = svm_plus_loo._refit
 
-    def spy(model, problem, K, K_priv, p, known=None):
+    def spy(model, problem, K, K_priv, p, bordered=None, known=None):
         before = len(outcomes)
-        out = refit(model, problem, K, K_priv, p, known)
+        out = refit(model, problem, K, K_priv, p, bordered, known)
         calls.append((p, outcomes[before][1]))  # the compiled method's outcome on this refit
         return out
 

@@ -79,9 +79,9 @@ def test_both_ways_are_taken_and_the_retrained_points_are_the_ones_whose_check_f
     calls = []
     refit = svm_plus_loo._refit
 
-    def spy(model, problem, K, K_priv, p, known=None):
+    def spy(model, problem, K, K_priv, p, bordered=None, known=None):
         calls.append(p)
-        return refit(model, problem, K, K_priv, p, known)
+        return refit(model, problem, K, K_priv, p, bordered, known)
 
     monkeypatch.setattr(svm_plus_loo, "_refit", spy)
     loo = leave_one_out(model, K, K_priv)

@@ -97,6 +97,11 @@ cdef extern from "svm_plus_active_set.h":
     ctypedef double (*dlamch_fn)(char *cmach) noexcept nogil
     ctypedef void (*dgemv_fn)(char *trans, int *m, int *n, double *alpha, double *a, int *lda, double *x, int *incx,
                               double *beta, double *y, int *incy) noexcept nogil
+    ctypedef void (*dgetrf_fn)(int *m, int *n, double *a, int *lda, int *ipiv, int *info) noexcept nogil
+    ctypedef void (*dgetrs_fn)(char *trans, int *n, int *nrhs, double *a, int *lda, int *ipiv, double *b, int *ldb,
+                               int *info) noexcept nogil
+    ctypedef void (*dgecon_fn)(char *norm, int *n, double *a, int *lda, double *anorm, double *rcond, double *work,
+                               int *iwork, int *info) noexcept nogil
 
     ctypedef struct SvmPlusLapack:
         dsysv_fn dsysv
@@ -105,6 +110,22 @@ cdef extern from "svm_plus_active_set.h":
         dgelsd_fn dgelsd
         dlamch_fn dlamch
         dgemv_fn dgemv
+        dgetrf_fn dgetrf
+        dgetrs_fn dgetrs
+        dgecon_fn dgecon
+
+    ctypedef struct SvmPlusBordered:
+        const double *inverse
+        const double *x0
+        const unsigned char *Z0
+        const unsigned char *B0
+        const int64_t *row_of
+        int64_t l_full
+        int64_t N
+        int64_t p
+        double cond_max
+        int64_t served
+        int64_t refused
 
     ctypedef struct SvmPlusActiveSetResult:
         int status
@@ -118,8 +139,8 @@ cdef extern from "svm_plus_active_set.h":
         const double *Q, const double *T, Py_ssize_t ld, const double *T_diag, const int64_t *idx, int64_t n,
         const double *y, double C, unsigned char *Z, unsigned char *B, const double *first,
         const unsigned char *first_Z, const unsigned char *first_B, int64_t max_iter, int64_t block_backup,
-        double release_tol, double kkt_tol, const SvmPlusLapack *lapack, double *alpha, double *alpha_tilde,
-        double *workspace, SvmPlusActiveSetResult *result) nogil
+        double release_tol, double kkt_tol, const SvmPlusLapack *lapack, SvmPlusBordered *bordered, double *alpha,
+        double *alpha_tilde, double *workspace, SvmPlusActiveSetResult *result) nogil
     int64_t svm_plus_active_set_workspace(int64_t n, Py_ssize_t ld) nogil
 
 
@@ -426,6 +447,9 @@ cdef const SvmPlusLapack *_lapack_table() except NULL:
         _lapack.dgelsd = <dgelsd_fn>_lapack_routine("dgelsd")
         _lapack.dlamch = <dlamch_fn>_lapack_routine("dlamch")
         _lapack.dgemv = <dgemv_fn>_lapack_routine("dgemv", blas=True)
+        _lapack.dgetrf = <dgetrf_fn>_lapack_routine("dgetrf")
+        _lapack.dgetrs = <dgetrs_fn>_lapack_routine("dgetrs")
+        _lapack.dgecon = <dgecon_fn>_lapack_routine("dgecon")
         _lapack_ready = True
     return &_lapack
 
@@ -434,16 +458,19 @@ def svm_plus_active_set(const double[:, ::1] Q, const double[:, ::1] T, const do
                         const int64_t[::1] idx, const double[::1] y, double C, unsigned char[::1] Z,
                         unsigned char[::1] B, const double[::1] first, const unsigned char[::1] first_Z,
                         const unsigned char[::1] first_B, int64_t max_iter, int64_t block_backup, double release_tol,
-                        double kkt_tol):
+                        double kkt_tol, bordered=None):
     """The primal-dual active-set method of the SVM+ dual on the points ``idx`` of Q = YKY and T (its diagonal
     ``T_diag`` on those points), from the sets Z (a_i = 0), B (beta_i = 0), uint8, updated in place to the last
     iteration's (``csrc/svm_plus_active_set.h``).
 
     Q, T : (L, L) C-contiguous; idx : (n,) rows of them (None: all L); T_diag, y, Z, B : (n,);
     first : None, or (2n + 2,) [a; a~; b; b~], a known minimiser on the sets first_Z, first_B (uint8, (n,)).
-    Returns (alpha, alpha_tilde, b, b_tilde, iterations, status, violation, solves): status an index of
-    ``ACTIVE_SET_STATUS``, violation the largest KKT residual where the method converged, solves the reduced systems
-    it solved.
+    bordered : None, or (inverse, x0, Z0, B0, row_of, p, cond_max): the full model's bordering (``SvmPlusBordered``,
+    csrc/svm_plus_active_set.h; inverse (N, N) C-contiguous, x0 (N,), Z0 and B0 uint8 (L,), row_of int64 (2L,)); the
+    problem must then be the L points but p, in order.
+    Returns (alpha, alpha_tilde, b, b_tilde, iterations, status, violation, solves, served, refused): status an index
+    of ``ACTIVE_SET_STATUS``, violation the largest KKT residual where the method converged, solves the reduced
+    systems it solved, served and refused the bordered solves taken and refused.
     """
     cdef int64_t n = y.shape[0], L = Q.shape[0]
     if Q.shape[1] != L or T.shape[0] != L or T.shape[1] != L or L == 0:
@@ -469,6 +496,28 @@ def svm_plus_active_set(const double[:, ::1] Q, const double[:, ::1] T, const do
                 or first_B.shape[0] != n:
             raise ValueError("first must be [a; a~; b; b~] (2n + 2) with its sets first_Z, first_B (n)")
         first_ptr, first_Z_ptr, first_B_ptr = &first[0], &first_Z[0], &first_B[0]
+    cdef SvmPlusBordered bd
+    cdef SvmPlusBordered *bd_ptr = NULL
+    cdef const double[:, ::1] inverse
+    cdef const double[::1] x0
+    cdef const unsigned char[::1] Z0, B0
+    cdef const int64_t[::1] row_of
+    if bordered is not None:
+        inverse, x0, Z0, B0, row_of, p, cond_max = bordered
+        N = inverse.shape[0]
+        if inverse.shape[1] != N or x0.shape[0] != N or Z0.shape[0] != L or B0.shape[0] != L \
+                or row_of.shape[0] != 2 * L or N < 2 * L + 2:
+            raise ValueError("the bordering must be the full model's: inverse (N, N), x0 (N,), Z0, B0 (L,), row_of "
+                             "(2L,)")
+        if idx is None or n != L - 1 or not (0 <= p < L) or not np.array_equal(
+                np.asarray(idx), np.delete(np.arange(L), p)):
+            raise ValueError("with the bordering, idx must be the L points but p, in order")
+        if np.min(row_of) < -1 or np.max(row_of) >= N:
+            raise ValueError("row_of must hold rows of the bordered system or -1")
+        bd.inverse, bd.x0, bd.Z0, bd.B0, bd.row_of = &inverse[0, 0], &x0[0], &Z0[0], &B0[0], &row_of[0]
+        bd.l_full, bd.N, bd.p, bd.cond_max = L, N, p, cond_max
+        bd.served = bd.refused = 0
+        bd_ptr = &bd
     cdef const SvmPlusLapack *lapack = _lapack_table()
     # per thread, kept between calls (a refit's reduced systems on fresh pages paid a page fault per 4 KB)
     cdef double[::1] workspace = _workspace(svm_plus_active_set_workspace(n, Q.shape[1]))
@@ -479,10 +528,10 @@ def svm_plus_active_set(const double[:, ::1] Q, const double[:, ::1] T, const do
     with nogil:
         rc = c_svm_plus_active_set(&Q[0, 0], &T[0, 0], Q.shape[1], &T_diag[0], idx_ptr, n, &y[0], C, &Z[0], &B[0],
                                    first_ptr, first_Z_ptr, first_B_ptr, max_iter, block_backup, release_tol, kkt_tol,
-                                   lapack, &a_view[0], &at_view[0], &workspace[0], &res)
+                                   lapack, bd_ptr, &a_view[0], &at_view[0], &workspace[0], &res)
     if rc == -1:
         raise MemoryError(f"the SVM+ active-set method could not allocate its work arrays (n = {n})")
     if rc != 0:
         raise ValueError("LAPACK reported an illegal argument in the SVM+ active-set method")
     return (alpha, alpha_tilde, res.b, res.b_tilde, int(res.iterations), int(res.status), res.violation,
-            int(res.solves))
+            int(res.solves), int(bd.served) if bd_ptr else 0, int(bd.refused) if bd_ptr else 0)

@@ -251,6 +251,142 @@ static uint64_t state_hash(const unsigned char *Z, const unsigned char *B, int64
     return h;
 }
 
+/* The minimiser on the sets Z, B (over the points but p) by bordering the full model's inverse
+ * (``SvmPlusBordered``): 1 where served, 0 where the Schur complement is refused, -1 where memory ran out,
+ * -2 on a LAPACK argument error. */
+static int bordered_solve(const Ctx *c, SvmPlusBordered *bd, const unsigned char *Z, const unsigned char *B,
+                          double *a, double *at, double *b, double *bt)
+{
+    const int64_t l = bd->l_full, N = bd->N, p = bd->p, n = c->n;
+    const double C = c->C;
+    int rc = 0;
+    unsigned char *Zf = calloc((size_t)(2 * l), 1);
+    int64_t *first = malloc((size_t)(4 * l + 4) * sizeof(int64_t));
+    if (!Zf || !first) {
+        free(Zf);
+        free(first);
+        return -1;
+    }
+    unsigned char *Bf = Zf + l;
+    int64_t *second = first + 2 * l + 2;
+    for (int64_t s = 0; s < n; s++) {
+        Zf[c->idx[s]] = Z[s];
+        Bf[c->idx[s]] = B[s];
+    }
+    /* each bordering column w_j: up to two (position, coefficient) pairs, first[j] with 1 and second[j] with
+     * coefficient -1 where it is a new beta_i = 0 row (a~_i - a_i = -C: right-hand side -C), else 1 at first[j]
+     * alone: a new a_i = 0, p's pins (a~_p, and a_p unless a_p = 0 is a model row), and the dropped model rows (a
+     * multiplier held at 0: its row freed by its own unknown) */
+    int64_t k = 0, n_new_B;
+    for (int64_t i = 0; i < l; i++)
+        if (Zf[i] && !bd->Z0[i])
+            first[k++] = i;
+    const int64_t start_B = k;
+    for (int64_t i = 0; i < l; i++)
+        if (Bf[i] && !bd->B0[i]) {
+            second[k] = i;
+            first[k++] = l + i;
+        }
+    n_new_B = k - start_B;
+    if (!bd->Z0[p])
+        first[k++] = p;
+    first[k++] = l + p;
+    for (int64_t i = 0; i < l; i++)  /* p's a_p = 0 row is its pin */
+        if (bd->Z0[i] && !Zf[i] && i != p)
+            first[k++] = bd->row_of[i];
+    for (int64_t i = 0; i < l; i++)  /* p's beta_p = 0 row is dropped with the others: a~_p = 0, not a_p - C */
+        if (bd->B0[i] && !Bf[i])
+            first[k++] = bd->row_of[l + i];
+    double *Y = malloc((size_t)(N * k + k * k + 6 * k + 1) * sizeof(double));
+    int *ipiv = malloc((size_t)(2 * k + 1) * sizeof(int));
+    if (!Y || !ipiv) {
+        rc = -1;
+        goto out;
+    }
+    double *S = Y + N * k, *mu = S + k * k, *work = mu + k;
+    int *iwork = ipiv + k;
+    /* Y = K0^-1 W (column j of Y: row-major N x k, Y[r * k + j]); S = W' Y, column-major for LAPACK */
+    for (int64_t r = 0; r < N; r++) {
+        const double *row = bd->inverse + r * N;
+        for (int64_t j = 0; j < k; j++) {
+            double v = row[first[j]];
+            if (j >= start_B && j < start_B + n_new_B)
+                v -= row[second[j]];
+            Y[r * k + j] = v;
+        }
+    }
+    for (int64_t j = 0; j < k; j++)
+        for (int64_t i = 0; i < k; i++) {
+            double v = Y[first[i] * k + j];
+            if (i >= start_B && i < start_B + n_new_B)
+                v -= Y[second[i] * k + j];
+            S[i + j * k] = v;
+        }
+    /* rhs W' x0 - d, d = -C on the new beta_i = 0 rows */
+    for (int64_t i = 0; i < k; i++) {
+        double v = bd->x0[first[i]];
+        if (i >= start_B && i < start_B + n_new_B)
+            v = v - bd->x0[second[i]] + C;
+        mu[i] = v;
+    }
+    /* LAPACK's 1-norm estimate of cond(S) from its LU factors (scipy's lu_factor and dgecon, as the Python
+     * bordering took it) */
+    double anorm = 0.0, rcond = 0.0;
+    for (int64_t j = 0; j < k; j++) {
+        double sum = 0.0;
+        for (int64_t i = 0; i < k; i++)
+            sum += fabs(S[i + j * k]);
+        anorm = fmax(anorm, sum);
+    }
+    int kk = (int)k, one = 1, info = 0;
+    char norm = '1', trans = 'N';
+    c->lapack->dgetrf(&kk, &kk, S, &kk, ipiv, &info);
+    if (info < 0) {
+        rc = -2;
+        goto out;
+    }
+    c->lapack->dgecon(&norm, &kk, S, &kk, &anorm, &rcond, work, iwork, &info);
+    if (info < 0) {
+        rc = -2;
+        goto out;
+    }
+    if (!(rcond * bd->cond_max >= 1.0)) {
+        bd->refused++;
+        goto out;
+    }
+    c->lapack->dgetrs(&trans, &kk, &one, S, &kk, ipiv, mu, &kk, &info);
+    if (info < 0) {
+        rc = -2;
+        goto out;
+    }
+    bd->served++;
+    rc = 1;
+    /* x = x0 - Y mu, read at the problem's points' a_i (i), a~_i (l + i), b (2l), b~ (2l + 1) */
+    for (int64_t s = 0; s < n; s++) {
+        const int64_t i = c->idx[s];
+        double xa = bd->x0[i], xt = bd->x0[l + i];
+        for (int64_t j = 0; j < k; j++) {
+            xa -= Y[i * k + j] * mu[j];
+            xt -= Y[(l + i) * k + j] * mu[j];
+        }
+        a[s] = Z[s] ? 0.0 : xa;
+        at[s] = B[s] ? a[s] - C : xt;
+    }
+    double xb = bd->x0[2 * l], xbt = bd->x0[2 * l + 1];
+    for (int64_t j = 0; j < k; j++) {
+        xb -= Y[2 * l * k + j] * mu[j];
+        xbt -= Y[(2 * l + 1) * k + j] * mu[j];
+    }
+    *b = xb;
+    *bt = xbt;
+out:
+    free(Zf);
+    free(first);
+    free(Y);
+    free(ipiv);
+    return rc;
+}
+
 int64_t svm_plus_active_set_workspace(int64_t n, ptrdiff_t ld)
 {
     const int64_t dim_max = 2 * n + 2;
@@ -261,8 +397,8 @@ int svm_plus_active_set(const double *Q, const double *T, ptrdiff_t ld, const do
                         int64_t n, const double *y, double C, unsigned char *Z, unsigned char *B,
                         const double *first, const unsigned char *first_Z, const unsigned char *first_B,
                         int64_t max_iter, int64_t block_backup, double release_tol, double kkt_tol,
-                        const SvmPlusLapack *lapack, double *alpha, double *alpha_tilde, double *workspace,
-                        SvmPlusActiveSetResult *result)
+                        const SvmPlusLapack *lapack, SvmPlusBordered *bordered, double *alpha,
+                        double *alpha_tilde, double *workspace, SvmPlusActiveSetResult *result)
 {
     Ctx c = {.Q = Q, .T = T, .T_diag = T_diag, .y = y, .ld = ld, .idx = idx, .n = n, .C = C, .lapack = lapack};
     const int64_t dim_max = 2 * n + 2;
@@ -296,12 +432,18 @@ int svm_plus_active_set(const double *Q, const double *T, ptrdiff_t ld, const do
     result->iterations = max_iter;
     for (int64_t iteration = 1; iteration <= max_iter; iteration++) {
         int status = SVM_PLUS_AS_CONVERGED;
-        const int known = first && memcmp(Z, first_Z, (size_t)n) == 0 && memcmp(B, first_B, (size_t)n) == 0;
+        /* known: this iteration's minimiser not from its own reduced system (the known one, the bordering) */
+        int known = first && memcmp(Z, first_Z, (size_t)n) == 0 && memcmp(B, first_B, (size_t)n) == 0;
         if (known) {
             memcpy(alpha, first, (size_t)n * sizeof(double));
             memcpy(alpha_tilde, first + n, (size_t)n * sizeof(double));
             b = first[2 * n];
             bt = first[2 * n + 1];
+        } else if (bordered && (rc = bordered_solve(&c, bordered, Z, B, alpha, alpha_tilde, &b, &bt)) != 0) {
+            if (rc < 0)
+                goto done;
+            rc = 0;
+            known = 1;
         } else {
             if ((rc = solve_on_sets(&c, Z, B, alpha, alpha_tilde, &b, &bt, &status)) < 0)
                 goto done;
@@ -341,7 +483,8 @@ int svm_plus_active_set(const double *Q, const double *T, ptrdiff_t ld, const do
                 result->violation = kkt_violation(&c, alpha, alpha_tilde, b, bt, mu, xi);
                 if (result->violation <= kkt_tol || !known || pass == 1)
                     break;
-                /* the known minimiser's round-off (the exact LOO's bordering): the converged sets' own system */
+                /* the known minimiser's round-off (the exact LOO's first iteration or its bordering, whose explicit
+                 * inverse's products have errors of cond(K0) eps |x|): the converged sets' own system */
                 if ((rc = solve_on_sets(&c, Z, B, alpha, alpha_tilde, &b, &bt, &status)) < 0)
                     goto done;
                 result->solves++;

@@ -33,6 +33,11 @@ typedef void (*dgelsd_fn)(int *m, int *n, int *nrhs, double *a, int *lda, double
 typedef double (*dlamch_fn)(char *cmach);
 typedef void (*dgemv_fn)(char *trans, int *m, int *n, double *alpha, double *a, int *lda, double *x, int *incx,
                          double *beta, double *y, int *incy);
+typedef void (*dgetrf_fn)(int *m, int *n, double *a, int *lda, int *ipiv, int *info);
+typedef void (*dgetrs_fn)(char *trans, int *n, int *nrhs, double *a, int *lda, int *ipiv, double *b, int *ldb,
+                          int *info);
+typedef void (*dgecon_fn)(char *norm, int *n, double *a, int *lda, double *anorm, double *rcond, double *work,
+                          int *iwork, int *info);
 
 typedef struct {
     dsysv_fn dsysv;
@@ -41,7 +46,27 @@ typedef struct {
     dgelsd_fn dgelsd;
     dlamch_fn dlamch;
     dgemv_fn dgemv;
+    dgetrf_fn dgetrf;
+    dgetrs_fn dgetrs;
+    dgecon_fn dgecon;
 } SvmPlusLapack;
+
+/* The exact LOO's bordering (``svm_plus.loo.BorderedSystem``): ONE inverse of the full model's KKT system in all 2l
+ * variables x = [a; a~] with the model's active bounds as rows (a_i = 0 on Z0, a~_i - a_i = -C on B0) besides
+ * y'a = 0 and 1'a~ = 0, N = 2l + 2 + |Z0| + |B0| rows; a refit without p on sets Z, B is that system with p pinned
+ * (a_p = a~_p = 0) and the rows that differ from the model's added or dropped, each bordering it by one column w_j
+ * (at most two entries): x = x0 - K0^-1 W mu, (W' K0^-1 W) mu = W' x0 - d, O(N k) for k changed rows where a fresh
+ * reduced system costs O(n^3). A Schur complement with rcond below 1 / cond_max is refused (the refit's minimiser
+ * not unique): the reduced system's least squares decides there. */
+typedef struct {
+    const double *inverse;        /* K0^-1, N x N row-major */
+    const double *x0;             /* K0^-1 r0: the model's own solution */
+    const unsigned char *Z0, *B0; /* the model's sets, over its l_full points */
+    const int64_t *row_of;        /* 2 l_full: the row of a_i = 0 (i), of beta_i = 0 (l_full + i), or -1 */
+    int64_t l_full, N, p;         /* the problem is the model's points but p (idx = 0..l_full-1 without p) */
+    double cond_max;
+    int64_t served, refused;      /* in/out: the bordered solves taken and refused so far */
+} SvmPlusBordered;
 
 enum {
     SVM_PLUS_AS_CONVERGED = 0,  /* no guess contradicted, KKT residuals at most kkt_tol */
@@ -73,6 +98,9 @@ int64_t svm_plus_active_set_workspace(int64_t n, ptrdiff_t ld);
  *             instead of solving those sets where an iteration meets them
  * alpha, alpha_tilde : out (length n): the solution (a clipped at 0, a~ = a - C on B) where converged, else the
  *             last iteration's minimiser
+ * bordered  : NULL, or the full model's bordering (each iteration's minimiser from it where its Schur complement
+ *             is well conditioned; where the solution the method converges to came from it and fails the KKT check,
+ *             its sets are solved once more on their own reduced system)
  * workspace : svm_plus_active_set_workspace(n, ld) doubles (the caller's, kept between calls: fresh pages for the
  *             reduced systems cost a page fault per 4 KB, measured at a tenth of a refit's time)
  */
@@ -80,7 +108,7 @@ int svm_plus_active_set(const double *Q, const double *T, ptrdiff_t ld, const do
                         int64_t n, const double *y, double C, unsigned char *Z, unsigned char *B,
                         const double *first, const unsigned char *first_Z, const unsigned char *first_B,
                         int64_t max_iter, int64_t block_backup, double release_tol, double kkt_tol,
-                        const SvmPlusLapack *lapack, double *alpha, double *alpha_tilde, double *workspace,
-                        SvmPlusActiveSetResult *result);
+                        const SvmPlusLapack *lapack, SvmPlusBordered *bordered, double *alpha,
+                        double *alpha_tilde, double *workspace, SvmPlusActiveSetResult *result);
 
 #endif

@@ -17,8 +17,9 @@ the model's sets, and its last where the sets do not change: 3-97% of the points
 point is retrained (``refit_without``; ``SVMPlusLeaveOneOut.retrained``) by the active-set method from the full
 model's sets (2-5 iterations a refit on Experiment 8's data), its first iteration the first step's minimiser (not
 solved again), in compiled code on the full problem's matrices (``SVMPlusProblem.active_set_on``: no matrix cut per
-refit), and where that method does not converge by the default route warm-started from the full solution made
-feasible without p. Both steps end in an exact solution of the refit by the same test,
+refit), each later iteration's solve bordering ONE inverse of the model's full KKT system (``BorderedSystem``) where
+that costs less (``BorderedSystem.pays``), and where that method does not converge by the default route
+warm-started from the full solution made feasible without p. Both steps end in an exact solution of the refit by the same test,
 so the LOO decision values are those of the refits retrained alone (to ~1e-7 on Experiment 8's problems; every LOO
 error the same, docs/experiments.md) and of cold QP refits (tests/test_svm_plus_loo_sets.py). A first step that
 reads the refits off the decomposition solver (its duality gap bounding the error of f^p(x_p)) was tried and
@@ -39,9 +40,11 @@ points).
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg as sla
 
 from .model import SVMPlus
 from .solver import (ACTIVE_SET, KKT_TOL, RELEASE_TOL, SMO_TOL, ActiveSetFailure, SVMPlusProblem, feasible_start,
@@ -96,6 +99,19 @@ class SVMPlusLeaveOneOut:
 RIDGE_RTOL = 1e-12
 
 
+#: Condition number of a refit's Schur complement (the compiled bordered solve) above which the bordering gives way
+#: to a fresh reduced system: there the refit's minimiser is not unique (no free a_i left to pin b, duplicate
+#: points), and that system's least squares picks the one the method has always taken.
+SCHUR_COND_MAX = 1e12
+
+#: The bordering is given up for the rest of a model's exact LOO once at least this many of its solves have been
+#: tried and more were refused (Schur complement too ill-conditioned: ``SCHUR_COND_MAX``) than served: each refused
+#: one costs its fresh reduced system on top. On w_mixture 1:2 (l = 400, C = 2^8, narrow kernels) 812 of 1,608 were
+#: refused and the LOO took 12.5 s against 4.2 s without the bordering; on bank_marketing and parkinson_speech none
+#: was, and the bordering is 1.1-1.4x faster there.
+BORDERED_TRIAL_SOLVES = 20
+
+
 def active_sets(model: SVMPlus) -> tuple[np.ndarray, np.ndarray]:
     """(Z, B): a_i = 0 and beta_i = 0 (to ``solver.KKT_TOL``) of a solution."""
     return model.alpha == 0.0, model.beta <= KKT_TOL * model.C
@@ -105,18 +121,112 @@ def _points(model: SVMPlus) -> np.ndarray:
     return np.flatnonzero((model.alpha != 0.0) | (model.alpha_tilde != 0.0))
 
 
-def refit_without(model: SVMPlus, K, K_priv, p: int, known=None) -> tuple[SVMPlus, np.ndarray]:
+class BorderedSystem:
+    """The dual's minimiser on given active sets with one point left out, from ONE inverse of the full model's
+    KKT system.
+
+    The full system is the equality-constrained QP of all 2l variables x = [a; a~] with the model's active
+    constraints as rows (a_i = 0 on Z0, a~_i - a_i = -C on B0) besides y'a = 0 and 1'a~ = 0: its matrix
+    K0 = [[blkdiag(Q, T), A0'], [A0, 0]] does not depend on which point is left out. Leaving p out is pinning
+    a_p = a~_p = 0 in it (p then adds nothing to the objective or to the two sums), and a refit's active sets
+    differ from the model's in a few points: each added row (a pin, a new a_i = 0 or beta_i = 0) and each
+    dropped row (a multiplier held at 0, the row freed by its own unknown) borders K0 by one column w_j. With
+    W those columns and d their right-hand sides, the bordered system's solution is x = x0 - K0^-1 W mu,
+    (W' K0^-1 W) mu = W' x0 - d (Schur complement; x0 = K0^-1 r0): O(N k) for k changed rows against a fresh
+    reduced system's O(n^3) (``SVMPlusProblem.solve_on_sets``), N = 2l + 2 + |Z0| + |B0|, one O(N^3) inverse
+    per model. The reduced system is this one with the active rows eliminated, so both give the same minimiser.
+
+    ``build`` returns None where the bordering cannot serve: K0 singular (the model's own reduced system was,
+    duplicate free points), the inverse too inexact to give the model itself back within the KKT check's
+    tolerance, or a ridge that moves when p leaves (a privileged kernel with an uneven diagonal;
+    ``SVMPlusProblem.build`` scales the ridge by the mean diagonal of the points trained on). Where the sets a
+    bordered refit converges to fail the KKT check, they are solved once more on their own reduced system. The
+    bordered solves run in the compiled active-set method (``SVMPlusProblem.active_set_on``, ``native``): measured
+    with both compiled (``benchmarks/bench_svm_plus_loo.py``), the bordering still pays on models with many free
+    variables (parkinson_speech 1:2 at l = 173, C = 2^6-2^10: 0.09 s a model's LOO with the Python bordering
+    against 0.19-0.22 s by compiled fresh systems alone).
+    """
+
+    def __init__(self, problem: SVMPlusProblem, Z0, B0, inverse, x0):
+        self.problem, self.Z0, self.B0, self.inverse, self.x0 = problem, Z0, B0, inverse, x0
+        self.served = self.refused = 0  # solves so far (``failing``)
+        self.Z0_u8, self.B0_u8 = Z0.astype(np.uint8), B0.astype(np.uint8)
+        l = problem.y.size
+        self.row_of = np.full(2 * l, -1)  # the multiplier's position of each point's active row: a_i, then beta_i
+        self.row_of[np.flatnonzero(Z0)] = 2 * l + 2 + np.arange(np.count_nonzero(Z0))
+        self.row_of[l + np.flatnonzero(B0)] = 2 * l + 2 + np.count_nonzero(Z0) + np.arange(np.count_nonzero(B0))
+        self.row_of = self.row_of.astype(np.int64)
+
+    @staticmethod
+    def pays(Z0, B0, n_refits: int) -> bool:
+        """Whether one inverse of the full system (~2 N^3 flops) costs less than the refits' own reduced systems
+        (one factorization of ~n^3 / 3 flops per active-set iteration, ~3 iterations a refit; n = the model's
+        free variables): where n is small (the W toy's n = 20-50 of N = 750 at l = 200) those are cheap and
+        the inverse made the exact LOO 1.1-1.6x slower."""
+        N = 2 * Z0.size + 2 + np.count_nonzero(Z0) + np.count_nonzero(B0)
+        n = 2 * Z0.size - np.count_nonzero(Z0) - np.count_nonzero(B0)
+        return 2.0 * N**3 < n_refits * float(n) ** 3
+
+    @classmethod
+    def build(cls, problem: SVMPlusProblem, Z0, B0) -> BorderedSystem | None:
+        l, C = problem.y.size, problem.C
+        if not _ridge_is_even(problem):
+            return None
+        iZ, iB = np.flatnonzero(Z0), np.flatnonzero(B0)
+        n = 2 * l + 2 + iZ.size + iB.size
+        K0 = np.zeros((n, n))
+        K0[:l, :l] = problem.Q
+        K0[l:2 * l, l:2 * l] = problem.T
+        K0[:l, 2 * l] = K0[2 * l, :l] = problem.y
+        K0[l:2 * l, 2 * l + 1] = K0[2 * l + 1, l:2 * l] = 1.0
+        rows = 2 * l + 2 + np.arange(iZ.size)
+        K0[rows, iZ] = K0[iZ, rows] = 1.0
+        rows = 2 * l + 2 + iZ.size + np.arange(iB.size)
+        K0[rows, iB] = K0[iB, rows] = -1.0
+        K0[rows, l + iB] = K0[l + iB, rows] = 1.0
+        r0 = np.zeros(n)
+        r0[:l] = 1.0
+        r0[rows] = -C
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", sla.LinAlgWarning)
+                inverse = sla.solve(K0, np.eye(n), assume_a="sym", check_finite=False)
+        except (np.linalg.LinAlgError, sla.LinAlgWarning):
+            return None
+        x0 = inverse @ r0
+        # Products with an explicit inverse have errors of cond(K0) eps |x|, not the small residuals of a
+        # backward-stable solve: where the base's own solution leaves residuals above the KKT check's tolerance
+        # (margin units in the stationarity rows, units of C in the constraint rows; bank_marketing at
+        # C = 2^6-2^8, gamma = 4-16: 1e-7-5e-7), nearly every refit would end in a fresh solve anyway
+        residual = np.abs(r0 - K0 @ x0)
+        if max(residual[:2 * l].max(), residual[2 * l:].max() / C) > KKT_TOL:
+            return None
+        return cls(problem, Z0, B0, inverse, x0)
+
+    @property
+    def failing(self) -> bool:
+        """Whether the bordering refuses more solves than it serves (after ``BORDERED_TRIAL_SOLVES`` of them)."""
+        return self.served + self.refused >= BORDERED_TRIAL_SOLVES and self.refused > self.served
+
+    def native(self, p: int) -> tuple:
+        """The bordering of the refit without p, as ``_native.svm_plus_active_set`` takes it."""
+        return self.inverse, self.x0, self.Z0_u8, self.B0_u8, self.row_of, int(p), SCHUR_COND_MAX
+
+
+def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | None = None, known=None
+                  ) -> tuple[SVMPlus, np.ndarray]:
     """SVM+ retrained without training point p, warm-started from ``model``.
 
     Returns the model on the l - 1 other points and their indices: ``leave_one_out``'s refit of p (``_refit``)
-    as a model. ``known`` = (Z, B, (a, a~, b, b~)) over the other points: a minimiser on the sets Z, B already
+    as a model; ``bordered``: the full model's bordering (``BorderedSystem``), each iteration's solve bordering it.
+    ``known`` = (Z, B, (a, a~, b, b~)) over the other points: a minimiser on the sets Z, B already
     found (``refits_on_the_model_sets``: on the model's sets minus p, the first iteration of both ways), which the
     primal-dual method takes instead of solving those sets again.
     """
     t0 = time.perf_counter()
     K, K_priv = np.asarray(K, dtype=float), np.asarray(K_priv, dtype=float)
     problem = SVMPlusProblem.build(K, K_priv, model.y, model.C, model.gamma)
-    solved, rest = _refit(model, problem, K, K_priv, p, known)
+    solved, rest = _refit(model, problem, K, K_priv, p, bordered, known)
     if isinstance(solved, SVMPlus):
         return with_fit_time(solved, time.perf_counter() - t0), rest
     a, a_tilde, b, b_tilde, iterations = solved
@@ -137,10 +247,12 @@ def _T_without(problem: SVMPlusProblem, rest) -> np.ndarray:
     return T
 
 
-def _refit(model: SVMPlus, problem: SVMPlusProblem, K, K_priv, p: int, known=None):
+def _refit(model: SVMPlus, problem: SVMPlusProblem, K, K_priv, p: int, bordered: BorderedSystem | None = None,
+           known=None):
     """The refit without p: ((a, a~, b, b~, iterations), rest) where the compiled primal-dual method from the
-    model's active sets minus p solves it on the full problem's matrices (``SVMPlusProblem.active_set_on``, no
-    matrix cut: 0.49 ms a refit on bank_marketing 2:1 at l = 200 from the model's sets alone, 3.8 iterations, most
+    model's active sets minus p solves it on the full problem's matrices (``SVMPlusProblem.active_set_on``, each
+    iteration's solve bordering the full model's system where ``bordered`` is given, ``BorderedSystem``; no matrix
+    cut: 0.49 ms a refit on bank_marketing 2:1 at l = 200 from the model's sets alone, 3.8 iterations, most
     of it LAPACK's factorizations, where the same method in Python paid ~1 ms more for its cuts and fancy
     indexing), else (the model, rest) by ``fit_svm_plus``'s default route, warm-started from the model's solution
     made feasible without p (``feasible_start``: its active sets kept), so the active-set methods, not the QP
@@ -153,7 +265,7 @@ def _refit(model: SVMPlus, problem: SVMPlusProblem, K, K_priv, p: int, known=Non
     if model.solver.endswith(ACTIVE_SET):
         Z, B = active_sets(model)
         try:
-            return problem.active_set_on(rest, Z[rest], B[rest], first=known), rest
+            return problem.active_set_on(rest, Z[rest], B[rest], first=known, bordered=bordered), rest
         except ActiveSetFailure:
             pass
     sub = SVMPlusProblem.build(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], model.y[rest], model.C,
@@ -219,8 +331,12 @@ def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
             rest = np.delete(np.arange(model.n_train), points[tried[j]])
             known[tried[j]] = Z[rest], B[rest], (first[0][rest, j], first[1][rest, j], float(first[2][j]),
                                                  float(first[3][j]))
+    bordered = (BorderedSystem.build(problem, Z, B)
+                if polished and BorderedSystem.pays(Z, B, np.count_nonzero(retrained)) else None)
     for t in np.flatnonzero(retrained):
-        solved, rest = _refit(model, problem, K, K_priv, points[t], known.get(t))
+        if bordered is not None and bordered.failing:
+            bordered = None
+        solved, rest = _refit(model, problem, K, K_priv, points[t], bordered, known.get(t))
         if isinstance(solved, SVMPlus):
             a, a_tilde, b = solved.alpha, solved.alpha_tilde, solved.b
         else:

@@ -846,13 +846,16 @@ class SVMPlusProblem:
         return self.model(a, a_tilde, b, b_tilde, name, iterations)
 
     def active_set_on(self, points, Z, B, max_iter: int = MAX_ACTIVE_SET_ITER,
-                      block_backup: int = BLOCK_BACKUP, first=None):
+                      block_backup: int = BLOCK_BACKUP, first=None, bordered=None):
         """The primal-dual active-set method on the problem of ``points`` (None: all), the one
         ``SVMPlusProblem.build`` makes of their kernels, read in place from this problem's Q and T
         (``_native.svm_plus_active_set``, csrc/svm_plus_active_set.c): a CV fold's or a leave-one-out refit's matrices are not cut. From the guess
         Z (a_i = 0), B (beta_i = 0) over ``points``; ``first`` = (Z', B', (a, a~, b, b~)): a minimiser on the sets
         Z', B' already known, taken instead of solving them where an iteration meets them (the exact LOO's first
-        iteration; where the solution it ends in fails the KKT check, its sets are solved once more).
+        iteration; where the solution it ends in fails the KKT check, its sets are solved once more). ``bordered``:
+        the full model's bordering where ``points`` are its points but one (``loo.BorderedSystem``: ``native(p)``,
+        and its counts ``served`` and ``refused``, updated here), each iteration's minimiser from it where its Schur
+        complement is well conditioned.
 
         Each iteration solves the equality-constrained QP its sets leave (``reduced_system``, a symmetric
         indefinite system: LAPACK's dsysv, least squares by dgelsd where singular, as ``solve_symmetric``) and
@@ -884,9 +887,16 @@ class SVMPlusProblem:
         else:
             known_Z, known_B = np.asarray(first[0], dtype=np.uint8), np.asarray(first[1], dtype=np.uint8)
             known = np.concatenate([*first[2][:2], first[2][2:]])
-        a, a_tilde, b, b_tilde, iterations, status, violation, _ = _native.svm_plus_active_set(
+        native_bordering = None
+        if bordered is not None:
+            left_out = np.setdiff1d(np.arange(self.y.size), idx)
+            native_bordering = bordered.native(int(left_out[0])) if left_out.size == 1 else None
+        a, a_tilde, b, b_tilde, iterations, status, violation, _, served, refused = _native.svm_plus_active_set(
             np.ascontiguousarray(self.Q), np.ascontiguousarray(self.T), T_diag, idx, y, self.C, Z, B, known, known_Z,
-            known_B, max_iter, block_backup, RELEASE_TOL, KKT_TOL)
+            known_B, max_iter, block_backup, RELEASE_TOL, KKT_TOL, native_bordering)
+        if bordered is not None:
+            bordered.served += served
+            bordered.refused += refused
         outcome = _native.ACTIVE_SET_STATUS[status]
         if outcome == "converged":
             return a, a_tilde, b, b_tilde, iterations
