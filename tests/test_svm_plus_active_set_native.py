@@ -16,8 +16,8 @@ from wsvm_span import _native
 from wsvm_span._native import ACTIVE_SET_STATUS
 from wsvm_span.svm_plus import ActiveSetFailure, fit_svm_plus, leave_one_out
 from wsvm_span.svm_plus import loo as svm_plus_loo
-from wsvm_span.svm_plus.solver import (KKT_TOL, RELEASE_TOL, SVMPlusProblem, feasible_start, privileged_ridge,
-                                       solve_symmetric)
+from wsvm_span.svm_plus.solver import (ACTIVE_SET_TRY_MAX_ITER, KKT_TOL, MAX_ACTIVE_SET_ITER, RELEASE_TOL,
+                                       SVMPlusProblem, feasible_start, privileged_ridge, solve_symmetric)
 from test_svm_plus_loo_sets import DECISION_ATOL, cold_decision, problem
 
 
@@ -108,17 +108,19 @@ def test_compiled_solves_on_the_full_matrices_equal_the_cut_problems_reduced_sys
 
 
 def spied_active_set_on(monkeypatch):
-    """Record each ``active_set_on`` call's outcome: "converged" or the ``ActiveSetFailure`` message."""
+    """Record each ``active_set_on`` call's outcome: (on a subset, "converged" or the ``ActiveSetFailure`` message,
+    its max_iter)."""
     outcomes = []
     active_set_on = SVMPlusProblem.active_set_on
 
     def spy(self, points, *args, **kwargs):
+        max_iter = args[2] if len(args) > 2 else kwargs.get("max_iter", MAX_ACTIVE_SET_ITER)
         try:
             out = active_set_on(self, points, *args, **kwargs)
         except ActiveSetFailure as exc:
-            outcomes.append((points is not None, str(exc)))
+            outcomes.append((points is not None, str(exc), max_iter))
             raise
-        outcomes.append((points is not None, "converged"))
+        outcomes.append((points is not None, "converged", max_iter))
         return out
 
     monkeypatch.setattr(SVMPlusProblem, "active_set_on", spy)
@@ -143,9 +145,12 @@ def test_refits_that_cycle_or_run_out_of_iterations_fall_back_to_the_default_rou
 
     monkeypatch.setattr(SVMPlusProblem, "smo", counted)
     loo = leave_one_out(model, K, K_priv)
-    on_subsets = [why for on_points, why in outcomes if on_points]  # the LOO's refits (not the default route's)
-    assert any("cycle" in why for why in on_subsets) and any("no convergence" in why for why in on_subsets)
-    assert len(default_route) == sum(why != "converged" for why in on_subsets)
+    on_subsets = [(why, max_iter) for on_points, why, max_iter in outcomes if on_points]  # the LOO's refits
+    assert any("cycle" in why for why, _ in on_subsets) and any("no convergence" in why for why, _ in on_subsets)
+    # the refits whose in-place tries all failed, the last the default route's first (from feasible_start's sets,
+    # ACTIVE_SET_TRY_MAX_ITER iterations), went on to the primal method on the cut problem
+    assert len(default_route) == sum(why != "converged" and max_iter == ACTIVE_SET_TRY_MAX_ITER
+                                     for why, max_iter in on_subsets) > 0
     cold = np.array([cold_decision(K, K_priv, y, C, gamma, p) for p in loo.points])
     np.testing.assert_allclose(loo.decision_loo, cold, atol=DECISION_ATOL)
     assert loo.error == np.count_nonzero(y[loo.points] * cold <= 0) / y.size
@@ -162,7 +167,7 @@ def test_refits_where_the_ridge_moves_take_each_refits_own_ridge(monkeypatch):
     outcomes = spied_active_set_on(monkeypatch)
     loo = leave_one_out(model, K, K_priv)
     assert loo.retrained.all()  # no step 1: the model's system is not the refits'
-    served = [why == "converged" for on_points, why in outcomes if on_points]
+    served = [why == "converged" for on_points, why, _ in outcomes if on_points]
     assert np.mean(served) > 0.9
     cold = np.array([cold_decision(K, K_priv, y, C, gamma, p) for p in loo.points])
     np.testing.assert_allclose(loo.decision_loo, cold, atol=DECISION_ATOL)

@@ -47,8 +47,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from .model import SVMPlus
-from .solver import (ACTIVE_SET, KKT_TOL, RELEASE_TOL, SMO_TOL, ActiveSetFailure, SVMPlusProblem, feasible_start,
-                     privileged_ridge, solve_symmetric, with_fit_time)
+from .solver import (ACTIVE_SET, ACTIVE_SET_TRY_MAX_ITER, KKT_TOL, RELEASE_TOL, SMO_TOL, ActiveSetFailure,
+                     SVMPlusProblem, feasible_start, privileged_ridge, solve_symmetric, with_fit_time)
 
 
 @dataclass(frozen=True)
@@ -249,29 +249,36 @@ def _T_without(problem: SVMPlusProblem, rest) -> np.ndarray:
 
 def _refit(model: SVMPlus, problem: SVMPlusProblem, K, K_priv, p: int, bordered: BorderedSystem | None = None,
            known=None):
-    """The refit without p: ((a, a~, b, b~, iterations), rest) where the compiled primal-dual method from the
-    model's active sets minus p solves it on the full problem's matrices (``SVMPlusProblem.active_set_on``, each
-    iteration's solve bordering the full model's system where ``bordered`` is given, ``BorderedSystem``; no matrix
-    cut: 0.49 ms a refit on bank_marketing 2:1 at l = 200 from the model's sets alone, 3.8 iterations, most
-    of it LAPACK's factorizations, where the same method in Python paid ~1 ms more for its cuts and fancy
-    indexing), else (the model, rest) by ``fit_svm_plus``'s default route, warm-started from the model's solution
-    made feasible without p (``feasible_start``: its active sets kept), so the active-set methods, not the QP
-    route, finish nearly every refit: on bank_marketing 2:1 (l = 200) models whose sets move, 1.5-2.5 ms a refit
-    where the QP route took 15-260 ms (``benchmarks/bench_svm_plus_loo.py``). An unpolished model's sets are its QP
-    solver's rounding, not exact: its refits take the default route alone, as they always did.
+    """The refit without p: ((a, a~, b, b~, iterations), rest) where the compiled primal-dual active-set method
+    solves it on the full problem's matrices (``SVMPlusProblem.active_set_on``: no matrix cut), else (the model,
+    rest) by the rest of ``fit_svm_plus``'s default route on the cut problem. The route is the one the refits always
+    took: where ``bordered`` (the full model's bordering, ``BorderedSystem``) is given, the method from the model's
+    active sets minus p, each iteration's solve bordering it (1-3 iterations where the sets barely move); then (or
+    without it) the default route warm-started from the model's solution made feasible without p (``feasible_start``:
+    its active sets kept), whose first try, the primal-dual method from that point's sets
+    (``SVMPlusProblem.exact_from``), runs compiled in place too, then the primal method and, where that fails too,
+    the decomposition solver and the QP route. So the active-set methods, not the QP route, finish nearly every
+    refit: on bank_marketing 2:1 (l = 200) models whose sets move, 1.5-2.5 ms a refit where the QP route took
+    15-260 ms (in Python; ``benchmarks/bench_svm_plus_loo.py``).
 
     ``problem``: the full model's (``SVMPlusProblem.build`` of K, K_priv)."""
     rest = np.delete(np.arange(model.n_train), p)
-    if model.solver.endswith(ACTIVE_SET):
+    if bordered is not None:
         Z, B = active_sets(model)
         try:
             return problem.active_set_on(rest, Z[rest], B[rest], first=known, bordered=bordered), rest
         except ActiveSetFailure:
             pass
+    start = feasible_start(model, model.C, rest)
+    try:
+        return problem.active_set_on(rest, start[0] == 0.0, start[1] == 0.0, ACTIVE_SET_TRY_MAX_ITER,
+                                     first=known), rest
+    except ActiveSetFailure:
+        pass
     sub = SVMPlusProblem.build(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], model.y[rest], model.C,
                                model.gamma)
-    # fit_svm_plus's default route on the problem already cut (not cut again from K and K~)
-    return sub.smo(SMO_TOL, True, feasible_start(model, model.C, rest), qp_solver="auto", first=known), rest
+    # fit_svm_plus's default route on the problem already cut (not cut again from K and K~), its first try made
+    return sub.smo(SMO_TOL, True, start, qp_solver="auto", first=known, tried=True), rest
 
 
 def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:

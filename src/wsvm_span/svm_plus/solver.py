@@ -651,7 +651,8 @@ class SVMPlusProblem:
         return raw
 
     # --- the "smo" route ----------------------------------------------------------
-    def smo(self, tol: float, polish: bool, start=None, qp_solver: str | None = None, first=None) -> SVMPlus:
+    def smo(self, tol: float, polish: bool, start=None, qp_solver: str | None = None, first=None,
+            tried: bool = False) -> SVMPlus:
         """The decomposition solver from a = 0, beta = C (a~ = 0: feasible for every problem). Where ``polish`` and
         l <= ``SMO_POLISH_MAX_L``, it stops early (``SMO_START_TOL``, ``SMO_START_MAX_ITER_PER_POINT``) and the
         active-set methods make its point exact (``exact_from``); with ``start``, a feasible (a, beta) of this
@@ -660,7 +661,8 @@ class SVMPlusProblem:
         make exact goes to the QP route (polished) where ``qp_solver`` names its solver ("auto" route), and is
         otherwise taken on by the decomposition solver to ``tol`` and kept there, as is every point without the
         polish (from ``start`` where there is one). ``first``: a known minimiser for the primal-dual method from
-        ``start`` (``exact_from``, ``active_set``)."""
+        ``start`` (``exact_from``, ``active_set``); ``tried``: that method's try from ``start`` was made and failed
+        (the exact LOO makes it in place on the full problem's matrices, ``active_set_on``)."""
         l, C, y = self.y.size, self.C, self.y
         name = f"{SMO}+{ACTIVE_SET}"
         polishing = polish and l <= SMO_POLISH_MAX_L
@@ -669,7 +671,7 @@ class SVMPlusProblem:
             if not polishing:
                 return _smo_solution(*kernels, y, C, self.gamma, 1.0, 0.0, self.ridge, tol, SMO_CACHE_MB,
                                      start=tuple(v.copy() for v in start))
-            exact = self.exact_from(*start, name, first=first)
+            exact = self.exact_from(*start, name, first=first, tried=tried)
             if exact is not None:
                 return exact
         alpha, beta, w, z = np.zeros(l), np.full(l, C), np.zeros(l), np.zeros(l)  # w = Q a, z = T a~ at that start
@@ -686,19 +688,20 @@ class SVMPlusProblem:
         return _smo_solution(*kernels, y, C, self.gamma, 1.0, 0.0, self.ridge, tol, SMO_CACHE_MB,
                              start=(alpha, beta, w, z))
 
-    def exact_from(self, alpha, beta, name: str, first=None) -> SVMPlus | None:
+    def exact_from(self, alpha, beta, name: str, first=None, tried: bool = False) -> SVMPlus | None:
         """The exact solution from a feasible point (its exact zeros are its active bounds), or None: the primal-dual
-        method from its active sets, block pivots only, for up to ``ACTIVE_SET_TRY_MAX_ITER`` iterations (its solves
-        with ``first`` its known minimiser on some sets, as in ``active_set``), and where that fails the primal method from the point
-        (``primal_active_set``). The primal-dual method changes many bounds per dense solve where it converges, the
+        method from its active sets, block pivots only, for up to ``ACTIVE_SET_TRY_MAX_ITER`` iterations (with
+        ``first`` its known minimiser on some sets, as in ``active_set``; ``tried``: made already, and failed), and
+        where that fails the primal method from the point (``primal_active_set``). The primal-dual method changes many bounds per dense solve where it converges, the
         primal one a bound per (cheaper) iteration: which is faster depends on the problem (measured at
         ``ACTIVE_SET_TRY_MAX_ITER``)."""
-        try:
-            return self.active_set(alpha == 0.0, beta == 0.0, name, max_iter=ACTIVE_SET_TRY_MAX_ITER,
-                                   first=first)
-        except ActiveSetFailure:
-            return self.primal_active_set(alpha.copy(), beta.copy(), name,
-                                          PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT * self.y.size)
+        if not tried:
+            try:
+                return self.active_set(alpha == 0.0, beta == 0.0, name, max_iter=ACTIVE_SET_TRY_MAX_ITER, first=first)
+            except ActiveSetFailure:
+                pass
+        return self.primal_active_set(alpha.copy(), beta.copy(), name,
+                                      PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT * self.y.size)
 
     def primal_active_set(self, alpha, beta, name: str, max_iter: int) -> SVMPlus | None:
         """The primal active-set method (Nocedal and Wright, Numerical Optimization, 2nd ed., Algorithm 16.3) in
