@@ -141,10 +141,11 @@ class BorderedSystem:
     tolerance, or a ridge that moves when p leaves (a privileged kernel with an uneven diagonal;
     ``SVMPlusProblem.build`` scales the ridge by the mean diagonal of the points trained on). Where the sets a
     bordered refit converges to fail the KKT check, they are solved once more on their own reduced system. The
-    bordered solves run in the compiled active-set method (``SVMPlusProblem.active_set_on``, ``native``): measured
-    with both compiled (``benchmarks/bench_svm_plus_loo.py``), the bordering still pays on models with many free
-    variables (parkinson_speech 1:2 at l = 173, C = 2^6-2^10: 0.09 s a model's LOO with the Python bordering
-    against 0.19-0.22 s by compiled fresh systems alone).
+    bordered solves run in the compiled active-set method (``SVMPlusProblem.active_set_on``, ``native``). Kept by
+    measurement (``benchmarks/bench_svm_plus_loo.py``): on models with many free variables the bordering still pays
+    with compiled solves (parkinson_speech 1:2, l = 173, kernel scale 2^6, C = 2^6-2^10: a model's exact LOO
+    0.089-0.091 s with the Python bordering, 0.19-0.22 s by compiled fresh reduced systems alone, 0.047-0.051 s by
+    the compiled bordering; the 67 sampled models 6.69 s without it, 5.18 s with it).
     """
 
     def __init__(self, problem: SVMPlusProblem, Z0, B0, inverse, x0):
