@@ -14,15 +14,15 @@ passes the test that ends the active-set method, on the problem without p: no gu
 residual, computed from the kernels, at most ``KKT_TOL``. That is the active-set method's own first iteration from
 the model's sets, and its last where the sets do not change: 3-97% of the points of a model on w_mixture 1:2
 (l = 400), 0-36% on parkinson_speech 1:2 (l = 173, whose refits' sets nearly always change). Second, every other
-point is retrained (``refit_without``; ``SVMPlusLeaveOneOut.retrained``) by the active-set method from the full
+point is retrained (``refit_without``; ``SVMPlusLeaveOneOut.retrained``), in compiled code on the full problem's
+matrices (``SVMPlusProblem.active_set_on``: no matrix cut per refit) as far as the route allows: where bordering ONE
+inverse of the model's full KKT system costs less (``BorderedSystem.pays``), the active-set method from the full
 model's sets (2-5 iterations a refit on Experiment 8's data), its first iteration the first step's minimiser (not
-solved again), in compiled code on the full problem's matrices (``SVMPlusProblem.active_set_on``: no matrix cut per
-refit), each later iteration's solve bordering ONE inverse of the model's full KKT system (``BorderedSystem``) where
-that costs less (``BorderedSystem.pays``), and where that method does not converge by the default route
-warm-started from the full solution made feasible without p. Both steps end in an exact solution of the refit by the same test,
-so the LOO decision values are those of the refits retrained alone (to ~1e-7 on Experiment 8's problems; every LOO
-error the same, docs/experiments.md) and of cold QP refits (tests/test_svm_plus_loo_sets.py). A first step that
-reads the refits off the decomposition solver (its duality gap bounding the error of f^p(x_p)) was tried and
+solved again), each later one's solve bordering that inverse; then (or without it) the default route warm-started
+from the full solution made feasible without p (``_refit``). Both steps end in an exact solution of the refit by the
+same test, so the LOO decision values are those of the refits retrained alone (to ~1e-7 on Experiment 8's problems;
+every LOO error the same, docs/experiments.md) and of cold QP refits (tests/test_svm_plus_loo_sets.py). A first step
+that reads the refits off the decomposition solver (its duality gap bounding the error of f^p(x_p)) was tried and
 dropped: from the full solution made feasible, it needed 10^3-10^4 steps a refit to a KKT violation of 1e-6 even at
 C = 2^-4 on w_mixture, where a bound tight enough to decide the sign of f^p(x_p) needs ~1e-11.
 

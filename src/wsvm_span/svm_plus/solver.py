@@ -692,9 +692,9 @@ class SVMPlusProblem:
         """The exact solution from a feasible point (its exact zeros are its active bounds), or None: the primal-dual
         method from its active sets, block pivots only, for up to ``ACTIVE_SET_TRY_MAX_ITER`` iterations (with
         ``first`` its known minimiser on some sets, as in ``active_set``; ``tried``: made already, and failed), and
-        where that fails the primal method from the point (``primal_active_set``). The primal-dual method changes many bounds per dense solve where it converges, the
-        primal one a bound per (cheaper) iteration: which is faster depends on the problem (measured at
-        ``ACTIVE_SET_TRY_MAX_ITER``)."""
+        where that fails the primal method from the point (``primal_active_set``). The primal-dual method changes
+        many bounds per dense solve where it converges, the primal one a bound per (cheaper) iteration: which is
+        faster depends on the problem (measured at ``ACTIVE_SET_TRY_MAX_ITER``)."""
         if not tried:
             try:
                 return self.active_set(alpha == 0.0, beta == 0.0, name, max_iter=ACTIVE_SET_TRY_MAX_ITER, first=first)
@@ -852,13 +852,13 @@ class SVMPlusProblem:
                       block_backup: int = BLOCK_BACKUP, first=None, bordered=None):
         """The primal-dual active-set method on the problem of ``points`` (None: all), the one
         ``SVMPlusProblem.build`` makes of their kernels, read in place from this problem's Q and T
-        (``_native.svm_plus_active_set``, csrc/svm_plus_active_set.c): a CV fold's or a leave-one-out refit's matrices are not cut. From the guess
-        Z (a_i = 0), B (beta_i = 0) over ``points``; ``first`` = (Z', B', (a, a~, b, b~)): a minimiser on the sets
-        Z', B' already known, taken instead of solving them where an iteration meets them (the exact LOO's first
-        iteration; where the solution it ends in fails the KKT check, its sets are solved once more). ``bordered``:
-        the full model's bordering where ``points`` are its points but one (``loo.BorderedSystem``: ``native(p)``,
-        and its counts ``served`` and ``refused``, updated here), each iteration's minimiser from it where its Schur
-        complement is well conditioned.
+        (``_native.svm_plus_active_set``, csrc/svm_plus_active_set.c): a leave-one-out refit's matrices are not
+        cut. From the guess Z (a_i = 0), B (beta_i = 0) over ``points``; ``first`` = (Z', B', (a, a~, b, b~)): a
+        minimiser on the sets Z', B' already known, taken instead of solving them where an iteration meets them (the
+        exact LOO's first iteration; where the solution it ends in fails the KKT check, its sets are solved once
+        more). ``bordered``: the full model's bordering where ``points`` are its points but one
+        (``loo.BorderedSystem``: ``native(p)``, and its counts ``served`` and ``refused``, updated here), each
+        iteration's minimiser from it where its Schur complement is well conditioned.
 
         Each iteration solves the equality-constrained QP its sets leave (``reduced_system``, a symmetric
         indefinite system: LAPACK's dsysv, least squares by dgelsd where singular, as ``solve_symmetric``) and
