@@ -1,21 +1,28 @@
-"""SVM+'s exact LOO (an Experiment 8 row's ``loo_error`` for SVM+) on a job's grid points: the refits as they were
-before issue 42 (the full model by ``bench_lupi_cost.previous_default``; each refit by the primal-dual active-set
-method from its active sets, bordering one inverse of its KKT system where that pays, on fresh reduced systems
-where not, and the QP route where the method fails) against ``svm_plus.leave_one_out`` on the default route's model
-(the refits on the model's own sets minus the point from one inverse where they pass the KKT check, the others by
-the same bordered iterations, then the default route warm-started from the full solution without the point), taking
-turns, one BLAS thread.
+"""SVM+'s exact LOO (``svm_plus.leave_one_out``, an Experiment 8 row's ``loo_error`` for SVM+) on a job's grid points:
+this tree's code against a baseline checkout's (``--baseline``: the ``src`` folder of another commit, its compiled
+module built in place), each in a worker process of its own, taking turns, one BLAS thread.
 
-For every ``--stride``-th SVM+ grid point of the job (its own ``prepare``: kernels) it records the process CPU time
-of each way (the full model's training included), both LOO errors and the largest difference of a LOO decision
-value.
+For every ``--stride``-th SVM+ grid point of the job (its own ``prepare``: kernels) each worker trains the model as
+the job does (``fit_svm_plus``) and runs the exact LOO on it; it records the process CPU time of the LOO (and,
+apart, of the model's training), the LOO error, the points retrained, and the LOO decision values, of which the
+largest difference between the two ways is kept.
 
-    python benchmarks/bench_svm_plus_loo.py --config config/paper.yaml --job bank_marketing 2:1 1.0 8 --stride 37
+    python benchmarks/bench_svm_plus_loo.py --config config/paper.yaml --job bank_marketing 2:1 1.0 0 --stride 9 \\
+        --baseline /path/to/baseline/src
+
+A baseline checkout, e.g. of the commit before the compiled active-set method (its ``_native`` built in place):
+
+    git archive <commit> src setup.py pyproject.toml MANIFEST.in | tar -x -C /tmp/base
+    (cd /tmp/base && PYTHONPATH=<Cython 3.1.8 and setuptools> python setup.py build_ext --inplace)
 
 Writes a JSON file (default ``benchmarks/out/svm-plus-loo-<data set>-<ratio>-<fraction>-s<seed>.json``).
 """
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,83 +32,107 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_lupi_cost  # noqa: E402
 
-from wsvm_span.study.grid import grid_point, grid_size  # noqa: E402
-from wsvm_span.svm_plus import ActiveSetFailure, fit_svm_plus, leave_one_out  # noqa: E402
-from wsvm_span.svm_plus import loo as svm_plus_loo  # noqa: E402
-from wsvm_span.svm_plus.solver import ACTIVE_SET, SVMPlusProblem  # noqa: E402
-from wsvm_span.utils.environment import single_threaded  # noqa: E402
-
-WAYS = ("previous", "warm")
+WAYS = ("baseline", "current")
+SRC = Path(__file__).resolve().parents[1] / "src"
 
 
-def previous_leave_one_out(K, K_priv, y, C, gamma):
-    """(LOO decision values, error) as the exact LOO computed them before issue 42."""
-    model = bench_lupi_cost.previous_default(K, K_priv, y, C, gamma)
-    Z, B = svm_plus_loo.active_sets(model)
-    points = svm_plus_loo._points(model)
-    bordered = (svm_plus_loo.BorderedSystem.build(SVMPlusProblem.build(K, K_priv, y, C, gamma), Z, B)
-                if model.solver.endswith(ACTIVE_SET) and svm_plus_loo.BorderedSystem.pays(Z, B, points.size)
-                else None)
-    f = np.empty(points.size)
-    for t, p in enumerate(points):
-        rest = np.delete(np.arange(y.size), p)
-        sub = None
-        if bordered is not None:
-            problem, rest = bordered.without(p)
+def worker(config: str, job_args) -> int:
+    """Serve grid indices read from stdin, one JSON line each on stdout, with the ``wsvm_span`` on the path."""
+    import wsvm_span
+    from wsvm_span.study import config as sc
+    from wsvm_span.study.experiments import lupi
+    from wsvm_span.study.grid import grid_point
+    from wsvm_span.svm_plus import fit_svm_plus, leave_one_out
+    from wsvm_span.utils.environment import single_threaded
 
-            def solve_on_sets(Z_sub, B_sub):
-                solved = bordered.solve(p, rest, Z_sub, B_sub)
-                return problem.solve_on_sets(Z_sub, B_sub) if solved is None else solved
-
-            try:
-                sub = problem.active_set(Z[rest], B[rest], ACTIVE_SET, solve_on_sets=solve_on_sets)
-            except ActiveSetFailure:
-                pass
-        if sub is None:
-            problem = SVMPlusProblem.build(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], y[rest], C, gamma)
-            try:
-                sub = problem.active_set(Z[rest], B[rest], ACTIVE_SET)
-            except ActiveSetFailure:
-                sub = problem.qp("auto", True, prefix=f"{ACTIVE_SET}->")
-        f[t] = float(K[p, rest] @ (sub.y * sub.alpha) + sub.b)
-    return points, f, float(np.sum(-y[points] * f >= 0)) / y.size
-
-
-def warm_leave_one_out(K, K_priv, y, C, gamma):
-    loo = leave_one_out(fit_svm_plus(K, K_priv, y, C, gamma, check_input=False), K, K_priv)
-    return loo.points, loo.decision_loo, loo.error
-
-
-def measure(job, problem, stride: int) -> dict:
+    cfg, job = bench_lupi_cost.load_job(config, job_args)
+    problem = lupi.prepare(job, sc.runtime_settings(cfg, bench_lupi_cost.ROOT))
     axes, y = job.grids["svm_plus"], problem.y
+    print(json.dumps({"ready": wsvm_span.__file__}), flush=True)
+    for line in sys.stdin:
+        i = int(line)
+        pt = grid_point(axes, i)
+        K, K_priv = problem.kernels[pt["log2_kernel_scale"]].K, problem.priv_kernels[pt["log2_priv_gamma"]]
+        with single_threaded():
+            c0 = time.process_time()
+            model = fit_svm_plus(K, K_priv, y, 2.0 ** pt["log2_C"], 2.0 ** pt["log2_gamma_plus"], check_input=False)
+            c1 = time.process_time()
+            loo = leave_one_out(model, K, K_priv)
+            c2 = time.process_time()
+        print(json.dumps({"point": pt, "cpu_s_train": c1 - c0, "cpu_s_loo": c2 - c1, "loo_error": loo.error,
+                          "points": loo.points.tolist(), "decision_loo": loo.decision_loo.tolist(),
+                          "retrained": int(np.count_nonzero(loo.retrained)), "solver": model.solver}), flush=True)
+    return 0
+
+
+def start_worker(src: Path, config: str, job_args) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(src), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, __file__, "--worker", "--config", config, "--job", *job_args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    ready = json.loads(proc.stdout.readline())
+    if not ready["ready"].startswith(str(src)):
+        raise SystemExit(f"the worker for {src} imported wsvm_span from {ready['ready']}")
+    return proc
+
+
+def ask(proc: subprocess.Popen, i: int) -> dict:
+    proc.stdin.write(f"{i}\n")
+    proc.stdin.flush()
+    return json.loads(proc.stdout.readline())
+
+
+def measure(job, config: str, job_args, baseline: Path, stride: int) -> dict:
+    from wsvm_span.study.grid import grid_size
+
+    workers = {"baseline": start_worker(baseline, config, job_args), "current": start_worker(SRC, config, job_args)}
     points = []
-    with single_threaded():
-        for i in range(0, grid_size(axes), stride):
-            pt = grid_point(axes, i)
-            K, K_priv = problem.kernels[pt["log2_kernel_scale"]].K, problem.priv_kernels[pt["log2_priv_gamma"]]
-            C, gamma = 2.0 ** pt["log2_C"], 2.0 ** pt["log2_gamma_plus"]
-            out, cpu = {}, {}
-            for way in (WAYS if len(points) % 2 == 0 else WAYS[::-1]):  # taking turns
-                c0 = time.process_time()
-                out[way] = (previous_leave_one_out if way == "previous" else warm_leave_one_out)(K, K_priv, y, C, gamma)
-                cpu[way] = time.process_time() - c0
-            same_points = np.array_equal(out["previous"][0], out["warm"][0])
-            df = float(np.max(np.abs(out["previous"][1] - out["warm"][1]), initial=0.0)) if same_points else None
-            points.append({"index": i, "point": pt, **{f"cpu_s_{w}": cpu[w] for w in WAYS},
-                           **{f"loo_error_{w}": out[w][2] for w in WAYS}, "same_points": same_points,
-                           "max_abs_df": df})
-            print(f"  m{i} {pt}: previous {cpu['previous']:.3f} s, warm {cpu['warm']:.3f} s; LOO error "
-                  f"{out['previous'][2]:.4f} / {out['warm'][2]:.4f}", flush=True)
-    total = {w: sum(p[f"cpu_s_{w}"] for p in points) for w in WAYS}
-    summary = {"slot": job.slot, "l": job.n_train, "models": len(points), "cpu_s": total,
-               "ratio_previous_over_warm": total["previous"] / total["warm"],
-               "same_loo_error": sum(p["loo_error_previous"] == p["loo_error_warm"] for p in points),
+    try:
+        for n, i in enumerate(range(0, grid_size(job.grids["svm_plus"]), stride)):
+            out = {way: ask(workers[way], i) for way in (WAYS if n % 2 == 0 else WAYS[::-1])}  # taking turns
+            same_points = out["baseline"]["points"] == out["current"]["points"]
+            df = (float(np.max(np.abs(np.subtract(out["baseline"]["decision_loo"], out["current"]["decision_loo"])),
+                               initial=0.0)) if same_points else None)
+            row = {"index": i, "point": out["current"]["point"], "same_points": same_points, "max_abs_df": df,
+                   "n_points": len(out["current"]["points"])}
+            for way in WAYS:
+                row.update({f"{key}_{way}": out[way][key]
+                            for key in ("cpu_s_loo", "cpu_s_train", "loo_error", "retrained", "solver")})
+            points.append(row)
+            print(f"  m{i} {row['point']}: LOO baseline {row['cpu_s_loo_baseline']:.3f} s, current "
+                  f"{row['cpu_s_loo_current']:.3f} s ({row['retrained_current']} retrained); LOO error "
+                  f"{row['loo_error_baseline']:.4f} / {row['loo_error_current']:.4f}; max |df| {df}", flush=True)
+    finally:
+        for proc in workers.values():
+            proc.stdin.close()
+            proc.wait()
+    total = {w: sum(p[f"cpu_s_loo_{w}"] for p in points) for w in WAYS}
+    summary = {"slot": job.slot, "l": job.n_train, "models": len(points), "baseline": str(baseline),
+               "cpu_s_loo": total, "cpu_s_train": {w: sum(p[f"cpu_s_train_{w}"] for p in points) for w in WAYS},
+               "ratio_baseline_over_current": total["baseline"] / total["current"],
+               "retrained": sum(p["retrained_current"] for p in points),
+               "same_loo_error": sum(p["loo_error_baseline"] == p["loo_error_current"] for p in points),
                "max_abs_df": max((p["max_abs_df"] for p in points if p["max_abs_df"] is not None), default=0.0)}
     return {"summary": summary, "points": points}
 
 
 def main(argv=None) -> int:
-    return bench_lupi_cost.svm_plus_main(argv, __doc__, "svm-plus-loo", 37, measure)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    bench_lupi_cost.job_arguments(ap, stride=9)
+    ap.add_argument("--baseline", type=Path, help="the src folder of the baseline checkout (its _native built)")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        return worker(args.config, args.job)
+    if args.baseline is None:
+        ap.error("--baseline is required")
+    _, job = bench_lupi_cost.load_job(args.config, args.job)
+    if "svm_plus" not in job.grids:
+        raise SystemExit(f"{job.slot} has no SVM+ grid (its data set has no privileged features)")
+    result = measure(job, args.config, args.job, args.baseline.resolve(), args.stride)
+    bench_lupi_cost.write_result(bench_lupi_cost.output_path(args.output, "svm-plus-loo", job), job, result)
+    print(json.dumps(result["summary"], indent=1))
+    return 0
 
 
 if __name__ == "__main__":

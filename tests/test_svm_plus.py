@@ -35,7 +35,10 @@ from wsvm_span.svm_plus import (
 from wsvm_span.svm_plus.equivalence import ZERO_WEIGHT
 from wsvm_span.svm_plus import loo as svm_plus_loo
 from wsvm_span.svm_plus import solver as solver_module
-from wsvm_span.svm_plus.solver import KKT_TOL, PRIV_RIDGE, SVMPlusProblem, pivoted_cholesky
+from wsvm_span import _native
+from wsvm_span._native import ACTIVE_SET_STATUS
+from wsvm_span.svm_plus.solver import (KKT_TOL, PRIV_RIDGE, RELEASE_TOL, SVMPlusProblem, pivoted_cholesky,
+                                       solve_symmetric)
 from wsvm_span.svm_plus.weight_schemes import BANDWIDTH_FACTORS, P_FLOOR
 
 
@@ -116,17 +119,19 @@ def test_qp_route_is_polished_to_exact_sets():
         kept_unpolished("weighted-svm")
     assert_kkt_from_kernels(m, K, K_priv, 10 * KKT_TOL)
     # exact bounds: in the polished SVM+ solution itself (no snapping) a_i = C + a~_i to the rounding of that
-    # sum (4 ulp; an interior point leaves ~1e-8 C) for the points with beta_i = 0, which the equivalent weighted
-    # SVM has as bounded SVs; the others are strictly inside; the weighted SVM keeps that split and the alphas
+    # sum for the points with beta_i = 0 (a~_i = a_i - C rounds at C's scale and so does C + a~_i: within an ulp
+    # of C, 7 ulp of a small weight; an interior point leaves ~1e-8 C), which the equivalent weighted SVM has as
+    # bounded SVs; the others are strictly inside; the weighted SVM keeps that split and the alphas
     weights = m.C + m.alpha_tilde
-    at_weight = np.flatnonzero((np.abs(m.alpha - weights) <= 4 * np.spacing(weights)) & (m.alpha > 0))
+    at_weight = np.flatnonzero((np.abs(m.alpha - weights) <= np.spacing(m.C)) & (m.alpha > 0))
     inside = np.setdiff1d(np.flatnonzero(m.alpha > 0), at_weight)
     assert np.all(m.alpha[inside] < weights[inside] * (1 - 1e-6))
     assert at_weight.size and inside.size
     w = to_weighted_svm(m, K)
     np.testing.assert_array_equal(w.bounded, at_weight)
     np.testing.assert_array_equal(w.inbound, inside)
-    np.testing.assert_allclose(w.alpha, m.alpha, rtol=4 * np.finfo(float).eps, atol=0)
+    # (the bounded ones at their weight C + a~_i: within an ulp of C, as above)
+    np.testing.assert_allclose(w.alpha, m.alpha, rtol=4 * np.finfo(float).eps, atol=np.spacing(m.C))
 
 
 def test_pivoted_cholesky_against_the_eigendecomposition():
@@ -369,21 +374,22 @@ def test_loo_rule_matches_retrained_svm_plus_where_sets_do_not_change(seed, C, g
 
 @pytest.mark.parametrize("seed,C,gamma", [(0, 1.0, 1.0), (1, 4.0, 0.1), (3, 16.0, 2.0), (5, 0.5, 0.3)])
 def test_exact_loo_by_bordering_equals_cold_refits(seed, C, gamma, monkeypatch):
-    """The exact LOO's refits by bordering the full model's KKT system (loo.BorderedSystem) against SVM+ cold
-    QP refits without each point (every decision value to the QP's accuracy, the same errors), and every refit
-    against the same refit on fresh reduced systems. Not vacuous: the bordering served most refits, among the
-    points left out are ones at a_p = 0, at beta_p = 0 and ones whose refit changed the sets."""
+    """The exact LOO's refits by the compiled active-set method, each solve bordering the full model's KKT system
+    (loo.BorderedSystem), against SVM+ cold QP refits without each point (every decision value to the QP's accuracy,
+    the same errors), and every refit against the same refit on fresh reduced systems. Not vacuous: the bordering
+    served most refits' solves, among the points left out are ones at a_p = 0, at beta_p = 0 and ones whose refit
+    changed the sets."""
     _, _, y, K, K_priv = privileged_problem(seed, l=50)
     m = fit_svm_plus(K, K_priv, y, C, gamma)
-    served = []
-    solve = svm_plus_loo.BorderedSystem.solve
+    built = []
+    build = svm_plus_loo.BorderedSystem.build
 
-    def spy(self, *args):
-        out = solve(self, *args)
-        served.append(out is not None)
-        return out
+    def kept(*args):
+        bordered = build(*args)
+        built.append(bordered)
+        return bordered
 
-    monkeypatch.setattr(svm_plus_loo.BorderedSystem, "solve", spy)
+    monkeypatch.setattr(svm_plus_loo.BorderedSystem, "build", staticmethod(kept))
     monkeypatch.setattr(svm_plus_loo.BorderedSystem, "pays", staticmethod(lambda *args: True))  # cost aside
     # every point retrained (none taken from the model's sets by refits_on_the_model_sets), so that every refit
     # goes through the bordering
@@ -396,10 +402,10 @@ def test_exact_loo_by_bordering_equals_cold_refits(seed, C, gamma, monkeypatch):
     monkeypatch.setattr(svm_plus_loo, "refits_on_the_model_sets", none_taken)
     loo = leave_one_out(m, K, K_priv)
     assert loo.retrained.all()
-    assert np.mean(served) > 0.9 and len(served) >= loo.points.size
+    (bordered,) = built
+    assert bordered.served > 0.9 * (bordered.served + bordered.refused) and bordered.served >= loo.points.size
     Z, B = svm_plus_loo.active_sets(m)
     assert Z[loo.points].any() and B[loo.points].any() and not loo.sets_unchanged.all()
-    bordered = svm_plus_loo.BorderedSystem.build(SVMPlusProblem.build(K, K_priv, y, C, gamma), Z, B)
     cold_errors = 0
     for t, p in enumerate(loo.points):
         rest = np.delete(np.arange(y.size), p)
@@ -417,34 +423,47 @@ def test_exact_loo_by_bordering_equals_cold_refits(seed, C, gamma, monkeypatch):
 
 
 def test_bordered_solves_equal_fresh_reduced_systems_on_changed_sets():
-    """BorderedSystem.solve on sets that differ from the model's in every way a refit's can (points newly at
-    a_i = 0 or beta_i = 0, points that left either set, the left-out point in Z, in B, in both) against the
-    problem without that point solved on the same sets by its own reduced system (elimination, not bordering)."""
+    """The compiled bordered solve (one iteration of the compiled method given the bordering) on sets that differ
+    from the model's in every way a refit's can (points newly at a_i = 0 or beta_i = 0, points that left either set,
+    the left-out point in Z, in B, in both) against the problem without that point solved on the same sets by its
+    own reduced system (elimination, not bordering; a Python oracle)."""
     _, _, y, K, K_priv = privileged_problem(2, l=40)
-    m = fit_svm_plus(K, K_priv, y, 2.0, 0.5)
+    C, gamma = 2.0, 0.5
+    m = fit_svm_plus(K, K_priv, y, C, gamma)
     Z0, B0 = svm_plus_loo.active_sets(m)
     Z0, B0 = Z0.copy(), B0.copy()
     Z0[[0, 1]], B0[[1, 2]] = True, True  # a base with a point in both sets; any sets define a minimiser
-    full = SVMPlusProblem.build(K, K_priv, y, 2.0, 0.5)
+    full = SVMPlusProblem.build(K, K_priv, y, C, gamma)
     bordered = svm_plus_loo.BorderedSystem.build(full, Z0, B0)
     rng = np.random.default_rng(0)
     for p in (0, 1, 2, 3, 20):
-        sub, rest = bordered.without(p)
+        rest = np.delete(np.arange(y.size), p)
+        sub = SVMPlusProblem.build(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], y[rest], C, gamma)
         for _ in range(5):
             Z, B = Z0[rest].copy(), B0[rest].copy()
             for sets in (Z, B):
                 sets[rng.choice(rest.size, 3, replace=False)] ^= True
-            got = bordered.solve(p, rest, Z, B)
-            want = sub.solve_on_sets(Z, B)
-            assert got is not None
-            for g, w in zip(got, want):
+            out = _native.svm_plus_active_set(
+                full.Q, full.T, sub.T.diagonal().copy(), rest.astype(np.int64), y[rest], C, Z.astype(np.uint8),
+                B.astype(np.uint8), None, None, None, 1, 0, RELEASE_TOL, KKT_TOL, bordered.native(p))
+            assert out[8:] == (1, 0) and out[7] == 0  # served by the bordering, no fresh solve
+            if ACTIVE_SET_STATUS[out[5]] == "converged":
+                continue  # clipped and checked: not the raw minimiser
+            system = sub.reduced_system(Z, B)
+            z = solve_symmetric(system.M, system.rhs)
+            a = np.zeros(rest.size)
+            a[system.F] = z[:system.F.size]
+            a_tilde = np.where(B, a - C, 0.0)
+            a_tilde[system.N] = z[system.F.size:system.n]
+            for g, w in zip(out[:4], (a, a_tilde, z[system.n], z[system.n + 1])):
                 np.testing.assert_allclose(g, w, atol=1e-8)
 
 
 def test_the_bordering_stands_aside_where_a_refit_would_change_the_ridge():
     """A privileged kernel with an uneven diagonal (a linear one): the ridge is a share of its mean diagonal,
     which moves with the point left out, so the full model's system is not the refits'; the exact LOO then
-    refits on fresh systems and still equals cold refits."""
+    refits on fresh systems (each with its own ridge: tests/test_svm_plus_active_set_native.py) and still equals
+    cold refits."""
     X, X_priv, y, K, _ = privileged_problem(6, l=30)
     K_priv = X_priv @ X_priv.T
     m = fit_svm_plus(K, K_priv, y, 1.0, 1.0)

@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 import wsvm_span as ws
+from wsvm_span import _native
+from wsvm_span._native import ACTIVE_SET_STATUS
 from wsvm_span.svm_plus import fit_svm_plus, leave_one_out
 from wsvm_span.svm_plus import loo as svm_plus_loo
-from wsvm_span.svm_plus.solver import SVMPlusProblem
+from wsvm_span.svm_plus.solver import (BLOCK_BACKUP, KKT_TOL, MAX_ACTIVE_SET_ITER, RELEASE_TOL, SVMPlusProblem,
+                                       privileged_ridge)
 
 #: A LOO decision value against the cold QP refit's: both are exact solutions of the refit (the QP route's polished
 #: to its active sets, each KKT point to KKT_TOL), so they differ by the round-off of their solves (measured on
@@ -68,19 +71,19 @@ def test_every_loo_decision_value_is_a_cold_qp_refits(case):
 
 def test_both_ways_are_taken_and_the_retrained_points_are_the_ones_whose_check_failed(monkeypatch):
     """On a problem where some refits keep the model's sets and others do not: the points taken from the sets
-    passed the check, exactly the others went to ``refit_without`` (counted), and those others' refits did change
+    passed the check, exactly the others were retrained (``loo._refit``, counted), and those others' refits did change
     the sets or failed the check for round-off; both kinds equal cold QP refits
     (``test_every_loo_decision_value_is_a_cold_qp_refits``)."""
     y, K, K_priv = problem(0)
     model = fit_svm_plus(K, K_priv, y, 1.0, 1.0)
     calls = []
-    refit = svm_plus_loo.refit_without
+    refit = svm_plus_loo._refit
 
-    def spy(model, K, K_priv, p, bordered=None, known=None):
+    def spy(model, problem, K, K_priv, p, bordered=None, known=None):
         calls.append(p)
-        return refit(model, K, K_priv, p, bordered, known)
+        return refit(model, problem, K, K_priv, p, bordered, known)
 
-    monkeypatch.setattr(svm_plus_loo, "refit_without", spy)
+    monkeypatch.setattr(svm_plus_loo, "_refit", spy)
     loo = leave_one_out(model, K, K_priv)
     assert 0 < loo.retrained.sum() < loo.points.size
     np.testing.assert_array_equal(calls, loo.points[loo.retrained])
@@ -123,10 +126,10 @@ def test_every_point_is_retrained_where_the_model_sets_do_not_serve(why):
     np.testing.assert_allclose(loo.decision_loo[:8], cold, atol=DECISION_ATOL)
 
 
-def test_a_retrained_refit_from_its_known_first_iteration_is_the_refit_from_scratch(monkeypatch):
+def test_a_retrained_refit_from_its_known_first_iteration_is_the_refit_from_scratch():
     """``refit_without`` given the minimiser on the model's sets minus p (``refits_on_the_model_sets``' ``first``)
-    takes it for its first iteration instead of a solve (one solve fewer, counted) and ends at the refit it reaches
-    without it (the same exact zeros, a within 1e-9 C)."""
+    takes it for its first iteration instead of a solve (one solve fewer, counted by the compiled method) and ends at
+    the refit it reaches without it (the same exact zeros, a within 1e-9 C)."""
     y, K, K_priv = problem(1)
     C, gamma = 64.0, 0.25
     model = fit_svm_plus(K, K_priv, y, C, gamma)
@@ -134,25 +137,36 @@ def test_a_retrained_refit_from_its_known_first_iteration_is_the_refit_from_scra
     exact, _, _, first = svm_plus_loo.refits_on_the_model_sets(
         model, SVMPlusProblem.build(K, K_priv, y, C, gamma), points)
     Z, B = svm_plus_loo.active_sets(model)
-    solves = []
-    fresh_solve = SVMPlusProblem.solve_on_sets
-
-    def counted(self, *sets):
-        solves.append(1)
-        return fresh_solve(self, *sets)
-
-    monkeypatch.setattr(SVMPlusProblem, "solve_on_sets", counted)
+    full = SVMPlusProblem.build(K, K_priv, y, C, gamma)
     assert np.count_nonzero(~exact) >= 6
     for j in np.flatnonzero(~exact)[:6]:
         p = points[j]
         rest = np.delete(np.arange(y.size), p)
         known = Z[rest], B[rest], (first[0][rest, j], first[1][rest, j], float(first[2][j]), float(first[3][j]))
-        solves.clear()
         with_known, _ = svm_plus_loo.refit_without(model, K, K_priv, p, known=known)
-        n_with = len(solves)
-        solves.clear()
         alone, _ = svm_plus_loo.refit_without(model, K, K_priv, p)
-        assert n_with == len(solves) - 1
         np.testing.assert_array_equal(with_known.alpha == 0, alone.alpha == 0)
         np.testing.assert_allclose(with_known.alpha, alone.alpha, atol=1e-9 * C)
         assert with_known.b == pytest.approx(alone.b, abs=1e-9)
+        # the compiled method's own count: one solve fewer with the known first iteration, the same iterations
+        counts = []
+        for first_known in (known, None):
+            out = _native_on(full, rest, Z[rest], B[rest], first_known)
+            assert ACTIVE_SET_STATUS[out[5]] == "converged"
+            counts.append((out[4], out[7]))
+        assert counts[0][0] == counts[1][0] and counts[0][1] == counts[1][1] - 1
+
+
+def _native_on(full: SVMPlusProblem, rest, Z, B, known=None, max_iter=MAX_ACTIVE_SET_ITER,
+               block_backup=BLOCK_BACKUP):
+    """``_native.svm_plus_active_set`` on the problem without the points off ``rest`` as ``active_set_on`` calls it,
+    its raw tuple (with the count of solves)."""
+    T_diag = full.priv_diag[rest] / full.gamma
+    T_diag += privileged_ridge(full.priv_diag[rest]) / full.gamma
+    first = first_Z = first_B = None
+    if known is not None:
+        first = np.concatenate([known[2][0], known[2][1], known[2][2:]])
+        first_Z, first_B = known[0].astype(np.uint8), known[1].astype(np.uint8)
+    return _native.svm_plus_active_set(full.Q, full.T, T_diag, rest.astype(np.int64), full.y[rest], full.C,
+                                       Z.astype(np.uint8), B.astype(np.uint8), first, first_Z, first_B, max_iter,
+                                       block_backup, RELEASE_TOL, KKT_TOL)

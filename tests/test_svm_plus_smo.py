@@ -7,7 +7,8 @@ import pytest
 import wsvm_span as ws
 from wsvm_span import _native, svm_plus
 from wsvm_span.solvers.qp import solve_qp
-from wsvm_span.svm_plus.solver import KKT_TOL, PRIV_RIDGE, SMO, SMO_TOL, FaceSystem, SVMPlusProblem
+from wsvm_span.svm_plus.solver import (KKT_TOL, PRIV_RIDGE, SMO, SMO_TOL, FaceSystem, SVMPlusProblem,
+                                       solve_symmetric)
 
 #: objective agreement with Clarabel (the issue's "relative 1e-6")
 OBJECTIVE_RTOL = 1e-6
@@ -300,7 +301,14 @@ def test_updated_face_system_solves_as_the_reduced_system(seed):
     assert np.abs(M @ z - rhs).max() <= 1e-13 * np.abs(M).max() * np.abs(z).max()
     assert np.all(x[face.fixed] == 0.0)
     Z, B = face.fixed[:l], face.fixed[l:]
-    a, a_tilde, b_ref, b_tilde_ref = prob.solve_on_sets(Z, B)
+    # the reduced system of the same sets (other unknowns), solved by scipy
+    system = prob.reduced_system(Z, B)
+    z = solve_symmetric(system.M, system.rhs)
+    a = np.zeros(l)
+    a[system.F] = z[:system.F.size]
+    a_tilde = np.where(B, a - C, 0.0)
+    a_tilde[system.N] = z[system.F.size:system.n]
+    b_ref, b_tilde_ref = z[system.n], z[system.n + 1]
     x_ref = np.concatenate([a, np.where(B, 0.0, C + a_tilde - a)])
     scale = np.abs(x_ref).max()
     np.testing.assert_allclose(x, x_ref, atol=1e-8 * scale)

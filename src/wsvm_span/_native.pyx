@@ -6,7 +6,10 @@
   the rows of the points they are evaluated at (``csrc/expansion.c``), behind ``kernels.kernel_expansion``;
 - ``span2_unconstrained``: the span-rule's S_p^2 of one small machine's SVs (``csrc/span.c``), behind
   ``span.geometry.unconstrained_span2``;
-- ``svm_plus_solve``: the SMO solver of the SVM+ dual (``csrc/svm_plus_smo.c``) behind ``svm_plus.solver``.
+- ``svm_plus_solve``: the SMO solver of the SVM+ dual (``csrc/svm_plus_smo.c``) behind ``svm_plus.solver``;
+- ``svm_plus_active_set``: the primal-dual active-set method of the SVM+ dual (``csrc/svm_plus_active_set.c``)
+  behind ``svm_plus.solver.SVMPlusProblem.active_set``, its reduced systems solved by scipy's LAPACK (the routines
+  of ``scipy.linalg.cython_lapack``, looked up at the first call: no LAPACK to link at build time).
 
 A leaf module (it imports nothing from the package), so that every layer can use it. It checks shapes and
 index ranges; its callers check the problem.
@@ -15,6 +18,7 @@ import threading
 
 import numpy as np
 
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.stdint cimport int64_t
 
 
@@ -79,6 +83,65 @@ cdef extern from "svm_plus_smo.h":
                                            int64_t n, const double *y, double C, double *alpha, double *beta,
                                            double *w, double *z, int have_grad, double eps, int64_t max_iter,
                                            double cache_mb, SvmPlusResult *result) nogil
+
+
+cdef extern from "svm_plus_active_set.h":
+    ctypedef void (*dsysv_fn)(char *uplo, int *n, int *nrhs, double *a, int *lda, int *ipiv, double *b, int *ldb,
+                              double *work, int *lwork, int *info) noexcept nogil
+    ctypedef void (*dsycon_fn)(char *uplo, int *n, double *a, int *lda, int *ipiv, double *anorm, double *rcond,
+                               double *work, int *iwork, int *info) noexcept nogil
+    ctypedef double (*dlange_fn)(char *norm, int *m, int *n, double *a, int *lda, double *work) noexcept nogil
+    ctypedef void (*dgelsd_fn)(int *m, int *n, int *nrhs, double *a, int *lda, double *b, int *ldb, double *s,
+                               double *rcond, int *rank, double *work, int *lwork, int *iwork,
+                               int *info) noexcept nogil
+    ctypedef double (*dlamch_fn)(char *cmach) noexcept nogil
+    ctypedef void (*dgemv_fn)(char *trans, int *m, int *n, double *alpha, double *a, int *lda, double *x, int *incx,
+                              double *beta, double *y, int *incy) noexcept nogil
+    ctypedef void (*dgetrf_fn)(int *m, int *n, double *a, int *lda, int *ipiv, int *info) noexcept nogil
+    ctypedef void (*dgetrs_fn)(char *trans, int *n, int *nrhs, double *a, int *lda, int *ipiv, double *b, int *ldb,
+                               int *info) noexcept nogil
+    ctypedef void (*dgecon_fn)(char *norm, int *n, double *a, int *lda, double *anorm, double *rcond, double *work,
+                               int *iwork, int *info) noexcept nogil
+
+    ctypedef struct SvmPlusLapack:
+        dsysv_fn dsysv
+        dsycon_fn dsycon
+        dlange_fn dlange
+        dgelsd_fn dgelsd
+        dlamch_fn dlamch
+        dgemv_fn dgemv
+        dgetrf_fn dgetrf
+        dgetrs_fn dgetrs
+        dgecon_fn dgecon
+
+    ctypedef struct SvmPlusBordered:
+        const double *inverse
+        const double *x0
+        const unsigned char *Z0
+        const unsigned char *B0
+        const int64_t *row_of
+        int64_t l_full
+        int64_t N
+        int64_t p
+        double cond_max
+        int64_t served
+        int64_t refused
+
+    ctypedef struct SvmPlusActiveSetResult:
+        int status
+        int64_t iterations
+        int64_t solves
+        double b
+        double b_tilde
+        double violation
+
+    int c_svm_plus_active_set "svm_plus_active_set" (
+        const double *Q, const double *T, Py_ssize_t ld, const double *T_diag, const int64_t *idx, int64_t n,
+        const double *y, double C, unsigned char *Z, unsigned char *B, const double *first,
+        const unsigned char *first_Z, const unsigned char *first_B, int64_t max_iter, int64_t block_backup,
+        double release_tol, double kkt_tol, const SvmPlusLapack *lapack, SvmPlusBordered *bordered, double *alpha,
+        double *alpha_tilde, double *workspace, SvmPlusActiveSetResult *result) nogil
+    int64_t svm_plus_active_set_workspace(int64_t n, Py_ssize_t ld) nogil
 
 
 # The solver's row cache, one per thread and kept between calls: a fresh buffer costs a page fault per 4 KB
@@ -348,3 +411,127 @@ def svm_plus_solve(kernel, privileged_kernel, int64_t n_points, const int64_t[::
     if rc != 0:
         raise MemoryError(f"the SVM+ SMO solver could not allocate its work arrays and row cache (n = {n})")
     return res.b, res.b_tilde, res.n_iter, bool(res.converged), res.violation, res.objective, res.rows_computed
+
+
+#: ``svm_plus_active_set``'s ending states (csrc/svm_plus_active_set.h): converged, the sets cycled, max_iter run
+#: out, converged sets that violate the KKT conditions, the least squares' SVD did not converge
+ACTIVE_SET_STATUS = ("converged", "cycle", "max_iter", "kkt", "lstsq")
+
+cdef SvmPlusLapack _lapack
+cdef bint _lapack_ready = False
+
+
+def _workspace(Py_ssize_t n_doubles):
+    """This thread's workspace of ``svm_plus_active_set``, at least n_doubles long (grown, never shrunk)."""
+    buf = getattr(_buffers, "active_set", None)
+    if buf is None or buf.shape[0] < n_doubles:
+        buf = np.empty(max(n_doubles, 1), dtype=np.float64)
+        _buffers.active_set = buf
+    return buf
+
+
+cdef void *_lapack_routine(str name, bint blas=False) except NULL:
+    """The address of scipy's LAPACK (or BLAS) routine ``name`` (a capsule of ``scipy.linalg.cython_lapack``,
+    ``cython_blas``)."""
+    from scipy.linalg import cython_blas, cython_lapack
+    capsule = (cython_blas if blas else cython_lapack).__pyx_capi__[name]
+    return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+cdef const SvmPlusLapack *_lapack_table() except NULL:
+    global _lapack_ready
+    if not _lapack_ready:
+        _lapack.dsysv = <dsysv_fn>_lapack_routine("dsysv")
+        _lapack.dsycon = <dsycon_fn>_lapack_routine("dsycon")
+        _lapack.dlange = <dlange_fn>_lapack_routine("dlange")
+        _lapack.dgelsd = <dgelsd_fn>_lapack_routine("dgelsd")
+        _lapack.dlamch = <dlamch_fn>_lapack_routine("dlamch")
+        _lapack.dgemv = <dgemv_fn>_lapack_routine("dgemv", blas=True)
+        _lapack.dgetrf = <dgetrf_fn>_lapack_routine("dgetrf")
+        _lapack.dgetrs = <dgetrs_fn>_lapack_routine("dgetrs")
+        _lapack.dgecon = <dgecon_fn>_lapack_routine("dgecon")
+        _lapack_ready = True
+    return &_lapack
+
+
+def svm_plus_active_set(const double[:, ::1] Q, const double[:, ::1] T, const double[::1] T_diag,
+                        const int64_t[::1] idx, const double[::1] y, double C, unsigned char[::1] Z,
+                        unsigned char[::1] B, const double[::1] first, const unsigned char[::1] first_Z,
+                        const unsigned char[::1] first_B, int64_t max_iter, int64_t block_backup, double release_tol,
+                        double kkt_tol, bordered=None):
+    """The primal-dual active-set method of the SVM+ dual on the points ``idx`` of Q = YKY and T (its diagonal
+    ``T_diag`` on those points), from the sets Z (a_i = 0), B (beta_i = 0), uint8, updated in place to the last
+    iteration's (``csrc/svm_plus_active_set.h``).
+
+    Q, T : (L, L) C-contiguous; idx : (n,) rows of them (None: all L); T_diag, y, Z, B : (n,);
+    first : None, or (2n + 2,) [a; a~; b; b~], a known minimiser on the sets first_Z, first_B (uint8, (n,)).
+    bordered : None, or (inverse, x0, Z0, B0, row_of, p, cond_max): the full model's bordering (``SvmPlusBordered``,
+    csrc/svm_plus_active_set.h; inverse (N, N) C-contiguous, x0 (N,), Z0 and B0 uint8 (L,), row_of int64 (2L,)); the
+    problem must then be the L points but p, in order.
+    Returns (alpha, alpha_tilde, b, b_tilde, iterations, status, violation, solves, served, refused): status an index
+    of ``ACTIVE_SET_STATUS``, violation the largest KKT residual where the method converged, solves the reduced
+    systems it solved, served and refused the bordered solves taken and refused.
+    """
+    cdef int64_t n = y.shape[0], L = Q.shape[0]
+    if Q.shape[1] != L or T.shape[0] != L or T.shape[1] != L or L == 0:
+        raise ValueError("Q and T must be square and of one size")
+    if T_diag.shape[0] != n or Z.shape[0] != n or B.shape[0] != n:
+        raise ValueError("T_diag, Z and B must have the length of y")
+    if n == 0 or max_iter < 0:
+        raise ValueError("empty problem, or max_iter < 0")
+    cdef const int64_t *idx_ptr = NULL
+    if idx is not None:
+        if idx.shape[0] != n:
+            raise ValueError("idx must have the length of y")
+        if not _rows_in_range(idx, L):
+            raise ValueError(f"idx must hold rows of Q and T (0..{L - 1})")
+        idx_ptr = &idx[0]
+    elif n != L:
+        raise ValueError("without idx, y must have one entry per row of Q")
+    cdef const double *first_ptr = NULL
+    cdef const unsigned char *first_Z_ptr = NULL
+    cdef const unsigned char *first_B_ptr = NULL
+    if first is not None:
+        if first.shape[0] != 2 * n + 2 or first_Z is None or first_B is None or first_Z.shape[0] != n \
+                or first_B.shape[0] != n:
+            raise ValueError("first must be [a; a~; b; b~] (2n + 2) with its sets first_Z, first_B (n)")
+        first_ptr, first_Z_ptr, first_B_ptr = &first[0], &first_Z[0], &first_B[0]
+    cdef SvmPlusBordered bd
+    cdef SvmPlusBordered *bd_ptr = NULL
+    cdef const double[:, ::1] inverse
+    cdef const double[::1] x0
+    cdef const unsigned char[::1] Z0, B0
+    cdef const int64_t[::1] row_of
+    if bordered is not None:
+        inverse, x0, Z0, B0, row_of, p, cond_max = bordered
+        N = inverse.shape[0]
+        if inverse.shape[1] != N or x0.shape[0] != N or Z0.shape[0] != L or B0.shape[0] != L \
+                or row_of.shape[0] != 2 * L or N < 2 * L + 2:
+            raise ValueError("the bordering must be the full model's: inverse (N, N), x0 (N,), Z0, B0 (L,), row_of "
+                             "(2L,)")
+        if idx is None or n != L - 1 or not (0 <= p < L) or not np.array_equal(
+                np.asarray(idx), np.delete(np.arange(L), p)):
+            raise ValueError("with the bordering, idx must be the L points but p, in order")
+        if np.min(row_of) < -1 or np.max(row_of) >= N:
+            raise ValueError("row_of must hold rows of the bordered system or -1")
+        bd.inverse, bd.x0, bd.Z0, bd.B0, bd.row_of = &inverse[0, 0], &x0[0], &Z0[0], &B0[0], &row_of[0]
+        bd.l_full, bd.N, bd.p, bd.cond_max = L, N, p, cond_max
+        bd.served = bd.refused = 0
+        bd_ptr = &bd
+    cdef const SvmPlusLapack *lapack = _lapack_table()
+    # per thread, kept between calls (a refit's reduced systems on fresh pages paid a page fault per 4 KB)
+    cdef double[::1] workspace = _workspace(svm_plus_active_set_workspace(n, Q.shape[1]))
+    alpha, alpha_tilde = np.empty(n), np.empty(n)
+    cdef double[::1] a_view = alpha, at_view = alpha_tilde
+    cdef SvmPlusActiveSetResult res
+    cdef int rc
+    with nogil:
+        rc = c_svm_plus_active_set(&Q[0, 0], &T[0, 0], Q.shape[1], &T_diag[0], idx_ptr, n, &y[0], C, &Z[0], &B[0],
+                                   first_ptr, first_Z_ptr, first_B_ptr, max_iter, block_backup, release_tol, kkt_tol,
+                                   lapack, bd_ptr, &a_view[0], &at_view[0], &workspace[0], &res)
+    if rc == -1:
+        raise MemoryError(f"the SVM+ active-set method could not allocate its work arrays (n = {n})")
+    if rc != 0:
+        raise ValueError("LAPACK reported an illegal argument in the SVM+ active-set method")
+    return (alpha, alpha_tilde, res.b, res.b_tilde, int(res.iterations), int(res.status), res.violation,
+            int(res.solves), int(bd.served) if bd_ptr else 0, int(bd.refused) if bd_ptr else 0)

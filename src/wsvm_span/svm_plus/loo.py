@@ -14,14 +14,15 @@ passes the test that ends the active-set method, on the problem without p: no gu
 residual, computed from the kernels, at most ``KKT_TOL``. That is the active-set method's own first iteration from
 the model's sets, and its last where the sets do not change: 3-97% of the points of a model on w_mixture 1:2
 (l = 400), 0-36% on parkinson_speech 1:2 (l = 173, whose refits' sets nearly always change). Second, every other
-point is retrained (``refit_without``; ``SVMPlusLeaveOneOut.retrained``) by the active-set method from the full
+point is retrained (``refit_without``; ``SVMPlusLeaveOneOut.retrained``), in compiled code on the full problem's
+matrices (``SVMPlusProblem.active_set_on``: no matrix cut per refit) as far as the route allows: where bordering ONE
+inverse of the model's full KKT system costs less (``BorderedSystem.pays``), the active-set method from the full
 model's sets (2-5 iterations a refit on Experiment 8's data), its first iteration the first step's minimiser (not
-solved again), each later one's solve bordering ONE inverse of the model's full KKT system (``BorderedSystem``) where
-that costs less (``BorderedSystem.pays``), and where that method does not converge by the default route warm-started
-from the full solution made feasible without p. Both steps end in an exact solution of the refit by the same test,
-so the LOO decision values are those of the refits retrained alone (to ~1e-7 on Experiment 8's problems; every LOO
-error the same, docs/experiments.md) and of cold QP refits (tests/test_svm_plus_loo_sets.py). A first step that
-reads the refits off the decomposition solver (its duality gap bounding the error of f^p(x_p)) was tried and
+solved again), each later one's solve bordering that inverse; then (or without it) the default route warm-started
+from the full solution made feasible without p (``_refit``). Both steps end in an exact solution of the refit by the
+same test, so the LOO decision values are those of the refits retrained alone (to ~1e-7 on Experiment 8's problems;
+every LOO error the same, docs/experiments.md) and of cold QP refits (tests/test_svm_plus_loo_sets.py). A first step
+that reads the refits off the decomposition solver (its duality gap bounding the error of f^p(x_p)) was tried and
 dropped: from the full solution made feasible, it needed 10^3-10^4 steps a refit to a KKT violation of 1e-6 even at
 C = 2^-4 on w_mixture, where a bound tight enough to decide the sign of f^p(x_p) needs ~1e-11.
 
@@ -44,11 +45,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.linalg import lapack
 
 from .model import SVMPlus
-from .solver import (ACTIVE_SET, KKT_TOL, RELEASE_TOL, SMO_TOL, ActiveSetFailure, ReducedSystem, SVMPlusProblem,
-                     feasible_start, solve_symmetric, with_fit_time)
+from .solver import (ACTIVE_SET, ACTIVE_SET_TRY_MAX_ITER, KKT_TOL, RELEASE_TOL, SMO_TOL, ActiveSetFailure,
+                     SVMPlusProblem, feasible_start, privileged_ridge, solve_symmetric, with_fit_time)
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,8 @@ class SVMPlusLeaveOneOut:
 #: its largest entry: the mean of l equal entries and of l - 1 of them differ by round-off alone.
 RIDGE_RTOL = 1e-12
 
-#: Condition number of a refit's Schur complement (``BorderedSystem.solve``) above which the bordering gives way
+
+#: Condition number of a refit's Schur complement (the compiled bordered solve) above which the bordering gives way
 #: to a fresh reduced system: there the refit's minimiser is not unique (no free a_i left to pin b, duplicate
 #: points), and that system's least squares picks the one the method has always taken.
 SCHUR_COND_MAX = 1e12
@@ -139,17 +140,23 @@ class BorderedSystem:
     duplicate free points), the inverse too inexact to give the model itself back within the KKT check's
     tolerance, or a ridge that moves when p leaves (a privileged kernel with an uneven diagonal;
     ``SVMPlusProblem.build`` scales the ridge by the mean diagonal of the points trained on). Where the sets a
-    bordered refit converges to fail the KKT check, ``SVMPlusProblem.active_set`` solves them once more on their
-    own reduced system.
+    bordered refit converges to fail the KKT check, they are solved once more on their own reduced system. The
+    bordered solves run in the compiled active-set method (``SVMPlusProblem.active_set_on``, ``native``). Kept by
+    measurement (``benchmarks/bench_svm_plus_loo.py``): on models with many free variables the bordering still pays
+    with compiled solves (parkinson_speech 1:2, l = 173, kernel scale 2^6, C = 2^6-2^10: a model's exact LOO
+    0.089-0.091 s with the Python bordering, 0.19-0.22 s by compiled fresh reduced systems alone, 0.047-0.051 s by
+    the compiled bordering; the 67 sampled models 6.69 s without it, 5.18 s with it).
     """
 
     def __init__(self, problem: SVMPlusProblem, Z0, B0, inverse, x0):
         self.problem, self.Z0, self.B0, self.inverse, self.x0 = problem, Z0, B0, inverse, x0
         self.served = self.refused = 0  # solves so far (``failing``)
+        self.Z0_u8, self.B0_u8 = Z0.astype(np.uint8), B0.astype(np.uint8)
         l = problem.y.size
         self.row_of = np.full(2 * l, -1)  # the multiplier's position of each point's active row: a_i, then beta_i
         self.row_of[np.flatnonzero(Z0)] = 2 * l + 2 + np.arange(np.count_nonzero(Z0))
         self.row_of[l + np.flatnonzero(B0)] = 2 * l + 2 + np.count_nonzero(Z0) + np.arange(np.count_nonzero(B0))
+        self.row_of = self.row_of.astype(np.int64)
 
     @staticmethod
     def pays(Z0, B0, n_refits: int) -> bool:
@@ -202,95 +209,77 @@ class BorderedSystem:
         """Whether the bordering refuses more solves than it serves (after ``BORDERED_TRIAL_SOLVES`` of them)."""
         return self.served + self.refused >= BORDERED_TRIAL_SOLVES and self.refused > self.served
 
-    def without(self, p: int) -> tuple[SVMPlusProblem, np.ndarray]:
-        """The problem without point p and the other points' indices: the full problem's matrices cut, which is
-        ``SVMPlusProblem.build`` on them (the ridge is the same, ``build`` checked) at a third of the copies."""
-        pr = self.problem
-        rest = np.delete(np.arange(pr.y.size), p)
-        cut = np.ix_(rest, rest)
-        return SVMPlusProblem(pr.K[cut], pr.Q[cut], pr.T[cut], pr.y[rest], pr.C, pr.gamma, pr.ridge), rest
-
-    def solve(self, p: int, rest, Z, B):
-        """(a, a~, b, b~) on ``rest`` (the points but p) with a_Z = 0 and beta_B = 0 there (``Z``, ``B`` over
-        ``rest``), as ``SVMPlusProblem.solve_on_sets`` of the problem without p returns them; None where the
-        Schur complement is singular (the refit's minimiser is not unique: that solve's least squares decides)."""
-        l, C = self.problem.y.size, self.problem.C
-        Zf = np.zeros(l, dtype=bool)
-        Bf = np.zeros(l, dtype=bool)
-        Zf[rest], Bf[rest] = Z, B
-        new_Z = np.flatnonzero(Zf & ~self.Z0)
-        new_B = np.flatnonzero(Bf & ~self.B0)
-        dropped_Z = self.Z0 & ~Zf
-        dropped_Z[p] = False  # p's a_p = 0 row is its pin
-        # p's beta_p = 0 row is dropped with the others: a~_p = 0, not a_p - C
-        dropped = self.row_of[np.concatenate([np.flatnonzero(dropped_Z), l + np.flatnonzero(self.B0 & ~Bf)])]
-        pins = np.array([l + p] if self.Z0[p] else [p, l + p])
-        # each bordering column w_j: up to two (position, coefficient) pairs, and its right-hand side d_j
-        first = np.concatenate([new_Z, l + new_B, pins, dropped])
-        second = np.concatenate([np.zeros(new_Z.size, int), new_B, np.zeros(pins.size + dropped.size, int)])
-        coef2 = np.concatenate([np.zeros(new_Z.size), -np.ones(new_B.size), np.zeros(pins.size + dropped.size)])
-        rhs = np.concatenate([np.zeros(new_Z.size), np.full(new_B.size, -C), np.zeros(pins.size + dropped.size)])
-        Y = self.inverse[:, first] + self.inverse[:, second] * coef2
-        S = Y[first] + Y[second] * coef2[:, None]
-        # LAPACK's 1-norm estimate of cond(S) from its LU factors: O(k^2) on top of the factorization, where the
-        # SVD that np.linalg.cond computes cost as much as the rest of a refit (w_mixture, l = 400: 5.6 of 12.5 s)
-        lu, pivots = sla.lu_factor(S, check_finite=False)
-        rcond, _ = lapack.dgecon(lu, np.abs(S).sum(axis=0).max(), norm="1")
-        if not rcond * SCHUR_COND_MAX >= 1.0:
-            self.refused += 1
-            return None
-        self.served += 1
-        mu = sla.lu_solve((lu, pivots), self.x0[first] + self.x0[second] * coef2 - rhs, check_finite=False)
-        x = self.x0 - Y @ mu
-        a = np.where(Z, 0.0, x[:l][rest])
-        a_tilde = np.where(B, a - C, x[l:2 * l][rest])
-        return a, a_tilde, float(x[2 * l]), float(x[2 * l + 1])
+    def native(self, p: int) -> tuple:
+        """The bordering of the refit without p, as ``_native.svm_plus_active_set`` takes it."""
+        return self.inverse, self.x0, self.Z0_u8, self.B0_u8, self.row_of, int(p), SCHUR_COND_MAX
 
 
 def refit_without(model: SVMPlus, K, K_priv, p: int, bordered: BorderedSystem | None = None, known=None
                   ) -> tuple[SVMPlus, np.ndarray]:
     """SVM+ retrained without training point p, warm-started from ``model``.
 
-    Returns the model on the l - 1 other points and their indices. Where ``bordered`` (the full model's system,
-    ``BorderedSystem``) is given, the primal-dual active-set method runs from the model's active sets, each
-    iteration's solve bordering it (1-3 iterations where the sets barely move). Where that is not given or does not
-    converge, ``fit_svm_plus``'s default route starts from the model's solution made feasible without p
-    (``feasible_start``: its active sets kept), so the active-set methods, not the QP route, finish nearly every
-    refit: on bank_marketing 2:1 (l = 200) models whose sets move, 1.5-2.5 ms a refit where the QP route took
-    15-260 ms (``benchmarks/bench_svm_plus_loo.py``). ``known`` = (Z, B, (a, a~, b, b~)) over the other points: a
-    minimiser on the sets Z, B already found (``refits_on_the_model_sets``: on the model's sets minus p, the first
-    iteration of both ways), which the primal-dual method takes instead of solving those sets again.
+    Returns the model on the l - 1 other points and their indices: ``leave_one_out``'s refit of p (``_refit``)
+    as a model; ``bordered``: the full model's bordering (``BorderedSystem``), each iteration's solve bordering it.
+    ``known`` = (Z, B, (a, a~, b, b~)) over the other points: a minimiser on the sets Z, B already
+    found (``refits_on_the_model_sets``: on the model's sets minus p, the first iteration of both ways), which the
+    primal-dual method takes instead of solving those sets again.
     """
     t0 = time.perf_counter()
-    if bordered is not None:
-        problem, rest = bordered.without(p)
-        Z, B = active_sets(model)
-
-        def solve_on_sets(Z_sub, B_sub):
-            solved = _known_solution(known, Z_sub, B_sub) or bordered.solve(p, rest, Z_sub, B_sub)
-            return problem.solve_on_sets(Z_sub, B_sub) if solved is None else solved
-
-        try:
-            sub = problem.active_set(Z[rest], B[rest], ACTIVE_SET, solve_on_sets=solve_on_sets)
-            return with_fit_time(sub, time.perf_counter() - t0), rest
-        except ActiveSetFailure:
-            pass
-    else:
-        rest = np.delete(np.arange(model.n_train), p)
-        problem = SVMPlusProblem.build(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], model.y[rest], model.C,
-                                       model.gamma)
-    # fit_svm_plus's default route on the problem already cut (not cut again from K and K~)
-    sub = problem.smo(SMO_TOL, True, feasible_start(model, model.C, rest), qp_solver="auto",
-                      solve_on_sets=None if known is None else
-                      lambda Z_sub, B_sub: _known_solution(known, Z_sub, B_sub) or problem.solve_on_sets(Z_sub, B_sub))
+    K, K_priv = np.asarray(K, dtype=float), np.asarray(K_priv, dtype=float)
+    problem = SVMPlusProblem.build(K, K_priv, model.y, model.C, model.gamma)
+    solved, rest = _refit(model, problem, K, K_priv, p, bordered, known)
+    if isinstance(solved, SVMPlus):
+        return with_fit_time(solved, time.perf_counter() - t0), rest
+    a, a_tilde, b, b_tilde, iterations = solved
+    sub = SVMPlus(alpha=a, alpha_tilde=a_tilde, b=float(b), b_tilde=float(b_tilde), y=model.y[rest], C=model.C,
+                  gamma=model.gamma, decision_train=model.y[rest] * (problem.Q[np.ix_(rest, rest)] @ a) + b,
+                  correcting_train=_T_without(problem, rest) @ a_tilde + b_tilde,
+                  ridge=privileged_ridge(problem.priv_diag[rest]), solver=ACTIVE_SET, iterations=iterations)
     return with_fit_time(sub, time.perf_counter() - t0), rest
 
 
-def _known_solution(known, Z, B):
-    """``known``'s minimiser where its sets are Z, B (``refit_without``), else None."""
-    if known is not None and np.array_equal(known[0], Z) and np.array_equal(known[1], B):
-        return known[2]
-    return None
+def _T_without(problem: SVMPlusProblem, rest) -> np.ndarray:
+    """T of the problem on ``rest``, as ``SVMPlusProblem.build`` makes it (its diagonal with the ridge of those
+    points, ``privileged_ridge``)."""
+    T = problem.T[np.ix_(rest, rest)]
+    diag = problem.priv_diag[rest] / problem.gamma
+    diag += privileged_ridge(problem.priv_diag[rest]) / problem.gamma
+    T[np.diag_indices_from(T)] = diag
+    return T
+
+
+def _refit(model: SVMPlus, problem: SVMPlusProblem, K, K_priv, p: int, bordered: BorderedSystem | None = None,
+           known=None):
+    """The refit without p: ((a, a~, b, b~, iterations), rest) where the compiled primal-dual active-set method
+    solves it on the full problem's matrices (``SVMPlusProblem.active_set_on``: no matrix cut), else (the model,
+    rest) by the rest of ``fit_svm_plus``'s default route on the cut problem. The route is the one the refits always
+    took: where ``bordered`` (the full model's bordering, ``BorderedSystem``) is given, the method from the model's
+    active sets minus p, each iteration's solve bordering it (1-3 iterations where the sets barely move); then (or
+    without it) the default route warm-started from the model's solution made feasible without p (``feasible_start``:
+    its active sets kept), whose first try, the primal-dual method from that point's sets
+    (``SVMPlusProblem.exact_from``), runs compiled in place too, then the primal method and, where that fails too,
+    the decomposition solver and the QP route. So the active-set methods, not the QP route, finish nearly every
+    refit: on bank_marketing 2:1 (l = 200) models whose sets move, 1.5-2.5 ms a refit where the QP route took
+    15-260 ms (in Python; ``benchmarks/bench_svm_plus_loo.py``).
+
+    ``problem``: the full model's (``SVMPlusProblem.build`` of K, K_priv)."""
+    rest = np.delete(np.arange(model.n_train), p)
+    if bordered is not None:
+        Z, B = active_sets(model)
+        try:
+            return problem.active_set_on(rest, Z[rest], B[rest], first=known, bordered=bordered), rest
+        except ActiveSetFailure:
+            pass
+    start = feasible_start(model, model.C, rest)
+    try:
+        return problem.active_set_on(rest, start[0] == 0.0, start[1] == 0.0, ACTIVE_SET_TRY_MAX_ITER,
+                                     first=known), rest
+    except ActiveSetFailure:
+        pass
+    sub = SVMPlusProblem.build(K[np.ix_(rest, rest)], K_priv[np.ix_(rest, rest)], model.y[rest], model.C,
+                               model.gamma)
+    # fit_svm_plus's default route on the problem already cut (not cut again from K and K~), its first try made
+    return sub.smo(SMO_TOL, True, start, qp_solver="auto", first=known, tried=True), rest
 
 
 def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
@@ -335,7 +324,7 @@ def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     lone = np.array([np.count_nonzero(y == y[p]) == 1 for p in points], dtype=bool)
     f_loo[lone] = -y[points[lone]]
     retrained = ~lone
-    known = {}  # t: the minimiser of points[t]'s refit on the model's sets minus it (``refit_without``)
+    known = {}  # t: the minimiser of points[t]'s refit on the model's sets minus it (``_refit``)
     problem = SVMPlusProblem.build(K, K_priv, y, model.C, model.gamma)
     # an unpolished model's sets are its QP solver's rounding, not exact: its refits go the way they always went;
     # where the ridge moves with the point left out, the full model's system is not the refits'
@@ -355,9 +344,14 @@ def leave_one_out(model: SVMPlus, K, K_priv) -> SVMPlusLeaveOneOut:
     for t in np.flatnonzero(retrained):
         if bordered is not None and bordered.failing:
             bordered = None
-        sub, rest = refit_without(model, K, K_priv, points[t], bordered, known.get(t))
-        f_loo[t] = float(K[points[t], rest] @ (sub.y * sub.alpha) + sub.b)
-        Z_sub, B_sub = active_sets(sub)
+        solved, rest = _refit(model, problem, K, K_priv, points[t], bordered, known.get(t))
+        if isinstance(solved, SVMPlus):
+            a, a_tilde, b = solved.alpha, solved.alpha_tilde, solved.b
+        else:
+            a, a_tilde, b, _, _ = solved
+        f_loo[t] = float(K[points[t], rest] @ (y[rest] * a) + b)
+        # the refit's active sets (``active_sets`` of its model): a_i = 0, beta_i = C + a~_i - a_i <= KKT_TOL C
+        Z_sub, B_sub = a == 0.0, model.C + a_tilde - a <= KKT_TOL * model.C
         unchanged[t] = np.array_equal(Z_sub, Z[rest]) and np.array_equal(B_sub, B[rest])
     return SVMPlusLeaveOneOut(points=points, decision_loo=f_loo, sets_unchanged=unchanged, retrained=retrained,
                               error=_error(y[points], f_loo, model.n_train))

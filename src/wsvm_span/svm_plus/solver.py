@@ -26,15 +26,16 @@ by one of these routes to the same solution:
   B = {beta_i = 0}, solves the equality-constrained QP they leave exactly (one symmetric
   indefinite system in the free a_i, the free a~_i and the two equality multipliers,
   which ARE b and b~) and updates the guess from the signs of the primal values and
-  the multipliers (block principal pivoting safeguard, see ``active_set``). It stops
+  the multipliers (block principal pivoting safeguard, see ``active_set_on``). It stops
   when no guess is contradicted; that point satisfies every KKT condition to round-off.
+  The iterations run in compiled code (csrc/svm_plus_active_set.c, scipy's LAPACK), on a
+  subset's problem read in place from the full matrices (``active_set_on``: the exact LOO's refits).
   The first guess comes from the plain SVM (LIBSVM, C_i = C).
   Each iteration costs one dense solve of size n_free + 2 (n_free = free a's + free
   a~'s, between 0 and 2l), against one factorization of the whole (3l + 2)-row KKT
   system per interior-point iteration. Measured (benchmarks/bench_svm_plus.py): 8-12
   iterations from the plain SVM on parkinson_speech, ~17x faster than Clarabel; 2-5
-  (counting the final check) from the full solution when refitting without one point (the exact LOO's refits
-  border one inverse of the full model's system instead, ``loo.BorderedSystem``).
+  (counting the final check) from the full solution when refitting without one point.
   The method can cycle on problems whose reduced Hessian is not an M-matrix (seen with
   small gamma and large C on random problems: ~1 in 6); a repeated state or
   ``MAX_ACTIVE_SET_ITER`` without convergence raises ``ActiveSetFailure``.
@@ -585,22 +586,30 @@ class ReducedSystem:
         return int(self.F.size + self.N.size)
 
 
-class SVMPlusProblem:
-    """One SVM+ problem: Q = YKY, T = (K~ + ridge I) / gamma, labels, C."""
+def privileged_ridge(diag_priv) -> float:
+    """The ridge ``SVMPlusProblem.build`` adds to K~: ``PRIV_RIDGE`` times the mean of K~'s diagonal ``diag_priv``
+    over the points trained on (1 where that is 0)."""
+    scale = float(np.mean(diag_priv))
+    return PRIV_RIDGE * (scale if scale > 0 else 1.0)
 
-    def __init__(self, K, Q, T, y, C, gamma, ridge):
+
+class SVMPlusProblem:
+    """One SVM+ problem: Q = YKY, T = (K~ + ridge I) / gamma, labels, C; priv_diag: K~'s diagonal (the ridge of a
+    subset of the points, ``active_set_on``)."""
+
+    def __init__(self, K, Q, T, y, C, gamma, ridge, priv_diag):
         self.K, self.Q, self.T, self.y, self.C, self.gamma, self.ridge = K, Q, T, y, C, gamma, ridge
+        self.priv_diag = priv_diag
         #: start sets (packed Z, B) whose polish failed on this problem, and why
         self.failed_polishes: dict[bytes, str] = {}
 
     @classmethod
     def build(cls, K, K_priv, y, C, gamma):
-        scale = float(np.mean(np.diag(K_priv)))
-        ridge = PRIV_RIDGE * (scale if scale > 0 else 1.0)
+        ridge = privileged_ridge(np.diag(K_priv))
         T = K_priv / gamma
         T.flat[:: y.size + 1] += ridge / gamma
         Q = K * np.outer(y, y)
-        return cls(K, Q, T, y, C, gamma, ridge)
+        return cls(K, Q, T, y, C, gamma, ridge, np.diag(K_priv).copy())
 
     # --- the "qp" route -----------------------------------------------------------
     def qp(self, qp_solver: str, polish: bool, prefix: str = "") -> SVMPlus:
@@ -642,7 +651,8 @@ class SVMPlusProblem:
         return raw
 
     # --- the "smo" route ----------------------------------------------------------
-    def smo(self, tol: float, polish: bool, start=None, qp_solver: str | None = None, solve_on_sets=None) -> SVMPlus:
+    def smo(self, tol: float, polish: bool, start=None, qp_solver: str | None = None, first=None,
+            tried: bool = False) -> SVMPlus:
         """The decomposition solver from a = 0, beta = C (a~ = 0: feasible for every problem). Where ``polish`` and
         l <= ``SMO_POLISH_MAX_L``, it stops early (``SMO_START_TOL``, ``SMO_START_MAX_ITER_PER_POINT``) and the
         active-set methods make its point exact (``exact_from``); with ``start``, a feasible (a, beta) of this
@@ -650,8 +660,9 @@ class SVMPlusProblem:
         problems, from the next lower C of the grid, the median start was optimal at once). A point they do not
         make exact goes to the QP route (polished) where ``qp_solver`` names its solver ("auto" route), and is
         otherwise taken on by the decomposition solver to ``tol`` and kept there, as is every point without the
-        polish (from ``start`` where there is one). ``solve_on_sets``: the primal-dual method's solves from ``start``
-        (``exact_from``)."""
+        polish (from ``start`` where there is one). ``first``: a known minimiser for the primal-dual method from
+        ``start`` (``exact_from``, ``active_set``); ``tried``: that method's try from ``start`` was made and failed
+        (the exact LOO makes it in place on the full problem's matrices, ``active_set_on``)."""
         l, C, y = self.y.size, self.C, self.y
         name = f"{SMO}+{ACTIVE_SET}"
         polishing = polish and l <= SMO_POLISH_MAX_L
@@ -660,7 +671,7 @@ class SVMPlusProblem:
             if not polishing:
                 return _smo_solution(*kernels, y, C, self.gamma, 1.0, 0.0, self.ridge, tol, SMO_CACHE_MB,
                                      start=tuple(v.copy() for v in start))
-            exact = self.exact_from(*start, name, solve_on_sets=solve_on_sets)
+            exact = self.exact_from(*start, name, first=first, tried=tried)
             if exact is not None:
                 return exact
         alpha, beta, w, z = np.zeros(l), np.full(l, C), np.zeros(l), np.zeros(l)  # w = Q a, z = T a~ at that start
@@ -677,19 +688,20 @@ class SVMPlusProblem:
         return _smo_solution(*kernels, y, C, self.gamma, 1.0, 0.0, self.ridge, tol, SMO_CACHE_MB,
                              start=(alpha, beta, w, z))
 
-    def exact_from(self, alpha, beta, name: str, solve_on_sets=None) -> SVMPlus | None:
+    def exact_from(self, alpha, beta, name: str, first=None, tried: bool = False) -> SVMPlus | None:
         """The exact solution from a feasible point (its exact zeros are its active bounds), or None: the primal-dual
-        method from its active sets, block pivots only, for up to ``ACTIVE_SET_TRY_MAX_ITER`` iterations (its solves
-        by ``solve_on_sets``, as in ``active_set``), and where that fails the primal method from the point
-        (``primal_active_set``). The primal-dual method changes many bounds per dense solve where it converges, the
-        primal one a bound per (cheaper) iteration: which is faster depends on the problem (measured at
-        ``ACTIVE_SET_TRY_MAX_ITER``)."""
-        try:
-            return self.active_set(alpha == 0.0, beta == 0.0, name, max_iter=ACTIVE_SET_TRY_MAX_ITER,
-                                   solve_on_sets=solve_on_sets)
-        except ActiveSetFailure:
-            return self.primal_active_set(alpha.copy(), beta.copy(), name,
-                                          PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT * self.y.size)
+        method from its active sets, block pivots only, for up to ``ACTIVE_SET_TRY_MAX_ITER`` iterations (with
+        ``first`` its known minimiser on some sets, as in ``active_set``; ``tried``: made already, and failed), and
+        where that fails the primal method from the point (``primal_active_set``). The primal-dual method changes
+        many bounds per dense solve where it converges, the primal one a bound per (cheaper) iteration: which is
+        faster depends on the problem (measured at ``ACTIVE_SET_TRY_MAX_ITER``)."""
+        if not tried:
+            try:
+                return self.active_set(alpha == 0.0, beta == 0.0, name, max_iter=ACTIVE_SET_TRY_MAX_ITER, first=first)
+            except ActiveSetFailure:
+                pass
+        return self.primal_active_set(alpha.copy(), beta.copy(), name,
+                                      PRIMAL_ACTIVE_SET_MAX_ITER_PER_POINT * self.y.size)
 
     def primal_active_set(self, alpha, beta, name: str, max_iter: int) -> SVMPlus | None:
         """The primal active-set method (Nocedal and Wright, Numerical Optimization, 2nd ed., Algorithm 16.3) in
@@ -829,68 +841,74 @@ class SVMPlusProblem:
 
     # --- the "active-set" route ---------------------------------------------------
     def active_set(self, Z, B, name: str, max_iter: int = MAX_ACTIVE_SET_ITER,
-                   block_backup: int = BLOCK_BACKUP, solve_on_sets=None) -> SVMPlus:
-        """Primal-dual active-set iterations from the guess (Z: a_i = 0, B: beta_i = 0); each iteration's
-        equality-constrained minimiser by ``solve_on_sets(Z, B)`` (default :meth:`solve_on_sets`; the exact LOO
-        passes one that borders the full model's system).
+                   block_backup: int = BLOCK_BACKUP, first=None) -> SVMPlus:
+        """Primal-dual active-set iterations from the guess (Z: a_i = 0, B: beta_i = 0) (``active_set_on`` of all
+        the points), as a model; ``ActiveSetFailure`` where they cycle, run out of ``max_iter`` or end in a KKT
+        violation above ``KKT_TOL``."""
+        a, a_tilde, b, b_tilde, iterations = self.active_set_on(None, Z, B, max_iter, block_backup, first)
+        return self.model(a, a_tilde, b, b_tilde, name, iterations)
 
-        Block principal pivoting safeguard (Judice and Pires, Comput. Oper. Res. 21, 1994;
-        Kim and Park, SIAM J. Sci. Comput. 33, 2011): all wrong guesses are flipped at once
-        while their number keeps falling, or for ``block_backup`` more tries; then only the
-        last one (Murty's single pivot), which ends the cycling that full block updates
-        show on problems whose reduced Hessian is not an M-matrix.
+    def active_set_on(self, points, Z, B, max_iter: int = MAX_ACTIVE_SET_ITER,
+                      block_backup: int = BLOCK_BACKUP, first=None, bordered=None):
+        """The primal-dual active-set method on the problem of ``points`` (None: all), the one
+        ``SVMPlusProblem.build`` makes of their kernels, read in place from this problem's Q and T
+        (``_native.svm_plus_active_set``, csrc/svm_plus_active_set.c): a leave-one-out refit's matrices are not
+        cut. From the guess Z (a_i = 0), B (beta_i = 0) over ``points``; ``first`` = (Z', B', (a, a~, b, b~)): a
+        minimiser on the sets Z', B' already known, taken instead of solving them where an iteration meets them (the
+        exact LOO's first iteration; where the solution it ends in fails the KKT check, its sets are solved once
+        more). ``bordered``: the full model's bordering where ``points`` are its points but one
+        (``loo.BorderedSystem``: ``native(p)``, and its counts ``served`` and ``refused``, updated here), each
+        iteration's minimiser from it where its Schur complement is well conditioned.
+
+        Each iteration solves the equality-constrained QP its sets leave (``reduced_system``, a symmetric
+        indefinite system: LAPACK's dsysv, least squares by dgelsd where singular, as ``solve_symmetric``) and
+        updates the guess: an active bound is released where its multiplier (mu_i of a_i = 0, xi_i of beta_i = 0)
+        is below -``RELEASE_TOL``, a free variable fixed where it left its bound by more than ``KKT_TOL`` C. Block
+        principal pivoting safeguard (Judice and Pires, Comput. Oper. Res. 21, 1994; Kim and Park, SIAM J. Sci.
+        Comput. 33, 2011): all wrong guesses are flipped at once while their number keeps falling, or for
+        ``block_backup`` more tries; then only the last one (Murty's single pivot), which ends the cycling that
+        full block updates show on problems whose reduced Hessian is not an M-matrix. A state seen after an
+        earlier flip ends it (a cycle). It stops where no guess is contradicted and every KKT residual
+        (``SVMPlus.kkt_residuals``, a clipped at 0) is at most ``KKT_TOL``.
+
+        Returns (a, a~, b, b~, iterations) over ``points``; raises ``ActiveSetFailure`` where it cycles, runs out of
+        ``max_iter`` or converges to sets whose solution violates the KKT conditions.
         """
-        C, l = self.C, self.y.size
-        solve_on_sets = solve_on_sets or self.solve_on_sets
-        seen = set()
-        fewest, backup = np.inf, block_backup
-        for iteration in range(1, max_iter + 1):
-            a, a_tilde, b, b_tilde = solve_on_sets(Z, B)
-            xi = self.T @ a_tilde + b_tilde
-            mu = self.Q @ a + b * self.y - 1.0 + xi
-            beta = C + a_tilde - a
-            # Complementarity as a fixed point: an active bound stays active unless its
-            # multiplier is negative; a free variable becomes active if it left its bound.
-            wrong = np.concatenate([np.where(Z, mu < -RELEASE_TOL, a < -KKT_TOL * C),
-                                    np.where(B, xi < -RELEASE_TOL, beta < -KKT_TOL * C)])
-            n_wrong = np.count_nonzero(wrong)
-            if n_wrong == 0:
-                a_tilde = np.where(B, np.maximum(a, 0.0) - C, a_tilde)
-                model = self.model(np.maximum(a, 0.0), a_tilde, b, b_tilde, name, iteration)
-                if model.kkt_violation > KKT_TOL and solve_on_sets != self.solve_on_sets:
-                    # a faster solve's round-off (the exact LOO's bordering): the converged sets' own system
-                    a, a_tilde, b, b_tilde = self.solve_on_sets(Z, B)
-                    a_tilde = np.where(B, np.maximum(a, 0.0) - C, a_tilde)
-                    model = self.model(np.maximum(a, 0.0), a_tilde, b, b_tilde, name, iteration)
-                if model.kkt_violation > KKT_TOL:
-                    raise ActiveSetFailure(f"converged sets violate KKT by {model.kkt_violation:.3g}")
-                return model
-            if n_wrong < fewest:
-                fewest, backup = n_wrong, block_backup
-            elif backup > 0:
-                backup -= 1
-            else:
-                last = np.flatnonzero(wrong)[-1]
-                wrong[:] = False
-                wrong[last] = True
-            Z = Z ^ wrong[:l]
-            B = B ^ wrong[l:]
-            state = (np.packbits(Z).tobytes(), np.packbits(B).tobytes())
-            if state in seen:
-                raise ActiveSetFailure(f"active sets cycle after {iteration} iterations")
-            seen.add(state)
-        raise ActiveSetFailure(f"no convergence in {max_iter} iterations")
+        if points is None:
+            idx, y, T_diag = None, self.y, np.diag(self.T).copy()
+        else:
+            idx = np.asarray(points, dtype=np.int64)
+            y = self.y[idx]
+            # T's diagonal on the points, as ``build`` computes it for them (K~ / gamma, then ridge / gamma added): the
+            # ridge is a share of the mean K~ diagonal of the points trained on, the same as the full problem's only
+            # where that diagonal is even (RBF); off the diagonal T is the full problem's
+            T_diag = self.priv_diag[idx] / self.gamma
+            T_diag += privileged_ridge(self.priv_diag[idx]) / self.gamma
+        Z, B = np.array(Z, dtype=np.uint8), np.array(B, dtype=np.uint8)
+        if first is None:
+            known = known_Z = known_B = None
+        else:
+            known_Z, known_B = np.asarray(first[0], dtype=np.uint8), np.asarray(first[1], dtype=np.uint8)
+            known = np.concatenate([*first[2][:2], first[2][2:]])
+        native_bordering = None
+        if bordered is not None:
+            left_out = np.setdiff1d(np.arange(self.y.size), idx)
+            native_bordering = bordered.native(int(left_out[0])) if left_out.size == 1 else None
+        a, a_tilde, b, b_tilde, iterations, status, violation, _, served, refused = _native.svm_plus_active_set(
+            np.ascontiguousarray(self.Q), np.ascontiguousarray(self.T), T_diag, idx, y, self.C, Z, B, known, known_Z,
+            known_B, max_iter, block_backup, RELEASE_TOL, KKT_TOL, native_bordering)
+        if bordered is not None:
+            bordered.served += served
+            bordered.refused += refused
+        outcome = _native.ACTIVE_SET_STATUS[status]
+        if outcome == "converged":
+            return a, a_tilde, b, b_tilde, iterations
+        if outcome == "lstsq":
+            raise np.linalg.LinAlgError("SVD did not converge in Linear Least Squares")
+        raise ActiveSetFailure({"cycle": f"active sets cycle after {iterations} iterations",
+                                "max_iter": f"no convergence in {max_iter} iterations",
+                                "kkt": f"converged sets violate KKT by {violation:.3g}"}[outcome])
 
-    def solve_on_sets(self, Z, B):
-        """Exact minimiser of the dual with a_Z = 0 and a~_B = a_B - C (beta_B = 0)."""
-        system = self.reduced_system(Z, B)
-        z = solve_symmetric(system.M, system.rhs)
-        F, N, n = system.F, system.N, system.n
-        a = np.zeros(self.y.size)
-        a[F] = z[:F.size]
-        a_tilde = np.where(B, a - self.C, 0.0)
-        a_tilde[N] = z[F.size:n]
-        return a, a_tilde, float(z[n]), float(z[n + 1])
 
     def reduced_system(self, Z, B) -> ReducedSystem:
         """KKT system of the dual restricted to the active sets Z (a_i = 0), B (beta_i = 0).
