@@ -171,7 +171,9 @@ def test_the_schema_file_agrees_with_the_registries():
     assert props["svm"]["properties"]["qp_solver"]["enum"] == list(SOLVERS), "svm.qp_solver: solvers.qp.SOLVERS"
     assert props["tie_rule"]["enum"] == list(TIE_RULES), "tie_rule: tie_rules.TIE_RULES"
     exp8 = props["experiments"]["properties"]["exp8"]["properties"]
-    assert exp8["svm_plus_solver"]["enum"] == list(SVM_PLUS_SOLVERS), "exp8.svm_plus_solver: svm_plus.solver.SOLVERS"
+    # every route but "active-set", which raises where it cycles (a job would die of it)
+    assert exp8["svm_plus_solver"]["enum"] == [s for s in SVM_PLUS_SOLVERS if s != "active-set"], \
+        "exp8.svm_plus_solver: svm_plus.solver.SOLVERS but active-set"
     experiments = props["experiments"]["properties"]
     assert list(experiments) == list(catalog.grid_experiments()), "experiments: catalog.grid_experiments()"
     for name, sub in experiments.items():

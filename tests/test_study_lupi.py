@@ -576,3 +576,28 @@ def test_the_selection_table_says_why_the_toys_ratios_agree_at_its_whole_pool(ra
     assert not any("whole training pool" in line for line in build_table("exp8_selection", rows).footer)
     assert not any("whole training pool" in line
                    for line in build_table("exp8_selection", rows.assign(l=400)).footer)  # the fixture's 1:40
+
+
+@pytest.mark.parametrize("route", ["qp", "smo"])
+def test_a_job_pinned_to_another_svm_plus_route_runs_and_agrees_with_the_default(tmp_path, route):
+    """``experiments.exp8.svm_plus_solver`` reaches the models (their ``engine``) and their CV folds; the QP route,
+    which takes no warm start, is not handed the C sweep's neighbour (fit_svm_plus refuses it), and each route solves
+    the same SVM+ problems exactly: the same errors as the default route's (the QP route is the reference)."""
+    settings = RuntimeSettings(tracking_enabled=False, data_dir=str(tmp_path / "data"))
+    rows = {}
+    for solver in ("auto", route):
+        [job] = ex.plan_jobs(exp8(svm_plus_solver=solver, methods=["svm_plus"]))
+        assert job.svm_plus_solver == solver
+        rows[solver] = run_chunk(job, None, settings).rows
+    # the row's engine names the route that solved it: the QP solver (then polished) or the active-set method
+    expected = {"qp": ("svm+:clarabel", "svm+:mosek"), "smo": ("svm+:smo",)}[route]
+    assert all(r["engine"].startswith(expected) for r in rows[route])
+    assert all(r["engine"].startswith("svm+:smo") for r in rows["auto"])
+    for a, b in zip(rows["auto"], rows[route], strict=True):
+        for key in ("test_error", "val_error", "cv_error", "loo_error"):
+            assert a[key] == b[key], (key, a, b)
+
+
+def test_the_bare_active_set_route_is_refused_by_the_schema_by_name():
+    with pytest.raises(sc.ConfigError, match="svm_plus_solver"):
+        exp8(svm_plus_solver="active-set")

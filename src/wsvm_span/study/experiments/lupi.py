@@ -334,6 +334,10 @@ def prepare(job: LupiJob, settings) -> LupiProblem:
     return problem
 
 
+#: the SVM+ routes (``experiments.exp8.svm_plus_solver``) that take a warm start along the job's C sweep
+WARM_ROUTES = ("auto", "smo")
+
+
 class GridPointResult(NamedTuple):
     """One grid point of one method, evaluated (``evaluate_grid_point``): the row's computed fields."""
 
@@ -363,7 +367,8 @@ def evaluate_grid_point(job: LupiJob, problem: LupiProblem, method: str,
         with counting_step_limits() as stopped:
             model = fit_svm_plus(k.K, K_priv, p.y, C, gamma_plus, solver=job.svm_plus_solver, qp_solver=job.qp_solver,
                                  check_input=False,
-                                 warm_start=p.svm_plus_sweeps.get(sweep))
+                                 # only the decomposition routes start from a neighbouring solution
+                                 warm_start=p.svm_plus_sweeps.get(sweep) if job.svm_plus_solver in WARM_ROUTES else None)
             p.svm_plus_sweeps[sweep] = model
             ev = evaluate_svm_plus(k.K, K_priv, p.y, C, gamma_plus, k.K_test, p.split.y_test, engine=job.engine,
                                    solver=job.svm_plus_solver, model=model, **shared)
